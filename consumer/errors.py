@@ -1,0 +1,59 @@
+"""Typed errors. Each carries the CLI exit code and, where known, the path in the plan of the problem."""
+
+from __future__ import annotations
+
+
+class SubstraitSparkError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code = 1
+    kind = "error"
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"{self.message} (at {self.path})" if self.path else self.message
+
+    def at(self, path: str) -> SubstraitSparkError:
+        """Attach a plan path if none is set yet (the innermost path wins)."""
+        if not self.path:
+            self.path = path
+        return self
+
+
+class ExecutionError(SubstraitSparkError):
+    """Spark failed while running a translated plan (exit 1)."""
+
+    exit_code = 1
+    kind = "execution failed"
+
+
+class PlanInvalidError(SubstraitSparkError):
+    """The plan cannot be parsed or is malformed: dangling anchors, bad references, type mismatches (exit 2)."""
+
+    exit_code = 2
+    kind = "invalid plan"
+
+
+class UnsupportedFeatureError(SubstraitSparkError):
+    """The plan is valid but uses a feature this consumer does not translate (exit 3)."""
+
+    exit_code = 3
+    kind = "unsupported"
+
+
+class ResolutionError(SubstraitSparkError):
+    """A table the plan reads cannot be found, or its schema does not match the plan (exit 4)."""
+
+    exit_code = 4
+    kind = "resolution failed"
+
+
+class PolicyError(SubstraitSparkError):
+    """The plan is refused by a configured policy (exit 5)."""
+
+    exit_code = 5
+    kind = "refused by policy"

@@ -1,0 +1,1 @@
+"""Connections to the outside world: plan stores, catalogs, Spark sessions."""

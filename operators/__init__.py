@@ -1,0 +1,1 @@
+"""Airflow operators (thin: arguments, templating, hooks, the consumer, XCom)."""
