@@ -1,0 +1,109 @@
+# substrait-spark: environment, sample data, lint, tests, demo.   `make help` lists the targets.
+#
+# Everything the build needs comes from here: a virtualenv in .venv (editable install with the test extra)
+# and TPC-H data made by tpchgen-cli in .data/. Both are stamped, so a second run does no work.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# Touched after a successful `pip install -e '.[test]'`; pip runs again only when these files change.
+STAMP  := $(VENV)/.installed
+INSTALL_INPUTS := setup.cfg pyproject.toml
+
+DATA       := .data
+TPCH_SMALL := $(DATA)/tpch/sf0.01
+TPCH_SF1   := $(DATA)/tpch/sf1
+# Written by tools/provision_data.py once every table is in place.
+DATA_STAMP := _PROVISIONED.json
+
+CORPUS     ?= ../shared/corpus
+DEMO_OUT   := $(DATA)/demo
+DEMO_PLANS ?= \
+	ibm-substrait-compliance-tpch/q01.json \
+	ibm-substrait-compliance-tpch/q03.json \
+	ibm-substrait-compliance-tpch/q06.json \
+	consumer-testing-tpch-snapshots/q01-duckdb_plan.json \
+	ibis-substrait-tpch/tpc_h01.json
+
+PYTEST_ARGS ?=
+
+# The embedded default stack: Spark local[*], bound to loopback, workers on the venv's interpreter.
+export SPARK_LOCAL_IP := 127.0.0.1
+export PYSPARK_PYTHON := $(CURDIR)/$(PY)
+
+.PHONY: help setup venv data data-sf1 check-java lint test demo clean
+
+help:
+	@echo "make demo      set up, then run a few TPC-H plans from \$$CORPUS ($(CORPUS)) and show the results"
+	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
+	@echo "make lint      ruff check"
+	@echo "make venv      create $(VENV) and pip install -e '.[test]' (only when setup.cfg/pyproject.toml change)"
+	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
+	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
+	@echo "make clean     remove $(VENV), $(DATA) and caches"
+
+# ---- environment -------------------------------------------------------------------------------------
+
+$(PY):
+	bash tools/make_venv.sh "$(PYTHON)" $(VENV)
+
+$(STAMP): $(INSTALL_INPUTS) | $(PY)
+	$(PY) -m pip install -e '.[test]'
+	touch $@
+
+venv: $(STAMP)
+
+check-java:
+	@bash tools/check_java.sh
+
+setup: check-java venv data
+
+# ---- sample data -------------------------------------------------------------------------------------
+
+$(TPCH_SMALL)/$(DATA_STAMP): $(STAMP) tools/provision_data.py
+	$(PY) tools/provision_data.py --scale-factor 0.01 --output-dir $(TPCH_SMALL)
+
+$(TPCH_SF1)/$(DATA_STAMP): $(STAMP) tools/provision_data.py
+	$(PY) tools/provision_data.py --scale-factor 1 --output-dir $(TPCH_SF1)
+
+data: $(TPCH_SMALL)/$(DATA_STAMP)
+
+data-sf1: $(TPCH_SF1)/$(DATA_STAMP)
+
+# ---- checks ------------------------------------------------------------------------------------------
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+# pytest exits 5 when it collected no tests: that is a failure here, never a pass.
+test: setup lint
+	@rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5); treated as a failure" >&2; fi; \
+	exit $$rc
+
+# ---- demo --------------------------------------------------------------------------------------------
+
+demo: setup
+	@[ -d "$(CORPUS)" ] || { echo "error: no corpus at $(CORPUS): set CORPUS=/path/to/shared/corpus" >&2; exit 2; }
+	@missing=0; for p in $(addprefix $(CORPUS)/,$(DEMO_PLANS)); do \
+	  [ -f "$$p" ] || { echo "error: plan not found: $$p" >&2; missing=1; }; \
+	done; exit $$missing
+	rm -rf $(DEMO_OUT)
+	@cmd=($(VENV)/bin/substrait-spark run $(addprefix $(CORPUS)/,$(DEMO_PLANS)) \
+	  --tables-dir $(TPCH_SMALL) --output-dir $(DEMO_OUT) --output-format csv); \
+	echo "$${cmd[*]}"; rc=0; "$${cmd[@]}" || rc=$$?; \
+	$(PY) tools/show_results.py $(DEMO_OUT) --format csv; \
+	if [ $$rc -ne 0 ]; then echo "demo: substrait-spark run exited $$rc" >&2; fi; \
+	exit $$rc
+
+# ---- cleanup -----------------------------------------------------------------------------------------
+
+clean:
+	rm -rf $(VENV) $(DATA) build dist *.egg-info .pytest_cache .ruff_cache \
+	  spark-warehouse metastore_db derby.log test-artifacts
+	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
