@@ -32,4 +32,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "LoadedPlan",
+    "SubstraitConsumer",
+    "TableMapResolver",
+    "TableResolver",
+    "load_plan",
+    "parse_plan_bytes",
+    "to_dataframe",
+]

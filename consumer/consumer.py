@@ -1,0 +1,358 @@
+"""The consumer: one overridable method per relation and expression kind.
+
+Subclass `SubstraitConsumer` to add extension relations, extension tables or functions, or to change how a
+kind is translated; `to_dataframe` and `run_plan` accept a consumer class. Dispatch is by the protobuf
+oneof name through the tables below, never by chains of `if`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+from substrait.plan_pb2 import Plan
+
+from . import expressions as ex
+from . import subqueries
+from .errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
+from .extensions import Extensions
+from .functions import AGGREGATE, SCALAR, AggregateHandler, Call, Handler
+from .literals import to_column
+from .relation import NameSource, Relation, quote
+from .relations import aggregate, join, project, read, setop, sort
+from .relations import filter as filter_rel
+from .resolver import TableResolver
+from .scope import Scope, Typed
+
+Expression = alg.Expression
+
+# Relation kind -> method name; expression kind -> method name.
+REL_METHODS: dict[str, str] = {
+    "read": "consume_read",
+    "filter": "consume_filter",
+    "project": "consume_project",
+    "fetch": "consume_fetch",
+    "sort": "consume_sort",
+    "aggregate": "consume_aggregate",
+    "join": "consume_join",
+    "cross": "consume_cross",
+    "set": "consume_set",
+    "reference": "consume_reference",
+    "extension_single": "consume_extension_single",
+    "extension_multi": "consume_extension_multi",
+    "extension_leaf": "consume_extension_leaf",
+}
+EXPR_METHODS: dict[str, str] = {
+    "literal": "literal",
+    "selection": "selection",
+    "scalar_function": "scalar_function",
+    "if_then": "if_then",
+    "switch_expression": "switch_expression",
+    "singular_or_list": "singular_or_list",
+    "multi_or_list": "multi_or_list",
+    "cast": "cast",
+    "subquery": "subquery",
+    "nested": "nested",
+    "enum": "enum",
+}
+_COMPARISONS = {"equal", "not_equal", "lt", "lte", "gt", "gte", "is_distinct_from", "is_not_distinct_from", "between"}
+_ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
+_NUMERIC = {"int", "float", "decimal", "null"}
+_TEMPORAL = {"date", "timestamp", "interval_day", "interval_year"}
+
+
+class SubstraitConsumer:
+    """Translates one plan into Spark DataFrames within one SparkSession."""
+
+    scalar_functions: ClassVar[dict[str, Handler]] = SCALAR
+    aggregate_functions: ClassVar[dict[str, AggregateHandler]] = AGGREGATE
+    # Extension relations and tables by protobuf Any type URL: fn(consumer, detail, inputs, path) -> Relation.
+    extension_relations: ClassVar[dict[str, Callable[..., Relation]]] = {}
+
+    def __init__(self, spark: SparkSession, plan: Plan, resolver: TableResolver):
+        self.spark = spark
+        self.plan = plan
+        self.resolver = resolver
+        self.extensions = Extensions(plan)
+        self.names = NameSource()
+        self.run_id = uuid.uuid4().hex[:12]
+        self.views: list[str] = []
+        self.tables_read: list[dict[str, Any]] = []
+        self._shared: dict[int, Relation] = {}
+        self._shared_uses: dict[int, int] = {}
+
+    # --- relations -----------------------------------------------------------------------------------------
+
+    def rel(self, rel: alg.Rel, path: str, outer: Scope | None = None) -> Relation:
+        """Translate any relation, then apply its `emit`."""
+        kind = rel.WhichOneof("rel_type")
+        if kind is None:
+            raise PlanInvalidError("relation with no type set", path)
+        method = REL_METHODS.get(kind)
+        if method is None:
+            raise UnsupportedFeatureError(f"{kind} relation", f"{path}.{kind}")
+        body = getattr(rel, kind)
+        p = f"{path}.{kind}"
+        self._check_common(body, p)
+        try:
+            out = getattr(self, method)(body, p, outer)
+        except SubstraitSparkError:
+            raise
+        except Exception as exc:  # Spark's analysis errors while building: name the relation
+            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p) from exc
+        return self._emit(body, out, p)
+
+    def _check_common(self, body: Any, path: str) -> None:
+        if body.HasField("advanced_extension") and body.advanced_extension.HasField("enhancement"):
+            raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.advanced_extension")
+        common = getattr(body, "common", None)
+        if common is not None and common.HasField("advanced_extension"):
+            if common.advanced_extension.HasField("enhancement"):
+                raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")
+
+    def _emit(self, body: Any, out: Relation, path: str) -> Relation:
+        common = getattr(body, "common", None)
+        if common is None or common.WhichOneof("emit_kind") != "emit":
+            return out
+        mapping = list(common.emit.output_mapping)
+        for m in mapping:
+            if not 0 <= m < len(out.names):
+                raise PlanInvalidError(
+                    f"emit position {m} out of range: the relation has {len(out.names)} columns", f"{path}.common.emit"
+                )
+        return out.select_positions(mapping, self.names)
+
+    def consume_read(self, rel: alg.ReadRel, path: str, outer: Scope | None) -> Relation:
+        return read.translate_read(self, rel, path, outer)
+
+    def read_named_table(self, table, names, types, path, outer) -> Relation:
+        return read.read_named_table(self, table, names, types, path)
+
+    def read_virtual_table(self, table, names, types, path, outer) -> Relation:
+        return read.read_virtual_table(self, table, names, types, path)
+
+    def read_local_files(self, files, names, types, path, outer) -> Relation:
+        return read.read_local_files(self, files, names, types, path)
+
+    def read_extension_table(self, table, names, types, path, outer) -> Relation:
+        handler = self.extension_relations.get(table.detail.type_url)
+        if handler is None:
+            raise UnsupportedFeatureError(f"extension table {table.detail.type_url or '(no type URL)'}", path)
+        return handler(self, table.detail, [], path)
+
+    def read_iceberg_table(self, table, names, types, path, outer) -> Relation:
+        raise UnsupportedFeatureError("Iceberg table reads (metadata_uri) are not supported yet", path)
+
+    def consume_filter(self, rel, path, outer):
+        return filter_rel.translate_filter(self, rel, path, outer)
+
+    def consume_project(self, rel, path, outer):
+        return project.translate_project(self, rel, path, outer)
+
+    def consume_fetch(self, rel, path, outer):
+        return sort.translate_fetch(self, rel, path, outer)
+
+    def consume_sort(self, rel, path, outer):
+        return sort.translate_sort(self, rel, path, outer)
+
+    def consume_aggregate(self, rel, path, outer):
+        return aggregate.translate_aggregate(self, rel, path, outer)
+
+    def consume_join(self, rel, path, outer):
+        return join.translate_join(self, rel, path, outer)
+
+    def consume_cross(self, rel, path, outer):
+        return join.translate_cross(self, rel, path, outer)
+
+    def consume_set(self, rel, path, outer):
+        return setop.translate_set(self, rel, path, outer)
+
+    def consume_reference(self, rel: alg.ReferenceRel, path: str, outer: Scope | None) -> Relation:
+        """A shared subtree (`plan.relations[i].rel`) is translated once; later uses get fresh column names."""
+        i = rel.subtree_ordinal
+        if not 0 <= i < len(self.plan.relations):
+            raise PlanInvalidError(f"reference to relation {i}, the plan has {len(self.plan.relations)}", path)
+        if i not in self._shared:
+            target = self.plan.relations[i]
+            if target.WhichOneof("rel_type") != "rel":
+                raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
+            self._shared[i] = self.rel(target.rel, f"relations[{i}].rel", outer)
+            self._shared_uses[i] = 0
+        self._shared_uses[i] += 1
+        shared = self._shared[i]
+        return shared if self._shared_uses[i] == 1 else shared.renamed(self.names)
+
+    def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
+        handler = self.extension_relations.get(rel.detail.type_url)
+        if handler is None:
+            raise UnsupportedFeatureError(f"extension relation {rel.detail.type_url or '(no type URL)'}", path)
+        return handler(self, rel.detail, inputs, path)
+
+    def consume_extension_single(self, rel, path, outer):
+        return self._extension_rel(rel, path, outer, [self.rel(rel.input, f"{path}.input", outer)])
+
+    def consume_extension_multi(self, rel, path, outer):
+        inputs = [self.rel(r, f"{path}.inputs[{i}]", outer) for i, r in enumerate(rel.inputs)]
+        return self._extension_rel(rel, path, outer, inputs)
+
+    def consume_extension_leaf(self, rel, path, outer):
+        return self._extension_rel(rel, path, outer, [])
+
+    # --- expressions ---------------------------------------------------------------------------------------
+
+    def expression(self, e: Expression, scope: Scope, path: str) -> Typed:
+        kind = e.WhichOneof("rex_type")
+        if kind is None:
+            raise PlanInvalidError("expression with nothing set", path)
+        method = EXPR_METHODS.get(kind)
+        if method is None:
+            raise UnsupportedFeatureError(f"{kind} expression", f"{path}.{kind}")
+        return getattr(self, method)(getattr(e, kind), scope, f"{path}.{kind}")
+
+    def literal(self, e: Expression.Literal, scope: Scope, path: str) -> Typed:
+        return to_column(e, path)
+
+    def selection(self, e, scope, path):
+        return ex.selection(self, e, scope, path)
+
+    def scalar_function(self, e, scope, path):
+        return ex.scalar_function(self, e, scope, path)
+
+    def if_then(self, e, scope, path):
+        return ex.if_then(self, e, scope, path)
+
+    def switch_expression(self, e, scope, path):
+        return ex.switch(self, e, scope, path)
+
+    def singular_or_list(self, e, scope, path):
+        return ex.singular_or_list(self, e, scope, path)
+
+    def multi_or_list(self, e, scope, path):
+        return ex.multi_or_list(self, e, scope, path)
+
+    def cast(self, e, scope, path):
+        return ex.cast(self, e, scope, path)
+
+    def subquery(self, e, scope, path):
+        return subqueries.subquery(self, e, scope, path)
+
+    def nested(self, e, scope, path):
+        return ex.nested(self, e, scope, path)
+
+    def enum(self, e, scope, path):
+        return ex.enum_expression(self, e, scope, path)
+
+    # --- functions -----------------------------------------------------------------------------------------
+
+    def call_scalar(self, call: Call) -> Column:
+        handler = self.scalar_functions.get(call.name)
+        if handler is None:
+            raise UnsupportedFeatureError(f"scalar function {call.ref.name}", call.path)
+        _check_argument_types(call)
+        return handler(call)
+
+    def call_aggregate(self, call: Call, distinct: bool) -> Column:
+        handler = self.aggregate_functions.get(call.name)
+        if handler is None:
+            raise UnsupportedFeatureError(f"aggregate function {call.ref.name}", call.path)
+        return handler(call, distinct)
+
+    # --- per-run resources ---------------------------------------------------------------------------------
+
+    def register_view(self, df: DataFrame) -> str:
+        """A temp view unique to this run (for Spark's own scalar subqueries); dropped by `close()`."""
+        name = f"__substrait_{self.run_id}_{len(self.views)}"
+        df.createOrReplaceTempView(name)
+        self.views.append(name)
+        return name
+
+    def close(self) -> None:
+        for v in self.views:
+            self.spark.catalog.dropTempView(v)
+        self.views.clear()
+
+    # --- roots ---------------------------------------------------------------------------------------------
+
+    def root(self, index: int = 0) -> DataFrame:
+        """The DataFrame of the plan's `index`-th root relation, with the plan's output names."""
+        roots = [i for i, r in enumerate(self.plan.relations) if r.WhichOneof("rel_type") == "root"]
+        if not roots:
+            raise PlanInvalidError("plan has no root relation", "relations")
+        if not 0 <= index < len(roots):
+            raise PlanInvalidError(f"plan has {len(roots)} root(s), asked for root {index}", "relations")
+        i = roots[index]
+        root = self.plan.relations[i].root
+        path = f"relations[{i}].root"
+        out = self.rel(root.input, f"{path}.input")
+        return name_columns(out, list(root.names), path)
+
+
+def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:
+    """Attach the plan's output names (nested struct field names included, depth-first)."""
+    if not names:
+        return out.df.select(*out.cols())
+    cols, k = [], 0
+    for i, t in enumerate(out.types):
+        if k >= len(names):
+            raise PlanInvalidError(f"{len(names)} output names for {len(out.names)} columns", f"{path}.names")
+        top = names[k]
+        k += 1
+        col = out.col(i)
+        if _has_struct(t):
+            new_t, k = _rename_struct(t, names, k, f"{path}.names")
+            col = col.cast(new_t)
+        cols.append(col.alias(top))
+    if k != len(names):
+        raise PlanInvalidError(f"{len(names)} output names for {len(out.names)} columns", f"{path}.names")
+    return out.df.select(*cols)
+
+
+def _has_struct(t: T.DataType) -> bool:
+    if isinstance(t, T.StructType):
+        return True
+    if isinstance(t, T.ArrayType):
+        return _has_struct(t.elementType)
+    if isinstance(t, T.MapType):
+        return _has_struct(t.keyType) or _has_struct(t.valueType)
+    return False
+
+
+def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[T.DataType, int]:
+    if isinstance(t, T.StructType):
+        fields = []
+        for f in t.fields:
+            if k >= len(names):
+                raise PlanInvalidError("too few output names for nested struct fields", path)
+            name = names[k]
+            inner, k = _rename_struct(f.dataType, names, k + 1, path)
+            fields.append(T.StructField(name, inner, f.nullable))
+        return T.StructType(fields), k
+    if isinstance(t, T.ArrayType):
+        inner, k = _rename_struct(t.elementType, names, k, path)
+        return T.ArrayType(inner, t.containsNull), k
+    if isinstance(t, T.MapType):
+        kt, k = _rename_struct(t.keyType, names, k, path)
+        vt, k = _rename_struct(t.valueType, names, k, path)
+        return T.MapType(kt, vt, t.valueContainsNull), k
+    return t, k
+
+
+def _check_argument_types(call: Call) -> None:
+    """Reject calls whose argument types cannot mean what the function says (exit 2, not a Spark coercion)."""
+    fams = {f for f in call.families() if f != "null"}
+    if call.name in _COMPARISONS:
+        ex.check_comparable(call)
+    elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or fams & _TEMPORAL):
+        raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+__all__ = ["SubstraitConsumer", "name_columns", "quote"]

@@ -1,0 +1,294 @@
+"""Expression translators: each takes the consumer, the Substrait message, the scope and the plan path.
+
+They are wired into `SubstraitConsumer` (one overridable method per expression kind); subqueries live in
+`subqueries.py` because they change the relation the expression is evaluated over.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from .errors import PlanInvalidError, UnsupportedFeatureError
+from .functions import Call
+from .relation import quote
+from .scope import Scope, Typed
+from .types import family, spark_type
+
+if TYPE_CHECKING:
+    from .consumer import SubstraitConsumer
+
+Expression = alg.Expression
+
+
+# --- field references --------------------------------------------------------------------------------------
+
+
+def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scope, path: str) -> Typed:
+    root = ref.WhichOneof("root_type")
+    if root == "expression":
+        base = cx.expression(ref.expression, scope, f"{path}.expression")
+    elif root == "outer_reference":
+        steps = ref.outer_reference.steps_out
+        target = scope.up(steps) if steps > 0 else None
+        if target is None:
+            raise PlanInvalidError(f"outer reference steps_out={steps} has no enclosing query", path)
+        base = None
+        scope_for_root = target
+    elif root in ("root_reference", None):
+        scope_for_root = scope
+        base = None
+    else:
+        raise UnsupportedFeatureError(f"{root} field reference", path)
+
+    kind = ref.WhichOneof("reference_type")
+    if kind == "masked_reference":
+        raise UnsupportedFeatureError("masked field reference in an expression", path)
+    if kind != "direct_reference":
+        raise PlanInvalidError("field reference without a reference segment", path)
+    seg = ref.direct_reference
+    if base is None:
+        if seg.WhichOneof("reference_type") != "struct_field":
+            raise PlanInvalidError("a root field reference must start with a struct field", path)
+        rel = scope_for_root.rel
+        i = seg.struct_field.field
+        if not 0 <= i < len(rel.names):
+            raise PlanInvalidError(f"field reference {i} out of range: the input has {len(rel.names)} columns", path)
+        base = Typed(rel.col(i), rel.types[i])
+        if not seg.struct_field.HasField("child"):
+            return base
+        seg = seg.struct_field.child
+    return _segment(base, seg, f"{path}.direct_reference")
+
+
+def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
+    """Walk nested struct/list/map segments below a column."""
+    while True:
+        kind = seg.WhichOneof("reference_type")
+        if kind == "struct_field":
+            t = base.type
+            if not isinstance(t, T.StructType) or not 0 <= seg.struct_field.field < len(t.fields):
+                raise PlanInvalidError(f"struct field {seg.struct_field.field} of a non-struct or out of range", path)
+            f = t.fields[seg.struct_field.field]
+            base, nxt = Typed(base.col.getField(f.name), f.dataType), seg.struct_field
+        elif kind == "list_element":
+            t = base.type
+            if not isinstance(t, T.ArrayType):
+                raise PlanInvalidError("list element of a non-list", path)
+            base, nxt = Typed(base.col.getItem(seg.list_element.offset), t.elementType), seg.list_element
+        elif kind == "map_key":
+            t = base.type
+            if not isinstance(t, T.MapType):
+                raise PlanInvalidError("map key of a non-map", path)
+            from .literals import to_column
+
+            key = to_column(seg.map_key.map_key, f"{path}.map_key")
+            base, nxt = Typed(base.col.getItem(key.col), t.valueType), seg.map_key
+        else:
+            raise PlanInvalidError("empty reference segment", path)
+        if not nxt.HasField("child"):
+            return base
+        seg = nxt.child
+
+
+# --- functions ---------------------------------------------------------------------------------------------
+
+
+def function_arguments(
+    cx: SubstraitConsumer, args, legacy_args, scope: Scope, path: str
+) -> list[Typed | str]:
+    """Value and enum arguments; `args` (deprecated, plain expressions) when `arguments` is empty."""
+    out: list[Typed | str] = []
+    if not args and legacy_args:
+        return [cx.expression(e, scope, f"{path}.args[{i}]") for i, e in enumerate(legacy_args)]
+    for i, a in enumerate(args):
+        kind = a.WhichOneof("arg_type")
+        p = f"{path}.arguments[{i}]"
+        if kind == "value":
+            out.append(cx.expression(a.value, scope, f"{p}.value"))
+        elif kind == "enum":
+            out.append(a.enum)
+        elif kind == "type":
+            raise UnsupportedFeatureError("type arguments", p)
+        else:
+            raise PlanInvalidError("function argument with nothing set", p)
+    return out
+
+
+def options_of(options) -> dict[str, list[str]]:
+    return {o.name.lower(): list(o.preference) for o in options}
+
+
+def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope: Scope, path: str) -> Typed:
+    ref = cx.extensions.function(fn.function_reference, f"{path}.function_reference")
+    out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
+    call = Call(
+        ref,
+        function_arguments(cx, fn.arguments, fn.args, scope, path),
+        options_of(fn.options),
+        out_type,
+        path,
+    )
+    col = cx.call_scalar(call)
+    result_type = out_type or _guess_type(call)
+    return Typed(col, result_type)
+
+
+_BOOLEAN_RESULTS = {
+    "equal", "not_equal", "lt", "lte", "gt", "gte", "between", "is_null", "is_not_null", "is_distinct_from",
+    "is_not_distinct_from", "and", "or", "not", "xor", "like", "contains", "starts_with", "ends_with",
+    "is_nan", "is_finite", "is_infinite",
+}
+
+
+def _guess_type(call: Call) -> T.DataType:
+    """A result type when the producer left `output_type` out (older plans)."""
+    if call.name in _BOOLEAN_RESULTS:
+        return T.BooleanType()
+    values = call.values
+    return values[0].type if values else T.NullType()
+
+
+def check_comparable(call: Call) -> None:
+    """Reject comparisons between unrelated types instead of letting Spark coerce them silently."""
+    fams = {family(v.type) for v in call.values} - {"null"}
+    numeric = {"int", "float", "decimal"}
+    if len(fams) > 1 and not fams <= numeric and fams != {"string", "binary"}:
+        raise PlanInvalidError(f"{call.ref.name}: arguments of incompatible types {sorted(fams)}", call.path)
+
+
+# --- conditionals and lists --------------------------------------------------------------------------------
+
+
+def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed:
+    col: Column | None = None
+    result_type = None
+    for i, clause in enumerate(e.ifs):
+        cond = cx.expression(clause.__getattribute__("if"), scope, f"{path}.ifs[{i}].if")
+        then = cx.expression(clause.then, scope, f"{path}.ifs[{i}].then")
+        col = F.when(cond.col, then.col) if col is None else col.when(cond.col, then.col)
+        result_type = result_type or then.type
+    if col is None:
+        raise PlanInvalidError("if-then with no clauses", path)
+    if e.HasField("else"):
+        other = cx.expression(getattr(e, "else"), scope, f"{path}.else")
+        col = col.otherwise(other.col)
+    return Typed(col, result_type)
+
+
+def switch(cx: SubstraitConsumer, e: Expression.SwitchExpression, scope: Scope, path: str) -> Typed:
+    match = cx.expression(e.match, scope, f"{path}.match")
+    col: Column | None = None
+    result_type = None
+    for i, clause in enumerate(e.ifs):
+        value = cx.literal(clause.__getattribute__("if"), scope, f"{path}.ifs[{i}].if")
+        then = cx.expression(clause.then, scope, f"{path}.ifs[{i}].then")
+        cond = match.col == value.col
+        col = F.when(cond, then.col) if col is None else col.when(cond, then.col)
+        result_type = result_type or then.type
+    if col is None:
+        raise PlanInvalidError("switch with no clauses", path)
+    if e.HasField("else"):
+        col = col.otherwise(cx.expression(getattr(e, "else"), scope, f"{path}.else").col)
+    return Typed(col, result_type)
+
+
+def singular_or_list(cx: SubstraitConsumer, e: Expression.SingularOrList, scope: Scope, path: str) -> Typed:
+    value = cx.expression(e.value, scope, f"{path}.value")
+    options = [cx.expression(o, scope, f"{path}.options[{i}]").col for i, o in enumerate(e.options)]
+    if not options:
+        raise PlanInvalidError("IN list with no options", path)
+    return Typed(value.col.isin(*options), T.BooleanType())
+
+
+def multi_or_list(cx: SubstraitConsumer, e: Expression.MultiOrList, scope: Scope, path: str) -> Typed:
+    values = [cx.expression(v, scope, f"{path}.value[{i}]").col for i, v in enumerate(e.value)]
+    rows = []
+    for r, rec in enumerate(e.options):
+        fields = [cx.expression(f, scope, f"{path}.options[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
+        if len(fields) != len(values):
+            raise PlanInvalidError(f"record of {len(fields)} values against {len(values)}", f"{path}.options[{r}]")
+        rows.append(functools.reduce(operator.and_, [v == f for v, f in zip(values, fields, strict=True)]))
+    if not rows:
+        raise PlanInvalidError("multi IN list with no options", path)
+    return Typed(functools.reduce(operator.or_, rows), T.BooleanType())
+
+
+# --- cast --------------------------------------------------------------------------------------------------
+
+_SAFE_TARGETS = {"string"}
+
+
+def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
+    """Casts that never fail on any input value, so THROW_EXCEPTION needs no runtime check."""
+    fs, fd = family(src), family(dst)
+    if fd in _SAFE_TARGETS or src == dst or fs == "null":
+        return True
+    widths = [T.ByteType, T.ShortType, T.IntegerType, T.LongType]
+    if fs == fd == "int":
+        return widths.index(type(src)) <= widths.index(type(dst))
+    if fs == "int" and fd in ("float", "decimal"):
+        if fd == "float":
+            return True
+        digits = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}[type(src)]
+        return dst.precision - dst.scale >= digits
+    if fs == "decimal" and fd == "decimal":
+        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
+    if fs in ("decimal", "float") and fd == "float":
+        return isinstance(dst, T.DoubleType) or isinstance(src, T.FloatType)
+    return fs == "date" and fd == "timestamp"
+
+
+def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> Typed:
+    value = cx.expression(e.input, scope, f"{path}.input")
+    target = spark_type(e.type, f"{path}.type")
+    casted = value.col.cast(target)
+    throw = e.failure_behavior == Expression.Cast.FAILURE_BEHAVIOR_THROW_EXCEPTION
+    if throw and not _cannot_fail(value.type, target):
+        # Spark's non-ANSI cast yields NULL for a value it cannot convert; the plan asked for an error.
+        message = f"cast to {target.simpleString()} failed at {path}"
+        casted = F.when(value.col.isNotNull() & casted.isNull(), F.raise_error(F.lit(message))).otherwise(casted)
+    if value.is_literal and not throw:
+        return Typed(casted, target)
+    return Typed(casted, target)
+
+
+# --- nested constructors and enums -------------------------------------------------------------------------
+
+
+def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str) -> Typed:
+    kind = e.WhichOneof("nested_type")
+    if kind == "struct":
+        fields = [cx.expression(f, scope, f"{path}.struct.fields[{i}]") for i, f in enumerate(e.struct.fields)]
+        col = F.struct(*[f.col.alias(f"f{i}") for i, f in enumerate(fields)])
+        return Typed(col, T.StructType([T.StructField(f"f{i}", f.type) for i, f in enumerate(fields)]))
+    if kind == "list":
+        items = [cx.expression(v, scope, f"{path}.list.values[{i}]") for i, v in enumerate(e.list.values)]
+        if not items:
+            raise PlanInvalidError("list constructor with no values", path)
+        return Typed(F.array(*[i.col for i in items]), T.ArrayType(items[0].type))
+    if kind == "map":
+        pairs = [
+            (cx.expression(kv.key, scope, f"{path}.map.key_values[{i}].key"),
+             cx.expression(kv.value, scope, f"{path}.map.key_values[{i}].value"))
+            for i, kv in enumerate(e.map.key_values)
+        ]
+        if not pairs:
+            raise PlanInvalidError("map constructor with no entries", path)
+        col = F.create_map(*[c for k, v in pairs for c in (k.col, v.col)])
+        return Typed(col, T.MapType(pairs[0][0].type, pairs[0][1].type))
+    raise PlanInvalidError("nested expression with nothing set", path)
+
+
+def enum_expression(cx: SubstraitConsumer, e: Expression.Enum, scope: Scope, path: str) -> Typed:
+    raise UnsupportedFeatureError("enum as a standalone expression (only as a function argument)", path)
+
+
+def column_named(name: str, type_: T.DataType) -> Typed:
+    return Typed(F.col(quote(name)), type_)

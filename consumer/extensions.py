@@ -1,0 +1,56 @@
+"""The plan's extension declarations: function anchors to names, across URI-era and URN-era plans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from substrait.plan_pb2 import Plan
+
+from .errors import PlanInvalidError
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """One declared function: `name` as written (`equal:any_any`), its base name and extension file."""
+
+    anchor: int
+    name: str
+    base: str
+    signature: tuple[str, ...]
+    extension: str
+
+    @classmethod
+    def parse(cls, anchor: int, name: str, extension: str) -> FunctionRef:
+        base, _, sig = name.partition(":")
+        return cls(anchor, name, base.lower(), tuple(s for s in sig.split("_") if s), extension)
+
+
+class Extensions:
+    """Lookup of function and type anchors declared by a plan."""
+
+    def __init__(self, plan: Plan):
+        uris = {u.extension_uri_anchor: u.uri for u in plan.extension_uris}
+        urns = {u.extension_urn_anchor: u.urn for u in plan.extension_urns}
+        self.functions: dict[int, FunctionRef] = {}
+        self.types: dict[int, str] = {}
+        self.type_variations: dict[int, str] = {}
+        for i, ext in enumerate(plan.extensions):
+            kind = ext.WhichOneof("mapping_type")
+            decl = getattr(ext, kind) if kind else None
+            if decl is None:
+                raise PlanInvalidError("extension declaration with nothing set", f"extensions[{i}]")
+            where = urns.get(decl.extension_urn_reference) or uris.get(decl.extension_uri_reference, "")
+            if kind == "extension_function":
+                self.functions[decl.function_anchor] = FunctionRef.parse(decl.function_anchor, decl.name, where)
+            elif kind == "extension_type":
+                self.types[decl.type_anchor] = decl.name
+            else:
+                self.type_variations[decl.type_variation_anchor] = decl.name
+
+    def function(self, anchor: int, path: str) -> FunctionRef:
+        try:
+            return self.functions[anchor]
+        except KeyError:
+            raise PlanInvalidError(
+                f"function reference {anchor} names no declared extension function", path
+            ) from None

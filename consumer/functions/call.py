@@ -1,0 +1,73 @@
+"""One function invocation, as the function table sees it: typed arguments, enum arguments, options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column
+from pyspark.sql import types as T
+
+from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..extensions import FunctionRef
+from ..scope import Typed
+from ..types import family
+
+
+@dataclass
+class Call:
+    """A function invocation with its arguments translated.
+
+    `arguments` keeps the plan's order; an enum argument is a plain string there. `values` are the value
+    arguments only. `options` maps an option name to the producer's preference list.
+    """
+
+    ref: FunctionRef
+    arguments: list[Typed | str]
+    options: dict[str, list[str]] = field(default_factory=dict)
+    output_type: T.DataType | None = None
+    path: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.ref.base
+
+    @property
+    def values(self) -> list[Typed]:
+        return [a for a in self.arguments if isinstance(a, Typed)]
+
+    @property
+    def cols(self) -> list[Column]:
+        return [a.col for a in self.values]
+
+    @property
+    def enums(self) -> list[str]:
+        return [a for a in self.arguments if isinstance(a, str)]
+
+    def families(self) -> tuple[str, ...]:
+        return tuple(family(a.type) for a in self.values)
+
+    def arity(self, *allowed: int) -> Call:
+        n = len(self.values)
+        if n not in allowed:
+            want = " or ".join(str(a) for a in allowed)
+            raise PlanInvalidError(f"{self.ref.name} takes {want} argument(s), got {n}", self.path)
+        return self
+
+    def option(self, name: str, supported: tuple[str, ...], default: str) -> str:
+        """The first of the producer's preferences for option `name` that we support (spec: in order)."""
+        prefs = self.options.get(name.lower())
+        if not prefs:
+            return default
+        for p in prefs:
+            if p.upper() in supported:
+                return p.upper()
+        raise UnsupportedFeatureError(
+            f"{self.ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", self.path
+        )
+
+    def unsupported(self, what: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(f"{self.ref.name}: {what}", self.path)
+
+
+Handler = Callable[[Call], Column]

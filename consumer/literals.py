@@ -1,0 +1,184 @@
+"""Substrait literals as Spark literal columns, typed exactly as the plan declares them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from .errors import PlanInvalidError, UnsupportedFeatureError
+from .scope import Typed, literal
+from .types import spark_type
+
+Literal = alg.Expression.Literal
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+def _decimal(lit: Literal, path: str) -> tuple[Any, T.DataType]:
+    d = lit.decimal
+    if len(d.value) != 16:
+        raise PlanInvalidError(f"decimal literal must be 16 bytes, got {len(d.value)}", path)
+    unscaled = int.from_bytes(d.value, "little", signed=True)
+    value = decimal.Decimal(unscaled).scaleb(-d.scale)
+    return value, T.DecimalType(d.precision or 38, d.scale)
+
+
+def _micros_to_naive(micros: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(microseconds=micros)
+
+
+def _precision_to_micros(value: int, precision: int) -> int:
+    if precision > 6:
+        raise UnsupportedFeatureError(f"timestamp precision {precision}: Spark holds microseconds")
+    return value * 10 ** (6 - precision)
+
+
+def _day_to_second(lit: Literal) -> dt.timedelta:
+    i = lit.interval_day_to_second
+    if i.HasField("precision"):
+        micros = i.subseconds * 10 ** (6 - i.precision) if i.precision <= 6 else i.subseconds // 10 ** (
+            i.precision - 6
+        )
+    else:
+        micros = i.microseconds
+    return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
+
+
+def python_value(lit: Literal, path: str = "literal") -> tuple[Any, T.DataType]:
+    """The literal's Python value and Spark type (for VALUES rows, LIMIT counts, LIKE patterns, options)."""
+    kind = lit.WhichOneof("literal_type")
+    simple: dict[str, Callable[[], tuple[Any, T.DataType]]] = {
+        "boolean": lambda: (lit.boolean, T.BooleanType()),
+        "i8": lambda: (lit.i8, T.ByteType()),
+        "i16": lambda: (lit.i16, T.ShortType()),
+        "i32": lambda: (lit.i32, T.IntegerType()),
+        "i64": lambda: (lit.i64, T.LongType()),
+        "fp32": lambda: (lit.fp32, T.FloatType()),
+        "fp64": lambda: (lit.fp64, T.DoubleType()),
+        "string": lambda: (lit.string, T.StringType()),
+        "fixed_char": lambda: (lit.fixed_char, T.StringType()),
+        "var_char": lambda: (lit.var_char.value, T.StringType()),
+        "binary": lambda: (bytes(lit.binary), T.BinaryType()),
+        "fixed_binary": lambda: (bytes(lit.fixed_binary), T.BinaryType()),
+        "uuid": lambda: (bytes(uuid.UUID(bytes=bytes(lit.uuid)).bytes), T.BinaryType()),
+        "date": lambda: (_EPOCH_DATE + dt.timedelta(days=lit.date), T.DateType()),
+        "timestamp": lambda: (_micros_to_naive(lit.timestamp), T.TimestampNTZType()),
+        "timestamp_tz": lambda: (_micros_to_naive(lit.timestamp_tz), T.TimestampType()),
+        "precision_timestamp": lambda: (
+            _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)),
+            T.TimestampNTZType(),
+        ),
+        "precision_timestamp_tz": lambda: (
+            _micros_to_naive(
+                _precision_to_micros(lit.precision_timestamp_tz.value, lit.precision_timestamp_tz.precision)
+            ),
+            T.TimestampType(),
+        ),
+        "interval_day_to_second": lambda: (_day_to_second(lit), T.DayTimeIntervalType()),
+        "interval_year_to_month": lambda: (
+            lit.interval_year_to_month.years * 12 + lit.interval_year_to_month.months,
+            T.YearMonthIntervalType(),
+        ),
+        "decimal": lambda: _decimal(lit, path),
+        "null": lambda: (None, spark_type(lit.null, f"{path}.null")),
+    }
+    if kind in simple:
+        return simple[kind]()
+    if kind is None:
+        raise PlanInvalidError("literal has no value set", path)
+    raise UnsupportedFeatureError(f"{kind} literal outside a column context", path)
+
+
+def to_column(lit: Literal, path: str = "literal") -> Typed:
+    """The literal as a Spark column of the plan's type (constant-folded by Catalyst)."""
+    kind = lit.WhichOneof("literal_type")
+    nested = _NESTED.get(kind or "")
+    if nested:
+        return nested(lit, path)
+    value, type_ = python_value(lit, path)
+    return literal(_lit_column(value, type_), type_, value)
+
+
+def _lit_column(value: Any, type_: T.DataType) -> Column:
+    if value is None:
+        return F.lit(None).cast(type_)
+    if isinstance(type_, T.TimestampType):
+        micros = (value - _EPOCH) // dt.timedelta(microseconds=1)
+        return F.timestamp_micros(F.lit(micros))
+    if isinstance(type_, T.TimestampNTZType):
+        return F.lit(value.isoformat(sep=" ")).cast(type_)
+    if isinstance(type_, T.YearMonthIntervalType):
+        return F.make_ym_interval(F.lit(value // 12), F.lit(value % 12))
+    if isinstance(type_, T.DayTimeIntervalType):
+        col = F.lit(value)
+        whole_days = value.seconds == 0 and value.microseconds == 0
+        # Whole days as INTERVAL DAY so that date +/- interval stays a date, as in Spark SQL.
+        return col.cast(T.DayTimeIntervalType(0, 0)) if whole_days else col
+    if isinstance(type_, (T.ByteType, T.ShortType, T.FloatType, T.DecimalType)):
+        return F.lit(value).cast(type_)
+    if isinstance(type_, T.BinaryType):
+        return F.lit(bytearray(value))
+    return F.lit(value)
+
+
+def _struct(lit: Literal, path: str) -> Typed:
+    fields = [to_column(f, f"{path}.struct.fields[{i}]") for i, f in enumerate(lit.struct.fields)]
+    col = F.struct(*[f.col.alias(f"f{i}") for i, f in enumerate(fields)])
+    return Typed(col, T.StructType([T.StructField(f"f{i}", f.type) for i, f in enumerate(fields)]))
+
+
+def _list(lit: Literal, path: str) -> Typed:
+    items = [to_column(v, f"{path}.list.values[{i}]") for i, v in enumerate(lit.list.values)]
+    if not items:
+        raise PlanInvalidError("list literal with no values (use empty_list)", path)
+    return Typed(F.array(*[i.col for i in items]), T.ArrayType(items[0].type))
+
+
+def _map(lit: Literal, path: str) -> Typed:
+    pairs = [
+        (to_column(kv.key, f"{path}.map.key_values[{i}].key"), to_column(kv.value, f"{path}.map.key_values[{i}].value"))
+        for i, kv in enumerate(lit.map.key_values)
+    ]
+    if not pairs:
+        raise PlanInvalidError("map literal with no entries (use empty_map)", path)
+    cols = [c for k, v in pairs for c in (k.col, v.col)]
+    return Typed(F.create_map(*cols), T.MapType(pairs[0][0].type, pairs[0][1].type))
+
+
+def _empty_list(lit: Literal, path: str) -> Typed:
+    type_ = T.ArrayType(spark_type(lit.empty_list.type, f"{path}.empty_list.type"))
+    return Typed(F.array().cast(type_), type_)
+
+
+def _empty_map(lit: Literal, path: str) -> Typed:
+    m = lit.empty_map
+    type_ = T.MapType(spark_type(m.key, f"{path}.empty_map.key"), spark_type(m.value, f"{path}.empty_map.value"))
+    return Typed(F.create_map().cast(type_), type_)
+
+
+def _unsupported(reason: str) -> Callable[[Literal, str], Typed]:
+    def fail(lit: Literal, path: str) -> Typed:
+        raise UnsupportedFeatureError(reason, path)
+
+    return fail
+
+
+_NESTED: dict[str, Callable[[Literal, str], Typed]] = {
+    "struct": _struct,
+    "list": _list,
+    "map": _map,
+    "empty_list": _empty_list,
+    "empty_map": _empty_map,
+    "time": _unsupported("time literal: Spark has no time-of-day type"),
+    "precision_time": _unsupported("precision_time literal: Spark has no time-of-day type"),
+    "interval_compound": _unsupported("interval_compound literal: Spark has no year-to-second interval"),
+    "user_defined": _unsupported("user-defined literal"),
+}

@@ -1,0 +1,124 @@
+"""A translated relation: a DataFrame whose columns carry unique internal names.
+
+Substrait is positional and Spark resolves by name. Every column a translation makes gets a name unique
+in the whole plan (`_s<n>`), so joins of a table with itself, shared subtrees and outer references resolve
+without ambiguity. The plan's own names are attached only at the root and at writes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+
+def quote(name: str) -> str:
+    """Backtick-quote an identifier for Spark (names from plans are untrusted)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+class NameSource:
+    """Hands out column and view names unique within one translation."""
+
+    def __init__(self, prefix: str = "_s"):
+        self._prefix = prefix
+        self._counter = itertools.count()
+
+    def fresh(self) -> str:
+        return f"{self._prefix}{next(self._counter)}"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A correlated predicate pulled up out of a subquery body, applied where the subquery joins its host.
+
+    `inner` names the body's columns it reads (they travel up as hidden columns); `equality` holds the inner
+    column name when the predicate is `inner = <outer expression>`, which lets an aggregate absorb it as a key.
+    """
+
+    cond: Column
+    inner: tuple[str, ...]
+    equality: str | None = None
+
+
+@dataclass
+class Relation:
+    """A DataFrame plus the positional list of its internal column names and Spark types.
+
+    `hidden` columns ride along in the DataFrame without a position (correlation keys on their way up);
+    `pending` are correlated predicates still to be applied (non-empty only inside subquery bodies).
+    """
+
+    df: DataFrame
+    names: list[str]
+    types: list[T.DataType] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    pending: list[Pending] = field(default_factory=list)
+    keyed: bool = False  # at most one row per correlation key (an aggregate absorbed the keys)
+    count_bug: bool = False  # that aggregate counts: its value for a missing key would be 0, not NULL
+
+    def __post_init__(self) -> None:
+        if not self.types:
+            by_name = {f.name: f.dataType for f in self.df.schema.fields}
+            self.types = [by_name[n] for n in self.names]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def col(self, i: int) -> Column:
+        return F.col(quote(self.names[i]))
+
+    def cols(self) -> list[Column]:
+        return [self.col(i) for i in range(len(self.names))]
+
+    def hidden_cols(self) -> list[Column]:
+        return [F.col(quote(n)) for n in self.hidden]
+
+    def with_df(self, df: DataFrame) -> Relation:
+        """Same columns and correlation state over a new DataFrame (e.g. after a filter or sort)."""
+        return Relation(df, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
+
+    def carried(self, visible: Sequence[str]) -> list[str]:
+        """Columns pending predicates still need that `visible` does not hold: they travel as hidden."""
+        need = dict.fromkeys(n for p in self.pending for n in p.inner)
+        need.update(dict.fromkeys(self.hidden))
+        return [n for n in need if n not in set(visible)]
+
+    def derive(self, df: DataFrame, names: list[str], types: list[T.DataType], hidden: list[str]) -> Relation:
+        """A relation computed from this one, keeping its correlation state."""
+        return Relation(df, names, types, hidden, self.pending, self.keyed, self.count_bug)
+
+    def correlated(self) -> bool:
+        return bool(self.pending)
+
+    def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
+        """Keep the given positions in order; repeated positions get fresh names so they stay distinct."""
+        seen: set[str] = set()
+        out_cols: list[Column] = []
+        out_names: list[str] = []
+        for p in positions:
+            name = self.names[p]
+            if name in seen:
+                new = names.fresh()
+                out_cols.append(self.col(p).alias(new))
+                out_names.append(new)
+            else:
+                seen.add(name)
+                out_cols.append(self.col(p))
+                out_names.append(name)
+        if out_names == self.names:
+            return self
+        hidden = self.carried(out_names)
+        df = self.df.select(*out_cols, *[F.col(quote(n)) for n in hidden])
+        return self.derive(df, out_names, [self.types[p] for p in positions], hidden)
+
+    def renamed(self, names: NameSource) -> Relation:
+        """The same rows with all-new column names: for a subtree used twice in one plan."""
+        assert not self.hidden and not self.pending, "only uncorrelated relations are shared"
+        new = [names.fresh() for _ in self.names]
+        df = self.df.select(*[self.col(i).alias(n) for i, n in enumerate(new)])
+        return Relation(df, new, list(self.types))

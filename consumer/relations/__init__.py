@@ -1,0 +1,1 @@
+"""Relation translators, one module per family."""

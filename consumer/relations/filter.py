@@ -1,0 +1,88 @@
+"""FilterRel, with subquery conjuncts turned into joins and correlated conjuncts pulled up."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+from substrait import algebra_pb2 as alg
+
+from ..errors import UnsupportedFeatureError
+from ..relation import Pending, Relation, quote
+from ..scope import Scope
+from ..subqueries import conjuncts, try_filter_conjunct
+from ..walk import contains, local_fields, reference_levels
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+
+
+def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer: Scope | None) -> Relation:
+    source = cx.rel(rel.input, f"{path}.input", outer)
+    if not rel.HasField("condition"):
+        return source
+    scope = Scope(source, outer)
+    conds, pending = [], list(source.pending)
+    p = f"{path}.condition"
+    for c in conjuncts(cx, rel.condition):
+        levels = reference_levels(c)
+        if levels - {0}:
+            pending.append(correlated_conjunct(cx, c, scope, levels, p))
+            continue
+        if try_filter_conjunct(cx, c, scope, p):
+            continue
+        conds.append(cx.expression(c, scope, p).col)
+    out = scope.rel
+    df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df
+    # Drop what subquery joins appended; keep the input's columns and the correlation state.
+    result = Relation(df, source.names, source.types, [], pending, source.keyed, source.count_bug)
+    hidden = result.carried(source.names)
+    keep = [*source.names, *hidden]
+    if list(df.columns) != keep:
+        df = df.select(*[F.col(quote(n)) for n in keep])
+    return Relation(df, source.names, source.types, hidden, pending, source.keyed, source.count_bug)
+
+
+def correlated_conjunct(
+    cx: SubstraitConsumer, c: alg.Expression, scope: Scope, levels: set[int], path: str
+) -> Pending:
+    """A conjunct reading the enclosing query: translated now, applied where the subquery meets its host."""
+    if max(levels) > 1:
+        raise UnsupportedFeatureError(
+            "outer reference more than one subquery level out from a correlated predicate", path
+        )
+    if contains(c, alg.Expression.Subquery):
+        raise UnsupportedFeatureError("subquery inside a correlated predicate", path)
+    inner = tuple(dict.fromkeys(scope.rel.names[i] for i in local_fields(c)))
+    equality = _equality_key(cx, c, scope)
+    return Pending(cx.expression(c, scope, path).col, inner, equality)
+
+
+def _equality_key(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> str | None:
+    """For `local_column = outer_expression` (either side), the local column's internal name."""
+    if c.WhichOneof("rex_type") != "scalar_function":
+        return None
+    fn = c.scalar_function
+    ref = cx.extensions.functions.get(fn.function_reference)
+    if ref is None or ref.base not in ("equal", "is_not_distinct_from"):
+        return None
+    args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+    if len(args) != 2:
+        return None
+    for mine, other in (args, args[::-1]):
+        if reference_levels(other) == {1} and _plain_local_field(mine):
+            return scope.rel.names[mine.selection.direct_reference.struct_field.field]
+    return None
+
+
+def _plain_local_field(e: alg.Expression) -> bool:
+    if e.WhichOneof("rex_type") != "selection":
+        return False
+    ref = e.selection
+    return (
+        ref.WhichOneof("root_type") in ("root_reference", None)
+        and ref.direct_reference.WhichOneof("reference_type") == "struct_field"
+        and not ref.direct_reference.struct_field.HasField("child")
+    )

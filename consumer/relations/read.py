@@ -1,0 +1,202 @@
+"""ReadRel: named tables (through the resolver), virtual tables, local files; the read's filter and projection."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
+from ..relation import Relation, quote
+from ..scope import Scope
+from ..types import compatible, schema_of
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+
+ReadRel = alg.ReadRel
+
+
+def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope | None) -> Relation:
+    names, types = schema_of(rel.base_schema, f"{path}.base_schema")
+    kind = rel.WhichOneof("read_type")
+    source = {
+        "named_table": cx.read_named_table,
+        "virtual_table": cx.read_virtual_table,
+        "local_files": cx.read_local_files,
+        "extension_table": cx.read_extension_table,
+        "iceberg_table": cx.read_iceberg_table,
+    }.get(kind or "")
+    if source is None:
+        raise PlanInvalidError("read with no source set", path)
+    out = source(getattr(rel, kind), names, types, f"{path}.{kind}", outer)
+    return _filter_and_project(cx, rel, out, path, outer)
+
+
+def _filter_and_project(
+    cx: SubstraitConsumer, rel: ReadRel, out: Relation, path: str, outer: Scope | None
+) -> Relation:
+    # Both filters are exact predicates over the base schema; applying best_effort_filter is always correct
+    # and lets Spark push it into the scan.
+    for field in ("filter", "best_effort_filter"):
+        if rel.HasField(field):
+            cond = cx.expression(getattr(rel, field), Scope(out, outer), f"{path}.{field}")
+            out = out.with_df(out.df.filter(cond.col))
+    if rel.HasField("projection"):
+        mask = rel.projection
+        if mask.maintain_singular_struct:
+            raise UnsupportedFeatureError("projection with maintain_singular_struct", f"{path}.projection")
+        positions = []
+        for i, item in enumerate(mask.select.struct_items):
+            if item.HasField("child"):
+                raise UnsupportedFeatureError("nested projection masks", f"{path}.projection.select.struct_items[{i}]")
+            if not 0 <= item.field < len(out.names):
+                raise PlanInvalidError(f"projection field {item.field} out of range", f"{path}.projection")
+            positions.append(item.field)
+        out = out.select_positions(positions, cx.names)
+    return out
+
+
+def conform(
+    cx: SubstraitConsumer, df: DataFrame, names: list[str], types: list[T.DataType], path: str, what: str
+) -> Relation:
+    """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each."""
+    by_lower: dict[str, T.StructField] = {}
+    for f in df.schema.fields:
+        by_lower.setdefault(f.name.lower(), f)
+    cols, out_names = [], []
+    problems = []
+    for name, declared in zip(names, types, strict=True):
+        found = by_lower.get(name.lower())
+        if found is None:
+            problems.append(f"column {name!r} missing")
+            continue
+        col = F.col(quote(found.name))
+        if not compatible(found.dataType, declared):
+            if _castable(found.dataType, declared):
+                col = col.cast(declared)
+            else:
+                problems.append(
+                    f"column {name!r} is {found.dataType.simpleString()}, plan says {declared.simpleString()}"
+                )
+                continue
+        fresh = cx.names.fresh()
+        cols.append(col.alias(fresh))
+        out_names.append(fresh)
+    if problems:
+        raise ResolutionError(f"{what} does not match the plan's schema: " + "; ".join(problems), path)
+    return Relation(df.select(*cols), out_names, list(types))
+
+
+def _castable(actual: T.DataType, declared: T.DataType) -> bool:
+    """Representation changes that keep values (decimal rescale, float widths, int<->decimal, date/ts)."""
+    numeric = (T.NumericType,)
+    if isinstance(actual, numeric) and isinstance(declared, numeric):
+        return True
+    if isinstance(actual, T.StringType) and isinstance(declared, T.StringType):
+        return True
+    dates = (T.DateType, T.TimestampType, T.TimestampNTZType)
+    return isinstance(actual, dates) and isinstance(declared, dates)
+
+
+def read_named_table(
+    cx: SubstraitConsumer, table: ReadRel.NamedTable, names: list[str], types: list[T.DataType], path: str
+) -> Relation:
+    parts = list(table.names)
+    if not parts:
+        raise PlanInvalidError("named table with no name", path)
+    try:
+        resolved = cx.resolver.resolve(cx.spark, parts)
+    except ResolutionError as exc:
+        raise exc.at(path) from None
+    cx.tables_read.append({"name": ".".join(parts), "identity": resolved.identity, "format": resolved.format,
+                           "snapshot_id": resolved.snapshot_id})
+    return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}")
+
+
+def read_virtual_table(
+    cx: SubstraitConsumer, table: ReadRel.VirtualTable, names: list[str], types: list[T.DataType], path: str
+) -> Relation:
+    from ..literals import to_column
+
+    fresh = [cx.names.fresh() for _ in names]
+    rows = []
+    empty = Relation(cx.spark.range(1).select(), [], [])
+    if table.values and table.expressions:
+        raise PlanInvalidError("virtual table with both values and expressions", path)
+    for r, rec in enumerate(table.values):  # deprecated: rows as struct literals
+        fields = [to_column(f, f"{path}.values[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
+        rows.append((fields, f"{path}.values[{r}]"))
+    for r, rec in enumerate(table.expressions):
+        scope = Scope(empty)
+        fields = [cx.expression(f, scope, f"{path}.expressions[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
+        rows.append((fields, f"{path}.expressions[{r}]"))
+    schema = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
+    if not rows:
+        return Relation(cx.spark.createDataFrame([], schema), fresh, list(types))
+    frames = []
+    for fields, p in rows:
+        if len(fields) != len(types):
+            raise PlanInvalidError(f"row of {len(fields)} values for {len(types)} columns", p)
+        frames.append(cx.spark.range(1).select(*[f.cast(t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]))
+    df = frames[0]
+    for f in frames[1:]:
+        df = df.unionAll(f)
+    return Relation(df, fresh, list(types))
+
+
+_TEXT_FORMATS = {"parquet": "parquet", "orc": "orc", "dwrf": None, "arrow": None, "text": "csv", "extension": None}
+
+
+def read_local_files(
+    cx: SubstraitConsumer, files: ReadRel.LocalFiles, names: list[str], types: list[T.DataType], path: str
+) -> Relation:
+    if not files.items:
+        raise PlanInvalidError("local files read with no items", path)
+    fmt, options, uris = None, {}, []
+    for i, item in enumerate(files.items):
+        p = f"{path}.items[{i}]"
+        kind = item.WhichOneof("file_format")
+        spark_fmt = _TEXT_FORMATS.get(kind or "")
+        if spark_fmt is None:
+            raise UnsupportedFeatureError(f"local files in {kind or 'unspecified'} format", p)
+        if fmt is not None and spark_fmt != fmt:
+            raise UnsupportedFeatureError("local files of mixed formats in one read", p)
+        fmt = spark_fmt
+        if item.start or item.length:
+            raise UnsupportedFeatureError(
+                "byte-range slices of files (start/length): Spark splits files itself and reads them whole", p
+            )
+        uri = getattr(item, item.WhichOneof("path_type") or "uri_file", "")
+        if not uri:
+            raise PlanInvalidError("local file item with no path", p)
+        uris.append(uri)
+        if kind == "text":
+            options.update(_text_options(item.text, p))
+    reader = cx.spark.read.format(fmt).options(**options)
+    if fmt == "csv":
+        schema = T.StructType([T.StructField(n, t) for n, t in zip(names, types, strict=True)])
+        reader = reader.schema(schema)
+    df = reader.load(uris)
+    return conform(cx, df, names, types, path, "local files")
+
+
+def _text_options(text: ReadRel.LocalFiles.FileOrFiles.DelimiterSeparatedTextReadOptions, path: str) -> dict:
+    if text.header_lines_to_skip > 1:
+        raise UnsupportedFeatureError(
+            f"skipping {text.header_lines_to_skip} header lines (Spark skips at most one)", path
+        )
+    opts = {
+        "sep": text.field_delimiter or ",",
+        "header": "true" if text.header_lines_to_skip == 1 else "false",
+        "quote": text.quote or "\u0000",
+        "escape": text.escape or "\\",
+    }
+    if text.HasField("value_treated_as_null"):
+        opts["nullValue"] = text.value_treated_as_null
+    if text.max_line_size:
+        opts["maxCharsPerColumn"] = str(text.max_line_size)
+    return opts

@@ -1,0 +1,116 @@
+"""Where NamedTable reads come from. The consumer asks a `TableResolver`; hooks provide catalog-backed ones."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pyspark.sql import DataFrame, SparkSession
+
+from .errors import ResolutionError
+
+FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
+
+
+@dataclass(frozen=True)
+class ResolvedTable:
+    """A table found for a plan's NamedTable, with what the run report records about it."""
+
+    df: DataFrame
+    identity: str  # e.g. "file:///data/lineitem.parquet" or "catalog.db.table"
+    format: str
+    snapshot_id: int | None = None
+
+
+@runtime_checkable
+class TableResolver(Protocol):
+    """Finds the DataFrame for a NamedTable's name parts (`["tpch", "lineitem"]`)."""
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable: ...
+
+
+@dataclass(frozen=True)
+class TableBinding:
+    uri: str
+    format: str = "parquet"
+
+    @classmethod
+    def parse(cls, spec: str) -> TableBinding:
+        """`URI[:FORMAT]`, the CLI's `--table NAME=URI[:FORMAT]` value."""
+        uri, sep, fmt = spec.rpartition(":")
+        if sep and fmt.lower() in FORMATS:
+            return cls(uri, fmt.lower())
+        return cls(spec, _guess_format(spec))
+
+
+def _guess_format(uri: str) -> str:
+    suffix = Path(uri.rstrip("/")).suffix.lower().lstrip(".")
+    return suffix if suffix in FORMATS else "parquet"
+
+
+@dataclass
+class TableMapResolver:
+    """A static name -> location map; names match case-insensitively, on the last name part or all parts."""
+
+    tables: dict[str, TableBinding] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.tables = {k.lower(): v for k, v in self.tables.items()}
+
+    @classmethod
+    def from_tables_dir(cls, directory: str | Path, extra: Mapping[str, TableBinding] | None = None):
+        """Bind `DIR/<name>.parquet` (a file or a folder) to table `<name>`."""
+        root = Path(directory)
+        if not root.is_dir():
+            raise ResolutionError(f"tables directory not found: {root}")
+        tables = {p.name[: -len(".parquet")]: TableBinding(str(p.resolve()), "parquet") for p in root.glob("*.parquet")}
+        tables.update(extra or {})
+        return cls(tables)
+
+    def add(self, name: str, binding: TableBinding) -> None:
+        self.tables[name.lower()] = binding
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        dotted = ".".join(names).lower()
+        binding = self.tables.get(dotted) or (self.tables.get(names[-1].lower()) if names else None)
+        if binding is None:
+            known = ", ".join(sorted(self.tables)) or "none"
+            raise ResolutionError(f"table {'.'.join(names)!r} not found (known tables: {known})")
+        reader = spark.read
+        if binding.format == "table":
+            df = spark.table(binding.uri)
+        elif binding.format == "csv":
+            df = reader.option("header", "true").option("inferSchema", "true").csv(binding.uri)
+        else:
+            df = reader.format(binding.format).load(binding.uri)
+        return ResolvedTable(df, binding.uri, binding.format)
+
+
+@dataclass
+class SessionCatalogResolver:
+    """Tables from Spark's own catalog (`spark.table`), e.g. temp views or Hive tables."""
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        ident = ".".join(f"`{n.replace('`', '``')}`" for n in names)
+        try:
+            return ResolvedTable(spark.table(ident), ".".join(names), "table")
+        except Exception as exc:  # AnalysisException: pyspark's class differs between classic and Connect
+            raise ResolutionError(f"table {'.'.join(names)!r} not found in the Spark catalog") from exc
+
+
+@dataclass
+class ChainResolver:
+    """Try resolvers in order; the first that finds the table wins."""
+
+    resolvers: list[TableResolver]
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        errors = []
+        for r in self.resolvers:
+            try:
+                return r.resolve(spark, names)
+            except ResolutionError as exc:
+                errors.append(exc.message)
+        raise ResolutionError("; ".join(errors) or f"table {'.'.join(names)!r} not found")

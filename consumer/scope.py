@@ -1,0 +1,44 @@
+"""What an expression is translated against: the input record, and the records of enclosing queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import types as T
+
+from .relation import Relation
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A translated expression: the Spark column, its Spark type, and the Python value if it is a literal."""
+
+    col: Column
+    type: T.DataType
+    value: Any = None
+    is_literal: bool = False
+
+
+def literal(col: Column, type_: T.DataType, value: Any) -> Typed:
+    return Typed(col, type_, value, True)
+
+
+@dataclass
+class Scope:
+    """The record an expression sees.
+
+    `rel` is the input relation; subquery translation may replace it with a joined relation that keeps the
+    same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the query
+    enclosing a subquery, reached by outer references (`steps_out`).
+    """
+
+    rel: Relation
+    outer: Scope | None = None
+
+    def up(self, steps: int) -> Scope | None:
+        s: Scope | None = self
+        for _ in range(steps):
+            s = s.outer if s else None
+        return s

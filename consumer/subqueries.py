@@ -1,0 +1,233 @@
+"""Subqueries, decorrelated into joins Spark can optimize.
+
+PySpark 3.5's DataFrame API has no outer-reference column, so a subquery body is translated with its
+correlated predicates pulled up (`Relation.pending`, see `relations/filter.py`) and then joined to the
+relation that hosts the subquery expression:
+
+- a top-level conjunct of a filter: EXISTS / IN / ANY become a left semi join, NOT EXISTS / NOT IN / ALL a
+  left anti join (NOT IN and ALL null-aware, `c OR c IS NULL`, exactly as Spark SQL rewrites them);
+- a correlated scalar subquery over an aggregate: a left join on the absorbed correlation keys;
+- an uncorrelated scalar subquery: Spark's own scalar subquery over a per-run temp view;
+- anywhere else: a mark join (`relations/join.py`) producing a three-valued boolean.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from .errors import PlanInvalidError, UnsupportedFeatureError
+from .relation import Relation, quote
+from .scope import Scope, Typed
+
+if TYPE_CHECKING:
+    from .consumer import SubstraitConsumer
+
+Subquery = alg.Expression.Subquery
+_CMP = Subquery.SetComparison
+_OPS = {
+    _CMP.COMPARISON_OP_EQ: operator.eq,
+    _CMP.COMPARISON_OP_NE: operator.ne,
+    _CMP.COMPARISON_OP_LT: operator.lt,
+    _CMP.COMPARISON_OP_GT: operator.gt,
+    _CMP.COMPARISON_OP_LE: operator.le,
+    _CMP.COMPARISON_OP_GE: operator.ge,
+}
+_NEGATED = {
+    _CMP.COMPARISON_OP_EQ: _CMP.COMPARISON_OP_NE,
+    _CMP.COMPARISON_OP_NE: _CMP.COMPARISON_OP_EQ,
+    _CMP.COMPARISON_OP_LT: _CMP.COMPARISON_OP_GE,
+    _CMP.COMPARISON_OP_GE: _CMP.COMPARISON_OP_LT,
+    _CMP.COMPARISON_OP_GT: _CMP.COMPARISON_OP_LE,
+    _CMP.COMPARISON_OP_LE: _CMP.COMPARISON_OP_GT,
+}
+
+
+def conjuncts(cx: SubstraitConsumer, e: alg.Expression) -> list[alg.Expression]:
+    """Split a condition on top-level AND calls."""
+    if e.WhichOneof("rex_type") == "scalar_function":
+        fn = e.scalar_function
+        ref = cx.extensions.functions.get(fn.function_reference)
+        if ref is not None and ref.base == "and":
+            args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+            return [c for a in args for c in conjuncts(cx, a)]
+    return [e]
+
+
+def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expression | None:
+    """The subquery under `not(<subquery>)`, if that is what `e` is."""
+    if e.WhichOneof("rex_type") != "scalar_function":
+        return None
+    fn = e.scalar_function
+    ref = cx.extensions.functions.get(fn.function_reference)
+    if ref is None or ref.base != "not":
+        return None
+    args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+    if len(args) == 1 and args[0].WhichOneof("rex_type") == "subquery":
+        return args[0]
+    return None
+
+
+# --- body translation --------------------------------------------------------------------------------------
+
+
+def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str) -> Relation:
+    return cx.rel(rel, path, outer=scope)
+
+
+def _and(conds: list[Column]) -> Column | None:
+    return functools.reduce(operator.and_, conds) if conds else None
+
+
+def _pending(body: Relation) -> list[Column]:
+    return [p.cond for p in body.pending]
+
+
+def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
+    right = body.df
+    scope.rel = scope.rel.with_df(scope.rel.df.join(right, on=cond, how=how))
+
+
+# --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
+
+
+def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, path: str) -> bool:
+    """Apply a top-level filter conjunct that is a (negated) predicate subquery as a semi/anti join."""
+    negated = False
+    target = e
+    inner = _negated_subquery(cx, e)
+    if inner is not None:
+        negated, target = True, inner
+        path = f"{path}.scalar_function.arguments[0].value"
+    if target.WhichOneof("rex_type") != "subquery":
+        return False
+    sq = target.subquery
+    kind = sq.WhichOneof("subquery_type")
+    p = f"{path}.subquery.{kind}"
+    if kind == "set_predicate":
+        if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
+            return False
+        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples")
+        _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
+        return True
+    if kind == "in_predicate":
+        needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
+        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack")
+        match = _match(needles, body, operator.eq, p)
+        _apply_any(scope, body, match, negated)
+        return True
+    if kind == "set_comparison":
+        sc = sq.set_comparison
+        if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
+            raise PlanInvalidError("set comparison without ANY or ALL", p)
+        left = cx.expression(sc.left, scope, f"{p}.left")
+        body = _body(cx, sc.right, scope, f"{p}.right")
+        is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
+        op = _comparison(sc.comparison_op, p)
+        if is_all:
+            # x op ALL S  ==  NOT (x (not op) ANY S), exactly in three-valued logic.
+            match = _match([left], body, _OPS[_NEGATED[sc.comparison_op]], p)
+            _apply_any(scope, body, match, not negated)
+        else:
+            _apply_any(scope, body, _match([left], body, op, p), negated)
+        return True
+    return False
+
+
+def _comparison(op: int, path: str):
+    if op not in _OPS:
+        raise PlanInvalidError("set comparison without a comparison operator", path)
+    return _OPS[op]
+
+
+def _match(needles: list[Typed], body: Relation, op, path: str) -> Column:
+    if len(needles) != len(body.names):
+        raise PlanInvalidError(
+            f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path
+        )
+    return functools.reduce(operator.and_, [op(n.col, body.col(i)) for i, n in enumerate(needles)])
+
+
+def _apply_any(scope: Scope, body: Relation, match: Column, negated: bool) -> None:
+    """`x op ANY body` as a semi join; its negation as a null-aware anti join."""
+    if negated:
+        match = match | match.isNull()
+    cond = _and([match, *_pending(body)])
+    _semi_or_anti(scope, body, cond, "left_anti" if negated else "left_semi")
+
+
+# --- subqueries as values ----------------------------------------------------------------------------------
+
+
+def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typed:
+    kind = e.WhichOneof("subquery_type")
+    if kind == "scalar":
+        return _scalar(cx, e.scalar, scope, f"{path}.scalar")
+    if kind == "set_predicate":
+        if e.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
+            raise UnsupportedFeatureError("UNIQUE subquery predicate", f"{path}.set_predicate")
+        body = _body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate.tuples")
+        return _mark(cx, scope, body, _and(_pending(body)), three_valued=False)
+    if kind == "in_predicate":
+        p = f"{path}.in_predicate"
+        needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(e.in_predicate.needles)]
+        body = _body(cx, e.in_predicate.haystack, scope, f"{p}.haystack")
+        return _mark(cx, scope, body, _and([_match(needles, body, operator.eq, p), *_pending(body)]), True)
+    if kind == "set_comparison":
+        p = f"{path}.set_comparison"
+        sc = e.set_comparison
+        left = cx.expression(sc.left, scope, f"{p}.left")
+        body = _body(cx, sc.right, scope, f"{p}.right")
+        if sc.reduction_op == _CMP.REDUCTION_OP_ALL:
+            negated_op = _OPS[_NEGATED[sc.comparison_op]] if sc.comparison_op in _NEGATED else None
+            if negated_op is None:
+                raise PlanInvalidError("set comparison without a comparison operator", p)
+            cond = _and([_match([left], body, negated_op, p), *_pending(body)])
+            mark = _mark(cx, scope, body, cond, three_valued=True)
+            return Typed(~mark.col, mark.type)
+        if sc.reduction_op != _CMP.REDUCTION_OP_ANY:
+            raise PlanInvalidError("set comparison without ANY or ALL", p)
+        cond = _and([_match([left], body, _comparison(sc.comparison_op, p), p), *_pending(body)])
+        return _mark(cx, scope, body, cond, three_valued=True)
+    raise PlanInvalidError("subquery with nothing set", path)
+
+
+def _mark(cx: SubstraitConsumer, scope: Scope, body: Relation, cond: Column | None, three_valued: bool) -> Typed:
+    from .relations.join import mark_join
+
+    joined, mark_name = mark_join(cx, scope.rel, body, cond, three_valued)
+    scope.rel = joined
+    return Typed(F.col(quote(mark_name)), T.BooleanType())
+
+
+def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str) -> Typed:
+    body = _body(cx, sc.input, scope, f"{path}.input")
+    if len(body.names) != 1:
+        raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
+    if not body.pending:
+        view = cx.register_view(body.df.select(body.col(0)))
+        col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
+        return Typed(col, body.types[0])
+    if body.count_bug:
+        raise UnsupportedFeatureError(
+            "correlated scalar subquery over COUNT (its empty-group value is not NULL)", path
+        )
+    value = body.names[0]
+    if body.keyed:
+        host = scope.rel
+        joined = host.df.join(body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left")
+        scope.rel = Relation(
+            joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
+        )
+        return Typed(F.col(quote(value)), body.types[0])
+    from .relations.join import single_join
+
+    joined, value_name = single_join(cx, scope.rel, body, _and(_pending(body)), path)
+    scope.rel = joined
+    return Typed(F.col(quote(value_name)), body.types[0])

@@ -1,0 +1,26 @@
+"""Entry points for callers who want DataFrames rather than a run."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from substrait.plan_pb2 import Plan
+
+from .consumer import SubstraitConsumer
+from .loader import LoadedPlan
+from .resolver import TableResolver
+
+
+def to_dataframe(
+    plan: LoadedPlan | Plan,
+    spark: SparkSession,
+    resolver: TableResolver,
+    root: int = 0,
+    consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+) -> DataFrame:
+    """The DataFrame of one root of `plan`.
+
+    Uncorrelated scalar subqueries read per-run temp views that stay registered in `spark` (their names
+    start with `__substrait_`); use `SubstraitConsumer` directly and call `close()` to drop them.
+    """
+    proto = plan.plan if isinstance(plan, LoadedPlan) else plan
+    return consumer_class(spark, proto, resolver).root(root)

@@ -1,0 +1,164 @@
+"""Substrait types <-> Spark SQL types, in one place.
+
+Spark has no unsigned, time-of-day, UUID or fixed-length types: fixedchar/varchar read as string,
+fixedbinary as binary, uuid as a 16-byte binary; time and user-defined types are rejected.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+from substrait import type_pb2 as tp
+
+from .errors import PlanInvalidError, UnsupportedFeatureError
+
+# Spark timestamps are microseconds; precision above 6 cannot be represented.
+_MAX_TS_PRECISION = 6
+
+_SIMPLE: dict[str, T.DataType] = {
+    "bool": T.BooleanType(),
+    "i8": T.ByteType(),
+    "i16": T.ShortType(),
+    "i32": T.IntegerType(),
+    "i64": T.LongType(),
+    "fp32": T.FloatType(),
+    "fp64": T.DoubleType(),
+    "string": T.StringType(),
+    "varchar": T.StringType(),
+    "fixed_char": T.StringType(),
+    "binary": T.BinaryType(),
+    "fixed_binary": T.BinaryType(),
+    "uuid": T.BinaryType(),
+    "date": T.DateType(),
+    "timestamp": T.TimestampNTZType(),
+    "timestamp_tz": T.TimestampType(),
+    "interval_year": T.YearMonthIntervalType(),
+    "interval_day": T.DayTimeIntervalType(),
+}
+
+
+def spark_type(t: tp.Type, path: str = "type") -> T.DataType:
+    """Map a Substrait type to the Spark type that holds its values exactly."""
+    kind = t.WhichOneof("kind")
+    if kind is None:
+        raise PlanInvalidError("type has no kind set", path)
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]
+    if kind == "decimal":
+        precision = t.decimal.precision or 38
+        if precision > 38:
+            raise UnsupportedFeatureError(f"decimal precision {precision} exceeds Spark's maximum 38", path)
+        return T.DecimalType(precision, t.decimal.scale)
+    if kind in ("precision_timestamp", "precision_timestamp_tz"):
+        precision = getattr(t, kind).precision
+        if precision > _MAX_TS_PRECISION:
+            raise UnsupportedFeatureError(
+                f"{kind} with precision {precision}: Spark timestamps hold at most microseconds", path
+            )
+        return T.TimestampNTZType() if kind == "precision_timestamp" else T.TimestampType()
+    if kind == "struct":
+        return T.StructType(
+            [
+                T.StructField(f"f{i}", spark_type(ft, f"{path}.struct.types[{i}]"), nullable(ft))
+                for i, ft in enumerate(t.struct.types)
+            ]
+        )
+    if kind == "list":
+        el = t.list.type
+        return T.ArrayType(spark_type(el, f"{path}.list.type"), nullable(el))
+    if kind == "map":
+        return T.MapType(
+            spark_type(t.map.key, f"{path}.map.key"),
+            spark_type(t.map.value, f"{path}.map.value"),
+            nullable(t.map.value),
+        )
+    if kind == "interval_compound":
+        raise UnsupportedFeatureError("interval_compound type: Spark has no year-to-second interval", path)
+    raise UnsupportedFeatureError(f"type {kind} has no Spark equivalent", path)
+
+
+def nullable(t: tp.Type) -> bool:
+    """Substrait nullability of a type (unspecified counts as nullable)."""
+    kind = t.WhichOneof("kind")
+    if kind is None:
+        return True
+    n = getattr(getattr(t, kind), "nullability", tp.Type.NULLABILITY_UNSPECIFIED)
+    return n != tp.Type.NULLABILITY_REQUIRED
+
+
+def kind_of(t: tp.Type) -> str:
+    """The Substrait type's kind name, e.g. 'i32', 'decimal'."""
+    return t.WhichOneof("kind") or "unknown"
+
+
+def schema_of(named: tp.NamedStruct, path: str = "base_schema") -> tuple[list[str], list[T.DataType]]:
+    """Top-level column names and Spark types of a NamedStruct (nested names are skipped over)."""
+    types = list(named.struct.types)
+    names = list(named.names)
+    top: list[str] = []
+    i = 0
+    for t in types:
+        if i >= len(names):
+            raise PlanInvalidError(f"{len(names)} names for {len(types)} columns", path)
+        top.append(names[i])
+        i += 1 + _nested_name_count(t)
+    if i != len(names):
+        raise PlanInvalidError(f"{len(names)} names do not match {len(types)} columns", path)
+    return top, [spark_type(t, f"{path}.struct.types[{k}]") for k, t in enumerate(types)]
+
+
+def _nested_name_count(t: tp.Type) -> int:
+    """Names a NamedStruct spends on the nested struct fields of a column (depth-first)."""
+    kind = t.WhichOneof("kind")
+    if kind == "struct":
+        return sum(1 + _nested_name_count(ft) for ft in t.struct.types)
+    if kind == "list":
+        return _nested_name_count(t.list.type)
+    if kind == "map":
+        return _nested_name_count(t.map.key) + _nested_name_count(t.map.value)
+    return 0
+
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_FRACTIONAL = (T.FloatType, T.DoubleType)
+
+
+def family(dt: T.DataType) -> str:
+    """A coarse class of a Spark type, used to choose function overloads."""
+    if isinstance(dt, _INTEGRAL):
+        return "int"
+    if isinstance(dt, _FRACTIONAL):
+        return "float"
+    if isinstance(dt, T.DecimalType):
+        return "decimal"
+    if isinstance(dt, T.StringType):
+        return "string"
+    if isinstance(dt, T.BooleanType):
+        return "bool"
+    if isinstance(dt, T.DateType):
+        return "date"
+    if isinstance(dt, (T.TimestampType, T.TimestampNTZType)):
+        return "timestamp"
+    if isinstance(dt, T.YearMonthIntervalType):
+        return "interval_year"
+    if isinstance(dt, T.DayTimeIntervalType):
+        return "interval_day"
+    if isinstance(dt, T.BinaryType):
+        return "binary"
+    if isinstance(dt, T.NullType):
+        return "null"
+    return type(dt).__name__
+
+
+def compatible(actual: T.DataType, declared: T.DataType) -> bool:
+    """Whether a table's column can stand for the plan's declared type without a cast.
+
+    Integers of any width and strings of any flavour keep their values; everything else must match.
+    """
+    fa, fd = family(actual), family(declared)
+    if fa != fd:
+        return False
+    if fa == "decimal":
+        return actual == declared
+    if fa in ("int", "string", "timestamp"):
+        return fa != "timestamp" or type(actual) is type(declared)
+    return actual == declared

@@ -1,0 +1,59 @@
+"""Generic walks over plan messages: field references with their subquery depth, nested messages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from google.protobuf.message import Message
+from substrait import algebra_pb2 as alg
+
+FieldReference = alg.Expression.FieldReference
+
+
+def messages(msg: Message) -> Iterator[Message]:
+    """Every message directly inside `msg` (map entries skipped)."""
+    for field, value in msg.ListFields():
+        if field.message_type is None or field.message_type.GetOptions().map_entry:
+            continue
+        if field.label == field.LABEL_REPEATED:
+            yield from value
+        else:
+            yield value
+
+
+def field_references(msg: Message, depth: int = 0) -> Iterator[tuple[FieldReference, int]]:
+    """Field references in an expression with the number of subquery boundaries crossed to reach them."""
+    if isinstance(msg, FieldReference):
+        yield msg, depth
+        if msg.WhichOneof("root_type") == "expression":
+            yield from field_references(msg.expression, depth)
+        return
+    inner = depth + 1 if isinstance(msg, alg.Expression.Subquery) else depth
+    for child in messages(msg):
+        yield from field_references(child, inner)
+
+
+def reference_levels(msg: Message) -> set[int]:
+    """Which queries an expression reads: 0 = its own input, k = k subquery boundaries out."""
+    levels: set[int] = set()
+    for ref, depth in field_references(msg):
+        root = ref.WhichOneof("root_type")
+        if root == "outer_reference" and ref.outer_reference.steps_out > depth:
+            levels.add(ref.outer_reference.steps_out - depth)
+        elif depth == 0 and root in ("root_reference", None):
+            levels.add(0)
+    return levels
+
+
+def local_fields(msg: Message) -> list[int]:
+    """Input positions an expression reads directly at its own level."""
+    return [
+        ref.direct_reference.struct_field.field
+        for ref, depth in field_references(msg)
+        if depth == 0 and ref.WhichOneof("root_type") in ("root_reference", None) and ref.HasField("direct_reference")
+    ]
+
+
+def contains(msg: Message, kind: type[Message]) -> bool:
+    """Whether a message of type `kind` occurs anywhere inside `msg`."""
+    return isinstance(msg, kind) or any(contains(child, kind) for child in messages(msg))

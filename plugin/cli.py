@@ -1,0 +1,200 @@
+"""`substrait-spark`: run, validate and explain Substrait plans on Spark from the command line.
+
+Exit codes: 0 ok · 1 execution failed · 2 invalid input · 3 unsupported feature · 4 resolution failed ·
+5 refused by policy. Errors are one line on stderr; `--debug` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError
+
+PROG = "substrait-spark"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Run Substrait query plans on Apache Spark.")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def tables(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--tables-dir", help="bind DIR/<name>.parquet (file or folder) to table <name>")
+        sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
+        sp.add_argument("--master", help="Spark master URL (default local[*])")
+
+    run = sub.add_parser("run", help="run plans and write or print their results")
+    run.add_argument("plans", nargs="+", metavar="PLAN")
+    tables(run)
+    run.add_argument("--output-dir", help="write <plan stem>.<format> per plan and summary.json here")
+    run.add_argument("--output-format", choices=["csv", "parquet", "jsonl"], default="csv")
+    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="bind a dynamic parameter")
+
+    val = sub.add_parser("validate", help="exit 0 iff every feature of every plan is supported")
+    val.add_argument("plans", nargs="+", metavar="PLAN")
+    val.add_argument("--json", action="store_true", help="print findings as JSON")
+
+    exp = sub.add_parser("explain", help="the plan as a tree with schemas, and Spark's physical plan")
+    exp.add_argument("plan", metavar="PLAN")
+    tables(exp)
+    return p
+
+
+def _resolver(args: argparse.Namespace):
+    from substrait_spark.consumer.resolver import (
+        ChainResolver,
+        SessionCatalogResolver,
+        TableBinding,
+        TableMapResolver,
+    )
+
+    extra = {}
+    for spec in args.table:
+        name, sep, target = spec.partition("=")
+        if not sep or not name or not target:
+            raise PlanInvalidError(f"--table expects NAME=URI[:FORMAT], got {spec!r}")
+        extra[name] = TableBinding.parse(target)
+    if args.tables_dir:
+        table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra)
+    else:
+        table_map = TableMapResolver(extra)
+    return ChainResolver([table_map, SessionCatalogResolver()])
+
+
+def _session(args: argparse.Namespace):
+    from substrait_spark.hooks.spark import get_session
+
+    spark = get_session(args.master)
+    with contextlib.suppress(Exception):  # Spark Connect sessions have no SparkContext
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _print_rows(columns: list[str], rows: list[list[Any]]) -> None:
+    print(" | ".join(columns))
+    for r in rows:
+        print(" | ".join("NULL" if v is None else str(v) for v in r))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from substrait_spark.consumer.loader import load_plan
+    from substrait_spark.consumer.runner import run_loaded
+
+    if args.param:
+        raise SubstraitSparkError("--param: dynamic parameters are not supported yet")
+    out_dir = Path(args.output_dir) if args.output_dir else None
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    resolver = _resolver(args)
+    spark = _session(args)
+    summary: list[dict[str, Any]] = []
+    exit_code = 0
+    for plan in args.plans:
+        entry: dict[str, Any] = {"plan": plan}
+        try:
+            loaded = load_plan(plan)
+            target = out_dir / f"{Path(plan).stem}.{args.output_format}" if out_dir else None
+            report = run_loaded(
+                loaded, spark, resolver, output=target, output_format=args.output_format,
+                preview_rows=0 if out_dir else 10**9,
+            )
+            entry.update(report.to_dict())
+            if not out_dir:
+                for o in report.outputs:
+                    print(f"== {plan} (root {o.index}, {o.rows} rows)")
+                    _print_rows(o.columns, o.preview or [])
+        except SubstraitSparkError as exc:
+            _report_error(exc, plan, args.debug)
+            report = getattr(exc, "report", None)
+            entry.update(report.to_dict() if report else {"status": "failed"})
+            entry["error"] = {"kind": exc.kind, "message": exc.message, "path": exc.path, "exit_code": exc.exit_code}
+            exit_code = exit_code or exc.exit_code
+        summary.append(entry)
+    if out_dir:
+        (out_dir / "summary.json").write_text(json.dumps({"plans": summary}, indent=2, default=str) + "\n")
+    return exit_code
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.loader import load_plan
+
+    exit_code = 0
+    results = []
+    for plan in args.plans:
+        try:
+            findings = validate_plan(load_plan(plan))
+        except SubstraitSparkError as exc:
+            _report_error(exc, plan, args.debug)
+            exit_code = max(exit_code, exc.exit_code)
+            results.append({"plan": plan, "error": str(exc), "exit_code": exc.exit_code})
+            continue
+        results.append({"plan": plan, "unsupported": [f.to_dict() for f in findings]})
+        if findings:
+            exit_code = max(exit_code, 3)
+        if not args.json:
+            print(f"{plan}: {'supported' if not findings else f'{len(findings)} unsupported feature(s)'}")
+            for f in findings:
+                print(f"  - {f.feature} (at {f.path})")
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return exit_code
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from substrait_spark.consumer.consumer import SubstraitConsumer
+    from substrait_spark.consumer.explain import plan_tree
+    from substrait_spark.consumer.loader import load_plan
+
+    loaded = load_plan(args.plan)
+    spark = _session(args)
+    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args))
+    try:
+        df = consumer.root(0)
+        print(plan_tree(consumer))
+        print("\n== Spark physical plan ==")
+        df.explain(mode="formatted")
+    finally:
+        consumer.close()
+    return 0
+
+
+def _report_error(exc: SubstraitSparkError, plan: str, debug: bool) -> None:
+    print(f"{PROG}: {plan}: {exc.kind}: {exc}", file=sys.stderr)
+    if debug:
+        traceback.print_exc()
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "validate": cmd_validate,
+    "explain": cmd_explain,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except SubstraitSparkError as exc:
+        _report_error(exc, getattr(args, "plan", None) or " ".join(getattr(args, "plans", [])), args.debug)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug of ours: still one line unless --debug
+        print(f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+              file=sys.stderr)
+        if args.debug:
+            traceback.print_exc()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
