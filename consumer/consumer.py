@@ -20,6 +20,7 @@ from . import expressions as ex
 from . import subqueries
 from .errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
 from .extensions import Extensions
+from .producers import Quirks
 from .functions import AGGREGATE, SCALAR, AggregateHandler, Call, Handler
 from .literals import to_column
 from .relation import NameSource, Relation, quote
@@ -78,6 +79,7 @@ class SubstraitConsumer:
         self.plan = plan
         self.resolver = resolver
         self.extensions = Extensions(plan)
+        self.quirks = Quirks.of(plan)
         self.names = NameSource()
         self.run_id = uuid.uuid4().hex[:12]
         self.views: list[str] = []
@@ -345,7 +347,7 @@ def _check_argument_types(call: Call) -> None:
     """Reject calls whose argument types cannot mean what the function says (exit 2, not a Spark coercion)."""
     fams = {f for f in call.families() if f != "null"}
     if call.name in _COMPARISONS:
-        ex.check_comparable(call)
+        ex.coerce_comparison(call)
     elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or fams & _TEMPORAL):
         raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)
 

@@ -155,12 +155,30 @@ def _guess_type(call: Call) -> T.DataType:
     return values[0].type if values else T.NullType()
 
 
-def check_comparable(call: Call) -> None:
-    """Reject comparisons between unrelated types instead of letting Spark coerce them silently."""
+_TEMPORAL_FROM_STRING = {"date": T.DateType(), "timestamp": T.TimestampType()}
+
+
+def coerce_comparison(call: Call) -> None:
+    """Make comparison arguments comparable, or reject them instead of letting Spark coerce silently.
+
+    Producers such as ibis compare a date column with a string literal ('1995-03-15'): the string is read
+    as a value of the temporal type, explicitly, so the comparison is never a string comparison.
+    """
     fams = {family(v.type) for v in call.values} - {"null"}
     numeric = {"int", "float", "decimal"}
-    if len(fams) > 1 and not fams <= numeric and fams != {"string", "binary"}:
-        raise PlanInvalidError(f"{call.ref.name}: arguments of incompatible types {sorted(fams)}", call.path)
+    if len(fams) <= 1 or fams <= numeric or fams == {"string", "binary"}:
+        return
+    temporal = fams - {"string"}
+    if "string" in fams and len(temporal) == 1 and (target := next(iter(temporal))) in _TEMPORAL_FROM_STRING:
+        spark_t = _TEMPORAL_FROM_STRING[target]
+        if target == "timestamp":
+            spark_t = next(v.type for v in call.values if family(v.type) == "timestamp")
+        call.arguments = [
+            Typed(a.col.cast(spark_t), spark_t) if isinstance(a, Typed) and family(a.type) == "string" else a
+            for a in call.arguments
+        ]
+        return
+    raise PlanInvalidError(f"{call.ref.name}: arguments of incompatible types {sorted(fams)}", call.path)
 
 
 # --- conditionals and lists --------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ def run_loaded(
     report.spark_application_id = spark.conf.get("spark.app.id", None)
     start = time.perf_counter()
     consumer = consumer_class(spark, loaded.plan, resolver)
+    report.notes.extend(consumer.quirks.notes())
     try:
         roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
         for n in range(len(roots)):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
@@ -25,6 +26,7 @@ from substrait import algebra_pb2 as alg
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .relation import Relation, quote
 from .scope import Scope, Typed
+from .walk import messages
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -78,7 +80,45 @@ def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expressio
 
 
 def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str) -> Relation:
+    _refuse_unmarked_correlation(cx, rel, path)
     return cx.rel(rel, path, outer=scope)
+
+
+_COMPARE = {"equal", "not_equal", "lt", "lte", "gt", "gte", "is_not_distinct_from", "is_distinct_from"}
+
+
+def _refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
+    """ibis-substrait never writes outer references: a correlated column is a plain field reference into the
+    enclosing query's record, indistinguishable from a column of the subquery's own input. Reading it either
+    way may run a different query, so such plans are refused rather than guessed at."""
+    if not cx.quirks.unmarked_outer_references:
+        return
+    for msg in _descendants(rel):
+        if not isinstance(msg, alg.FilterRel):
+            continue
+        for c in conjuncts(cx, msg.condition):
+            if c.WhichOneof("rex_type") != "scalar_function":
+                continue
+            fn = c.scalar_function
+            ref = cx.extensions.functions.get(fn.function_reference)
+            args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+            if ref and ref.base in _COMPARE and len(args) == 2 and all(_bare_field(a) for a in args):
+                raise PlanInvalidError(
+                    "ibis-substrait plan compares two plain field references inside a subquery: the producer "
+                    "writes correlated columns without outer references, so which side is the enclosing query's "
+                    "column cannot be known",
+                    path,
+                )
+
+
+def _descendants(msg) -> Iterator:
+    for child in messages(msg):
+        yield child
+        yield from _descendants(child)
+
+
+def _bare_field(e: alg.Expression) -> bool:
+    return e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
 
 
 def _and(conds: list[Column]) -> Column | None:

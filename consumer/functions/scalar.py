@@ -81,12 +81,14 @@ def _date_shift(c: Call, sign: int) -> Column | None:
 
 def _add(c: Call) -> Column:
     c.arity(2)
-    return _date_shift(c, 1) or (c.cols[0] + c.cols[1])
+    shifted = _date_shift(c, 1)
+    return shifted if shifted is not None else c.cols[0] + c.cols[1]
 
 
 def _subtract(c: Call) -> Column:
     c.arity(2)
-    return _date_shift(c, -1) or (c.cols[0] - c.cols[1])
+    shifted = _date_shift(c, -1)
+    return shifted if shifted is not None else c.cols[0] - c.cols[1]
 
 
 def _divide(c: Call) -> Column:

@@ -29,8 +29,11 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
         new_cols.append(typed.col.alias(name))
         new_names.append(name)
         new_types.append(typed.type)
+    kept_cols, kept_types = source.cols(), list(source.types)
     names = [*source.names, *new_names]
+    if cx.quirks.project_outputs_expressions_only:
+        kept_cols, kept_types, names = [], [], list(new_names)
     hidden = source.carried(names)
     # Subquery joins may have widened scope.rel; select from it, then only the declared outputs remain.
-    df = scope.rel.df.select(*source.cols(), *new_cols, *[F.col(quote(n)) for n in hidden])
-    return source.derive(df, names, [*source.types, *new_types], hidden)
+    df = scope.rel.df.select(*kept_cols, *new_cols, *[F.col(quote(n)) for n in hidden])
+    return source.derive(df, names, [*kept_types, *new_types], hidden)

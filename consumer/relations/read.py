@@ -47,8 +47,8 @@ def _filter_and_project(
             out = out.with_df(out.df.filter(cond.col))
     if rel.HasField("projection"):
         mask = rel.projection
-        if mask.maintain_singular_struct:
-            raise UnsupportedFeatureError("projection with maintain_singular_struct", f"{path}.projection")
+        # maintain_singular_struct only matters when a mask picks one field out of a nested struct; masks
+        # over the record's top-level columns (all we accept) mean the same with or without it.
         positions = []
         for i, item in enumerate(mask.select.struct_items):
             if item.HasField("child"):
