@@ -1,0 +1,126 @@
+"""Shared pytest fixtures: a local Spark session, TPC-H data, the plan corpus."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+CORPUS_DIR = Path(os.environ.get("SUBSTRAIT_SPARK_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+TPCH_SCALE = "0.01"
+TPCH_DIR = REPO_ROOT / ".data" / "tpch" / f"sf{TPCH_SCALE}"
+TPCH_TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
+
+# Test helpers (oracles.py) are imported as top-level modules from this folder, whatever the rootdir.
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "corpus: runs plans or oracles from ../shared/corpus (needs the corpus and TPC-H data)"
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Spark
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark 3.5 session for the whole test run."""
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("substrait-spark-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+# --------------------------------------------------------------------------------------------------
+# TPC-H data
+# --------------------------------------------------------------------------------------------------
+
+
+def _tpchgen_executable() -> str:
+    candidate = Path(sys.executable).parent / "tpchgen-cli"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("tpchgen-cli")
+    if found:
+        return found
+    pytest.fail(
+        f"tpchgen-cli not found next to {sys.executable} nor on PATH; "
+        "install the test extra (pip install -e '.[test]', it pins tpchgen-cli==4.0.0)"
+    )
+
+
+def ensure_tpch_data(target: Path = TPCH_DIR, scale: str = TPCH_SCALE) -> Path:
+    """Make sure ``target/<table>.parquet`` exists for every TPC-H table; generate them if not."""
+    if all((target / f"{t}.parquet").exists() for t in TPCH_TABLES):
+        return target
+    exe = _tpchgen_executable()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        proc = subprocess.run(
+            [exe, "parquet", "-s", scale, "--output-dir", str(staging)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            pytest.fail(
+                f"tpchgen-cli failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
+            )
+        missing = [t for t in TPCH_TABLES if not (staging / f"{t}.parquet").exists()]
+        if missing:
+            pytest.fail(f"tpchgen-cli did not write {missing} into {staging}")
+        target.mkdir(exist_ok=True)
+        for table in TPCH_TABLES:  # one atomic rename per file: concurrent runs never see half a file
+            os.replace(staging / f"{table}.parquet", target / f"{table}.parquet")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def tpch_dir() -> Path:
+    """``<repo>/.data/tpch/sf0.01``: ``<table>.parquet`` for the 8 TPC-H tables, made by tpchgen-cli."""
+    return ensure_tpch_data()
+
+
+# --------------------------------------------------------------------------------------------------
+# Plan corpus
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The shared plan corpus (``<repo>/../shared/corpus``). Missing corpus is a failure, not a skip."""
+    if not CORPUS_DIR.is_dir():
+        pytest.fail(
+            f"plan corpus not found at {CORPUS_DIR} (expected <repo>/../shared/corpus, "
+            "or set SUBSTRAIT_SPARK_CORPUS); corpus tests cannot run without it"
+        )
+    return CORPUS_DIR

@@ -1,0 +1,15 @@
+-- ibis-substrait tpc_h03: TPC-H Q3 with ibis' column order (group keys first, then revenue).
+select
+    l_orderkey,
+    o_orderdate,
+    o_shippriority,
+    sum(l_extendedprice * (1 - l_discount)) as revenue
+from customer, orders, lineitem
+where c_mktsegment = 'BUILDING'
+    and c_custkey = o_custkey
+    and l_orderkey = o_orderkey
+    and o_orderdate < date '1995-03-15'
+    and l_shipdate > date '1995-03-15'
+group by l_orderkey, o_orderdate, o_shippriority
+order by revenue desc, o_orderdate
+limit 10
