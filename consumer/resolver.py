@@ -55,6 +55,9 @@ class TableMapResolver:
     """A static name -> location map; names match case-insensitively, on the last name part or all parts."""
 
     tables: dict[str, TableBinding] = field(default_factory=dict)
+    # DataFrames already opened, per session and binding: reading a parquet footer costs ~50 ms, and a
+    # batch of plans reads the same tables again and again.
+    _opened: dict[tuple[int, TableBinding], ResolvedTable] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.tables = {k.lower(): v for k, v in self.tables.items()}
@@ -78,14 +81,22 @@ class TableMapResolver:
         if binding is None:
             known = ", ".join(sorted(self.tables)) or "none"
             raise ResolutionError(f"table {'.'.join(names)!r} not found (known tables: {known})")
-        reader = spark.read
-        if binding.format == "table":
-            df = spark.table(binding.uri)
-        elif binding.format == "csv":
-            df = reader.option("header", "true").option("inferSchema", "true").csv(binding.uri)
-        else:
-            df = reader.format(binding.format).load(binding.uri)
-        return ResolvedTable(df, binding.uri, binding.format)
+        key = (id(spark), binding)
+        if key not in self._opened:
+            self._opened[key] = ResolvedTable(_open(spark, binding), binding.uri, binding.format)
+        return self._opened[key]
+
+
+def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
+    if binding.format == "table":
+        return spark.table(binding.uri)
+    if binding.format == "csv":
+        return spark.read.option("header", "true").option("inferSchema", "true").csv(binding.uri)
+    try:
+        return spark.read.format(binding.format).load(binding.uri)
+    except Exception as exc:  # Spark's AnalysisException: path missing, unreadable format
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ResolutionError(f"cannot read {binding.uri} as {binding.format}: {first[:300]}") from exc
 
 
 @dataclass

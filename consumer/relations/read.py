@@ -64,31 +64,32 @@ def conform(
     cx: SubstraitConsumer, df: DataFrame, names: list[str], types: list[T.DataType], path: str, what: str
 ) -> Relation:
     """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each."""
+    fields = df.schema.fields
     by_lower: dict[str, T.StructField] = {}
-    for f in df.schema.fields:
+    for f in fields:
         by_lower.setdefault(f.name.lower(), f)
-    cols, out_names = [], []
-    problems = []
+    found, problems = [], []
     for name, declared in zip(names, types, strict=True):
-        found = by_lower.get(name.lower())
-        if found is None:
+        f = by_lower.get(name.lower())
+        if f is None:
             problems.append(f"column {name!r} missing")
-            continue
-        col = F.col(quote(found.name))
-        if not compatible(found.dataType, declared):
-            if _castable(found.dataType, declared):
-                col = col.cast(declared)
-            else:
-                problems.append(
-                    f"column {name!r} is {found.dataType.simpleString()}, plan says {declared.simpleString()}"
-                )
-                continue
-        fresh = cx.names.fresh()
-        cols.append(col.alias(fresh))
-        out_names.append(fresh)
+        elif not compatible(f.dataType, declared) and not _castable(f.dataType, declared):
+            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
+        else:
+            found.append(f)
     if problems:
         raise ResolutionError(f"{what} does not match the plan's schema: " + "; ".join(problems), path)
-    return Relation(df.select(*cols), out_names, list(types))
+    fresh = [cx.names.fresh() for _ in names]
+    exact = all(compatible(f.dataType, t) for f, t in zip(found, types, strict=True))
+    if exact and [f.name for f in fields] == [f.name for f in found]:
+        return Relation(df.toDF(*fresh), fresh, list(types))  # one call instead of two per column
+    cols = []
+    for f, declared, new in zip(found, types, fresh, strict=True):
+        col = F.col(quote(f.name))
+        if not compatible(f.dataType, declared):
+            col = col.cast(declared)
+        cols.append(col.alias(new))
+    return Relation(df.select(*cols), fresh, list(types))
 
 
 def _castable(actual: T.DataType, declared: T.DataType) -> bool:
