@@ -15,7 +15,7 @@ def messages(msg: Message) -> Iterator[Message]:
     for field, value in msg.ListFields():
         if field.message_type is None or field.message_type.GetOptions().map_entry:
             continue
-        if field.label == field.LABEL_REPEATED:
+        if field.is_repeated:
             yield from value
         else:
             yield value
