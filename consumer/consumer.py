@@ -20,10 +20,10 @@ from . import expressions as ex
 from . import subqueries
 from .errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
 from .extensions import Extensions
-from .producers import Quirks
 from .functions import AGGREGATE, SCALAR, AggregateHandler, Call, Handler
 from .literals import to_column
-from .relation import NameSource, Relation, quote
+from .producers import Quirks
+from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
 from .resolver import TableResolver
@@ -60,7 +60,17 @@ EXPR_METHODS: dict[str, str] = {
     "nested": "nested",
     "enum": "enum",
 }
-_COMPARISONS = {"equal", "not_equal", "lt", "lte", "gt", "gte", "is_distinct_from", "is_not_distinct_from", "between"}
+_COMPARISONS = {
+    "equal",
+    "not_equal",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+    "is_distinct_from",
+    "is_not_distinct_from",
+    "between",
+}
 _ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
 _NUMERIC = {"int", "float", "decimal", "null"}
 _TEMPORAL = {"date", "timestamp", "interval_day", "interval_year"}
@@ -105,16 +115,17 @@ class SubstraitConsumer:
         except SubstraitSparkError:
             raise
         except Exception as exc:  # Spark's analysis errors while building: name the relation
-            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p) from exc
+            raise PlanInvalidError(
+                f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p
+            ) from exc
         return self._emit(body, out, p)
 
     def _check_common(self, body: Any, path: str) -> None:
         if body.HasField("advanced_extension") and body.advanced_extension.HasField("enhancement"):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.advanced_extension")
         common = getattr(body, "common", None)
-        if common is not None and common.HasField("advanced_extension"):
-            if common.advanced_extension.HasField("enhancement"):
-                raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")
+        if common is not None and common.advanced_extension.HasField("enhancement"):
+            raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")
 
     def _emit(self, body: Any, out: Relation, path: str) -> Relation:
         common = getattr(body, "common", None)
@@ -124,7 +135,8 @@ class SubstraitConsumer:
         for m in mapping:
             if not 0 <= m < len(out.names):
                 raise PlanInvalidError(
-                    f"emit position {m} out of range: the relation has {len(out.names)} columns", f"{path}.common.emit"
+                    f"emit position {m} out of range: the relation has {len(out.names)} columns",
+                    f"{path}.common.emit",
                 )
         return out.select_positions(mapping, self.names)
 
@@ -177,11 +189,15 @@ class SubstraitConsumer:
         """A shared subtree (`plan.relations[i].rel`) is translated once; later uses get fresh column names."""
         i = rel.subtree_ordinal
         if not 0 <= i < len(self.plan.relations):
-            raise PlanInvalidError(f"reference to relation {i}, the plan has {len(self.plan.relations)}", path)
+            raise PlanInvalidError(
+                f"reference to relation {i}, the plan has {len(self.plan.relations)}", path
+            )
         if i not in self._shared:
             target = self.plan.relations[i]
             if target.WhichOneof("rel_type") != "rel":
-                raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
+                raise PlanInvalidError(
+                    f"reference to relation {i}, which is a root, not a shared subtree", path
+                )
             self._shared[i] = self.rel(target.rel, f"relations[{i}].rel", outer)
             self._shared_uses[i] = 0
         self._shared_uses[i] += 1
@@ -191,7 +207,9 @@ class SubstraitConsumer:
     def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
         handler = self.extension_relations.get(rel.detail.type_url)
         if handler is None:
-            raise UnsupportedFeatureError(f"extension relation {rel.detail.type_url or '(no type URL)'}", path)
+            raise UnsupportedFeatureError(
+                f"extension relation {rel.detail.type_url or '(no type URL)'}", path
+            )
         return handler(self, rel.detail, inputs, path)
 
     def consume_extension_single(self, rel, path, outer):
@@ -289,8 +307,9 @@ class SubstraitConsumer:
         i = roots[index]
         root = self.plan.relations[i].root
         path = f"relations[{i}].root"
-        out = self.rel(root.input, f"{path}.input")
-        return name_columns(out, list(root.names), path)
+        with column_cache():
+            out = self.rel(root.input, f"{path}.input")
+            return name_columns(out, list(root.names), path)
 
 
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:

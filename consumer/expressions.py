@@ -17,7 +17,7 @@ from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import Call
-from .relation import quote
+from .relation import column
 from .scope import Scope, Typed
 from .types import family, spark_type
 
@@ -59,7 +59,9 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
         rel = scope_for_root.rel
         i = seg.struct_field.field
         if not 0 <= i < len(rel.names):
-            raise PlanInvalidError(f"field reference {i} out of range: the input has {len(rel.names)} columns", path)
+            raise PlanInvalidError(
+                f"field reference {i} out of range: the input has {len(rel.names)} columns", path
+            )
         base = Typed(rel.col(i), rel.types[i])
         if not seg.struct_field.HasField("child"):
             return base
@@ -74,7 +76,9 @@ def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
         if kind == "struct_field":
             t = base.type
             if not isinstance(t, T.StructType) or not 0 <= seg.struct_field.field < len(t.fields):
-                raise PlanInvalidError(f"struct field {seg.struct_field.field} of a non-struct or out of range", path)
+                raise PlanInvalidError(
+                    f"struct field {seg.struct_field.field} of a non-struct or out of range", path
+                )
             f = t.fields[seg.struct_field.field]
             base, nxt = Typed(base.col.getField(f.name), f.dataType), seg.struct_field
         elif kind == "list_element":
@@ -141,9 +145,28 @@ def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope:
 
 
 _BOOLEAN_RESULTS = {
-    "equal", "not_equal", "lt", "lte", "gt", "gte", "between", "is_null", "is_not_null", "is_distinct_from",
-    "is_not_distinct_from", "and", "or", "not", "xor", "like", "contains", "starts_with", "ends_with",
-    "is_nan", "is_finite", "is_infinite",
+    "equal",
+    "not_equal",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+    "between",
+    "is_null",
+    "is_not_null",
+    "is_distinct_from",
+    "is_not_distinct_from",
+    "and",
+    "or",
+    "not",
+    "xor",
+    "like",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
 }
 
 
@@ -229,9 +252,13 @@ def multi_or_list(cx: SubstraitConsumer, e: Expression.MultiOrList, scope: Scope
     values = [cx.expression(v, scope, f"{path}.value[{i}]").col for i, v in enumerate(e.value)]
     rows = []
     for r, rec in enumerate(e.options):
-        fields = [cx.expression(f, scope, f"{path}.options[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
+        fields = [
+            cx.expression(f, scope, f"{path}.options[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)
+        ]
         if len(fields) != len(values):
-            raise PlanInvalidError(f"record of {len(fields)} values against {len(values)}", f"{path}.options[{r}]")
+            raise PlanInvalidError(
+                f"record of {len(fields)} values against {len(values)}", f"{path}.options[{r}]"
+            )
         rows.append(functools.reduce(operator.and_, [v == f for v, f in zip(values, fields, strict=True)]))
     if not rows:
         raise PlanInvalidError("multi IN list with no options", path)
@@ -271,7 +298,9 @@ def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> 
     if throw and not _cannot_fail(value.type, target):
         # Spark's non-ANSI cast yields NULL for a value it cannot convert; the plan asked for an error.
         message = f"cast to {target.simpleString()} failed at {path}"
-        casted = F.when(value.col.isNotNull() & casted.isNull(), F.raise_error(F.lit(message))).otherwise(casted)
+        casted = F.when(value.col.isNotNull() & casted.isNull(), F.raise_error(F.lit(message))).otherwise(
+            casted
+        )
     if value.is_literal and not throw:
         return Typed(casted, target)
     return Typed(casted, target)
@@ -283,7 +312,9 @@ def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> 
 def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str) -> Typed:
     kind = e.WhichOneof("nested_type")
     if kind == "struct":
-        fields = [cx.expression(f, scope, f"{path}.struct.fields[{i}]") for i, f in enumerate(e.struct.fields)]
+        fields = [
+            cx.expression(f, scope, f"{path}.struct.fields[{i}]") for i, f in enumerate(e.struct.fields)
+        ]
         col = F.struct(*[f.col.alias(f"f{i}") for i, f in enumerate(fields)])
         return Typed(col, T.StructType([T.StructField(f"f{i}", f.type) for i, f in enumerate(fields)]))
     if kind == "list":
@@ -293,8 +324,10 @@ def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str)
         return Typed(F.array(*[i.col for i in items]), T.ArrayType(items[0].type))
     if kind == "map":
         pairs = [
-            (cx.expression(kv.key, scope, f"{path}.map.key_values[{i}].key"),
-             cx.expression(kv.value, scope, f"{path}.map.key_values[{i}].value"))
+            (
+                cx.expression(kv.key, scope, f"{path}.map.key_values[{i}].key"),
+                cx.expression(kv.value, scope, f"{path}.map.key_values[{i}].value"),
+            )
             for i, kv in enumerate(e.map.key_values)
         ]
         if not pairs:
@@ -309,4 +342,4 @@ def enum_expression(cx: SubstraitConsumer, e: Expression.Enum, scope: Scope, pat
 
 
 def column_named(name: str, type_: T.DataType) -> Typed:
-    return Typed(F.col(quote(name)), type_)
+    return Typed(column(name), type_)

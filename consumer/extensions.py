@@ -41,7 +41,9 @@ class Extensions:
                 raise PlanInvalidError("extension declaration with nothing set", f"extensions[{i}]")
             where = urns.get(decl.extension_urn_reference) or uris.get(decl.extension_uri_reference, "")
             if kind == "extension_function":
-                self.functions[decl.function_anchor] = FunctionRef.parse(decl.function_anchor, decl.name, where)
+                self.functions[decl.function_anchor] = FunctionRef.parse(
+                    decl.function_anchor, decl.name, where
+                )
             elif kind == "extension_type":
                 self.types[decl.type_anchor] = decl.name
             else:

@@ -24,12 +24,16 @@ class Quirks:
         producer = (plan.version.producer or "").lower()
         minor = plan.version.minor_number
         return cls(
-            project_outputs_expressions_only=producer == "duckdb" and plan.version.major_number == 0 and minor <= 53,
+            project_outputs_expressions_only=producer == "duckdb"
+            and plan.version.major_number == 0
+            and minor <= 53,
             unmarked_outer_references=producer.startswith("ibis"),
         )
 
     def notes(self) -> list[str]:
         out = []
         if self.project_outputs_expressions_only:
-            out.append("DuckDB <= 1.1 plan: ProjectRel outputs read as its expressions only (the producer's meaning)")
+            out.append(
+                "DuckDB <= 1.1 plan: ProjectRel outputs read as its expressions only (the producer's meaning)"
+            )
         return out

@@ -8,7 +8,9 @@ without ambiguity. The plan's own names are attached only at the root and at wri
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
@@ -19,6 +21,31 @@ from pyspark.sql import types as T
 def quote(name: str) -> str:
     """Backtick-quote an identifier for Spark (names from plans are untrusted)."""
     return "`" + name.replace("`", "``") + "`"
+
+
+# Column references made during one translation, by internal name. In classic PySpark every `F.col` is
+# three JVM round trips; internal names are unique within a translation, so each is built once.
+_column_cache: ContextVar[dict[str, Column] | None] = ContextVar("substrait_column_cache", default=None)
+
+
+def column(name: str) -> Column:
+    """`F.col` for a name, cached for the duration of the current translation."""
+    cache = _column_cache.get()
+    if cache is None:
+        return F.col(quote(name))
+    col = cache.get(name)
+    if col is None:
+        col = cache[name] = F.col(quote(name))
+    return col
+
+
+@contextmanager
+def column_cache() -> Iterator[None]:
+    token = _column_cache.set({})
+    try:
+        yield
+    finally:
+        _column_cache.reset(token)
 
 
 class NameSource:
@@ -70,13 +97,13 @@ class Relation:
         return len(self.names)
 
     def col(self, i: int) -> Column:
-        return F.col(quote(self.names[i]))
+        return column(self.names[i])
 
     def cols(self) -> list[Column]:
         return [self.col(i) for i in range(len(self.names))]
 
     def hidden_cols(self) -> list[Column]:
-        return [F.col(quote(n)) for n in self.hidden]
+        return [column(n) for n in self.hidden]
 
     def with_df(self, df: DataFrame) -> Relation:
         """Same columns and correlation state over a new DataFrame (e.g. after a filter or sort)."""
@@ -113,7 +140,7 @@ class Relation:
         if out_names == self.names:
             return self
         hidden = self.carried(out_names)
-        df = self.df.select(*out_cols, *[F.col(quote(n)) for n in hidden])
+        df = self.df.select(*out_cols, *[column(n) for n in hidden])
         return self.derive(df, out_names, [self.types[p] for p in positions], hidden)
 
     def renamed(self, names: NameSource) -> Relation:

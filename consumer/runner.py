@@ -63,7 +63,7 @@ def run_loaded(
         plan_sha256=loaded.sha256,
         producer=loaded.producer,
         spec_version=loaded.spec_version,
-        started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         notes=list(loaded.notes),
     )
     report.spark_application_id = spark.conf.get("spark.app.id", None)
@@ -79,12 +79,17 @@ def run_loaded(
             out = RootOutput(index=n, columns=list(df.columns))
             try:
                 if output is not None:
-                    target = output if len(roots) == 1 else output.with_name(f"{output.stem}.{n}{output.suffix}")
+                    target = (
+                        output if len(roots) == 1 else output.with_name(f"{output.stem}.{n}{output.suffix}")
+                    )
                     write_single_file(df, target, output_format)
                     out.location, out.format = str(target), output_format
-                    out.rows = spark.read.format("json" if output_format == "jsonl" else output_format).option(
-                        "header", "true"
-                    ).load(str(target)).count()
+                    out.rows = (
+                        spark.read.format("json" if output_format == "jsonl" else output_format)
+                        .option("header", "true")
+                        .load(str(target))
+                        .count()
+                    )
                 else:
                     rows = df.collect()
                     out.rows = len(rows)
@@ -100,7 +105,12 @@ def run_loaded(
         return report
     except SubstraitSparkError as exc:
         report.status = "failed"
-        report.error = {"kind": exc.kind, "message": exc.message, "path": exc.path, "exit_code": exc.exit_code}
+        report.error = {
+            "kind": exc.kind,
+            "message": exc.message,
+            "path": exc.path,
+            "exit_code": exc.exit_code,
+        }
         exc.report = report  # type: ignore[attr-defined]
         raise
     finally:

@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
-from .relation import Relation, quote
+from .relation import Relation, column, quote
 from .scope import Scope, Typed
 from .walk import messages
 
@@ -118,7 +118,9 @@ def _descendants(msg) -> Iterator:
 
 
 def _bare_field(e: alg.Expression) -> bool:
-    return e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
+    return (
+        e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
+    )
 
 
 def _and(conds: list[Column]) -> Column | None:
@@ -157,7 +159,9 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
-        needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
+        needles = [
+            cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)
+        ]
         body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack")
         match = _match(needles, body, operator.eq, p)
         _apply_any(scope, body, match, negated)
@@ -238,12 +242,14 @@ def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typ
     raise PlanInvalidError("subquery with nothing set", path)
 
 
-def _mark(cx: SubstraitConsumer, scope: Scope, body: Relation, cond: Column | None, three_valued: bool) -> Typed:
+def _mark(
+    cx: SubstraitConsumer, scope: Scope, body: Relation, cond: Column | None, three_valued: bool
+) -> Typed:
     from .relations.join import mark_join
 
     joined, mark_name = mark_join(cx, scope.rel, body, cond, three_valued)
     scope.rel = joined
-    return Typed(F.col(quote(mark_name)), T.BooleanType())
+    return Typed(column(mark_name), T.BooleanType())
 
 
 def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str) -> Typed:
@@ -261,13 +267,15 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     value = body.names[0]
     if body.keyed:
         host = scope.rel
-        joined = host.df.join(body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left")
+        joined = host.df.join(
+            body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left"
+        )
         scope.rel = Relation(
             joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
         )
-        return Typed(F.col(quote(value)), body.types[0])
+        return Typed(column(value), body.types[0])
     from .relations.join import single_join
 
     joined, value_name = single_join(cx, scope.rel, body, _and(_pending(body)), path)
     scope.rel = joined
-    return Typed(F.col(quote(value_name)), body.types[0])
+    return Typed(column(value_name), body.types[0])

@@ -50,7 +50,9 @@ def local_fields(msg: Message) -> list[int]:
     return [
         ref.direct_reference.struct_field.field
         for ref, depth in field_references(msg)
-        if depth == 0 and ref.WhichOneof("root_type") in ("root_reference", None) and ref.HasField("direct_reference")
+        if depth == 0
+        and ref.WhichOneof("root_type") in ("root_reference", None)
+        and ref.HasField("direct_reference")
     ]
 
 

@@ -15,7 +15,9 @@ DEFAULT_CONF = {
 }
 
 
-def get_session(master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "substrait-spark"):
+def get_session(
+    master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "substrait-spark"
+):
     """A SparkSession for `master` (default `local[*]`), reused if one is active in this process."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.appName(app_name).master(master or "local[*]")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyspark.sql import SparkSession
-
 from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 from substrait_spark.consumer.loader import LoadedPlan, load_plan

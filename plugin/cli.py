@@ -27,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
 
     def tables(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--tables-dir", help="bind DIR/<name>.parquet (file or folder) to table <name>")
-        sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
+        sp.add_argument(
+            "--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table"
+        )
         sp.add_argument("--master", help="Spark master URL (default local[*])")
 
     run = sub.add_parser("run", help="run plans and write or print their results")
@@ -35,7 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     tables(run)
     run.add_argument("--output-dir", help="write <plan stem>.<format> per plan and summary.json here")
     run.add_argument("--output-format", choices=["csv", "parquet", "jsonl"], default="csv")
-    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="bind a dynamic parameter")
+    run.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="bind a dynamic parameter"
+    )
 
     val = sub.add_parser("validate", help="exit 0 iff every feature of every plan is supported")
     val.add_argument("plans", nargs="+", metavar="PLAN")
@@ -102,7 +106,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             loaded = load_plan(plan)
             target = out_dir / f"{Path(plan).stem}.{args.output_format}" if out_dir else None
             report = run_loaded(
-                loaded, spark, resolver, output=target, output_format=args.output_format,
+                loaded,
+                spark,
+                resolver,
+                output=target,
+                output_format=args.output_format,
                 preview_rows=0 if out_dir else 10**9,
             )
             entry.update(report.to_dict())
@@ -114,7 +122,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             _report_error(exc, plan, args.debug)
             report = getattr(exc, "report", None)
             entry.update(report.to_dict() if report else {"status": "failed"})
-            entry["error"] = {"kind": exc.kind, "message": exc.message, "path": exc.path, "exit_code": exc.exit_code}
+            entry["error"] = {
+                "kind": exc.kind,
+                "message": exc.message,
+                "path": exc.path,
+                "exit_code": exc.exit_code,
+            }
             exit_code = exit_code or exc.exit_code
         summary.append(entry)
     if out_dir:
@@ -189,8 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug of ours: still one line unless --debug
-        print(f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr)
+        print(
+            f"{PROG}: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            file=sys.stderr,
+        )
         if args.debug:
             traceback.print_exc()
         return 1

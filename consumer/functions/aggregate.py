@@ -16,7 +16,9 @@ from .call import Call
 AggregateHandler = Callable[[Call, bool], Column]
 
 
-def _simple(fn: Callable[[Column], Column], distinct_fn: Callable[[Column], Column] | None = None) -> AggregateHandler:
+def _simple(
+    fn: Callable[[Column], Column], distinct_fn: Callable[[Column], Column] | None = None
+) -> AggregateHandler:
     def build(c: Call, distinct: bool) -> Column:
         (x,) = c.arity(1).cols
         if distinct:
@@ -53,7 +55,9 @@ def _avg(c: Call, distinct: bool) -> Column:
     return F.avg(x)
 
 
-def _by_distribution(sample: Callable[[Column], Column], population: Callable[[Column], Column]) -> AggregateHandler:
+def _by_distribution(
+    sample: Callable[[Column], Column], population: Callable[[Column], Column]
+) -> AggregateHandler:
     def build(c: Call, distinct: bool) -> Column:
         if distinct:
             raise c.unsupported("DISTINCT invocation")

@@ -13,7 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..expressions import function_arguments, options_of
 from ..functions import Call
-from ..relation import Relation, quote
+from ..relation import column, Relation, quote
 from ..scope import Scope, Typed
 from ..types import spark_type
 
@@ -103,7 +103,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
 
     key_names = [cx.names.fresh() for _ in keys]
     measure_names = [cx.names.fresh() for _ in measures]
-    extra = [F.col(quote(n)) for n in absorbed]
+    extra = [column(n) for n in absorbed]
 
     def one_set(index: list[int]) -> DataFrame:
         group_cols = [keys[k].col.alias(key_names[k]) for k in dict.fromkeys(index)]
@@ -115,10 +115,10 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
             df = source.df.select(*group_cols, *extra).distinct()
         present = {key_names[k] for k in index}
         fill = [
-            (F.col(quote(n)) if n in present else F.lit(None).cast(keys[k].type).alias(n))
+            (column(n) if n in present else F.lit(None).cast(keys[k].type).alias(n))
             for k, n in enumerate(key_names)
         ]
-        return df.select(*fill, *[F.col(quote(n)) for n in measure_names], *extra)
+        return df.select(*fill, *[column(n) for n in measure_names], *extra)
 
     names = [*key_names, *measure_names]
     types = [k.type for k in keys] + [m.type for m in measures]
@@ -128,7 +128,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         gid = cx.names.fresh()
         parts = [one_set(s).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
         df = functools.reduce(DataFrame.unionAll, parts)
-        df = df.select(*[F.col(quote(n)) for n in names], F.col(gid), *extra)
+        df = df.select(*[column(n) for n in names], F.col(gid), *extra)
         names.append(gid)
         types.append(T.IntegerType())
     keyed = bool(absorbed) and not keys

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import UnsupportedFeatureError
-from ..relation import Pending, Relation, quote
+from ..relation import column, Pending, Relation, quote
 from ..scope import Scope
 from ..subqueries import conjuncts, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels
@@ -41,7 +41,7 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     hidden = result.carried(source.names)
     keep = [*source.names, *hidden]
     if list(df.columns) != keep:
-        df = df.select(*[F.col(quote(n)) for n in keep])
+        df = df.select(*[column(n) for n in keep])
     return Relation(df, source.names, source.types, hidden, pending, source.keyed, source.count_bug)
 
 

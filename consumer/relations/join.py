@@ -10,7 +10,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import Relation, quote
+from ..relation import column, Relation, quote
 from ..scope import Scope
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
         out = out.with_df(out.df.filter(post))
     keep = [*out.names, *out.hidden]
     if list(out.df.columns) != keep:
-        out = out.with_df(out.df.select(*[F.col(quote(n)) for n in keep]))
+        out = out.with_df(out.df.select(*[column(n) for n in keep]))
     return out
 
 
@@ -122,11 +122,11 @@ def single_join(
     row_id = cx.names.fresh()
     tagged = left.df.withColumn(row_id, F.monotonically_increasing_id())
     joined = tagged.join(right.df.select(*right.cols()), on=cond, how="left")
-    matches = F.count(F.lit(1)).over(Window.partitionBy(F.col(quote(row_id))))
+    matches = F.count(F.lit(1)).over(Window.partitionBy(column(row_id)))
     first = right.names[0]
     message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
-    checked = F.when(matches > 1, F.raise_error(message)).otherwise(F.col(quote(first))).alias(first)
-    rest = [F.col(quote(n)) for n in right.names[1:]]
+    checked = F.when(matches > 1, F.raise_error(message)).otherwise(column(first)).alias(first)
+    rest = [column(n) for n in right.names[1:]]
     df = joined.select(*left.cols(), *left.hidden_cols(), checked, *rest)
     out = Relation(df, left.names, left.types, [*left.hidden, *right.names], left.pending, left.keyed, left.count_bug)
     return out, first
@@ -145,7 +145,7 @@ def mark_join(
     cond = cond if cond is not None else F.lit(True)
     on = (cond | cond.isNull()) if three_valued else cond
     joined = tagged.join(flagged, on=on, how="left")
-    matched = F.col(quote(flag)).isNotNull()
+    matched = column(flag).isNotNull()
     if three_valued:
         value = (
             F.when(F.max(F.when(matched, F.coalesce(cond, F.lit(False))).otherwise(F.lit(False))), F.lit(True))
@@ -155,8 +155,8 @@ def mark_join(
     else:
         value = F.max(matched)
     keep = [*left.names, *left.hidden]
-    df = joined.groupBy(F.col(quote(row_id))).agg(
-        *[F.first(F.col(quote(n))).alias(n) for n in keep], value.alias(mark)
+    df = joined.groupBy(column(row_id)).agg(
+        *[F.first(column(n)).alias(n) for n in keep], value.alias(mark)
     ).drop(row_id)
     out = Relation(df, left.names, left.types, [*left.hidden, mark], left.pending, left.keyed, left.count_bug)
     return out, mark

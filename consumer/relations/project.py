@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import UnsupportedFeatureError
-from ..relation import Relation, quote
+from ..relation import column, Relation, quote
 from ..scope import Scope
 from ..walk import reference_levels
 
@@ -35,5 +35,5 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
         kept_cols, kept_types, names = [], [], list(new_names)
     hidden = source.carried(names)
     # Subquery joins may have widened scope.rel; select from it, then only the declared outputs remain.
-    df = scope.rel.df.select(*kept_cols, *new_cols, *[F.col(quote(n)) for n in hidden])
+    df = scope.rel.df.select(*kept_cols, *new_cols, *[column(n) for n in hidden])
     return source.derive(df, names, [*kept_types, *new_types], hidden)

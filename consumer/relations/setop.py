@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import Relation, quote
+from ..relation import column, Relation, quote
 from ..scope import Scope
 
 if TYPE_CHECKING:
@@ -24,11 +24,11 @@ def _minus_multiset(cx: SubstraitConsumer, primary: DataFrame, others: list[Data
     tag = cx.names.fresh()
     tagged = [df.withColumn(tag, F.lit(i)) for i, df in enumerate([primary, *others])]
     counts = [F.sum(F.when(F.col(tag) == i, 1).otherwise(0)).alias(f"{tag}_{i}") for i in range(len(tagged))]
-    grouped = functools.reduce(DataFrame.unionAll, tagged).groupBy(*[F.col(quote(c)) for c in cols]).agg(*counts)
+    grouped = functools.reduce(DataFrame.unionAll, tagged).groupBy(*[column(c) for c in cols]).agg(*counts)
     least = F.least(*[F.col(f"{tag}_{i}") for i in range(1, len(tagged))]) if len(tagged) > 2 else F.col(f"{tag}_1")
     times = F.col(f"{tag}_0") - least
     return grouped.filter(times > 0).select(
-        *[F.col(quote(c)) for c in cols], F.explode(F.array_repeat(F.lit(1), times.cast("int"))).alias(tag)
+        *[column(c) for c in cols], F.explode(F.array_repeat(F.lit(1), times.cast("int"))).alias(tag)
     ).drop(tag)
 
 
