@@ -87,6 +87,15 @@ IBIS_SQL_OVERRIDES = {
     11: "fraction 0.0001 cast to decimal(38,2) = 0.00 by the plan: every part with value > 0",
     17: "sum(l_extendedprice) / 0.7 (TPC-H: / 7.0)",
 }
+# ibis-substrait defects found in these plans. They are asserted, not skipped:
+# - it never writes outer references: a correlated column is a plain field reference into the enclosing
+#   query's record (q4 writes l_orderkey = o_orderkey as `field 0 = field 0`). Which side is outer cannot be
+#   known, so the consumer must refuse these plans with a clear PlanInvalidError instead of guessing.
+IBIS_REFUSED_UNMARKED_CORRELATION = {2, 4, 17, 20, 21, 22}
+# - the second instance of a self-joined table (nation as n1 and n2) is referenced with that table's own
+#   column indexes: q7's last join reads `c_nationkey = field 0` (s_suppkey), q8's `s_nationkey = field 0`
+#   (p_partkey). The plans' literal queries are not TPC-H q7/q8 and return no rows at SF 0.01.
+IBIS_SELF_JOIN_DEFECT = {7, 8}
 # Not an override, but worth knowing when ibis q22 fails: the plan writes substring(c_phone, 0, 2)
 # (ibis' 0-based start passed through). The oracle reads it as the first two characters, ibis' intent
 # and what Spark's substring does for a start of 0.
@@ -230,12 +239,22 @@ def test_plan_file_counts(corpus):
 def test_tpch_plan(case: Case, spark, corpus, duckdb_oracle, tpch_resolver):
     from substrait_spark.consumer import load_plan, to_dataframe
 
+    from substrait_spark.consumer.errors import PlanInvalidError
+
     plan_path = corpus / case.plan
     assert plan_path.is_file(), f"plan missing from the corpus: {plan_path}"
-    expected, masked = expected_result(case.oracle, corpus, duckdb_oracle)
-
     loaded = load_plan(str(plan_path))
+    if case.id.startswith("ibis-") and case.query in IBIS_REFUSED_UNMARKED_CORRELATION:
+        with pytest.raises(PlanInvalidError, match="without outer references") as info:
+            to_dataframe(loaded, spark, tpch_resolver)
+        assert info.value.path and info.value.path.startswith("relations[0].root.input")
+        return
     df = to_dataframe(loaded, spark, tpch_resolver)
+    if case.id.startswith("ibis-") and case.query in IBIS_SELF_JOIN_DEFECT:
+        # The plan is run as written: its mis-joined nation rows never match, so no rows come out.
+        assert df.collect() == [], f"{case.id}: the plan's literal query (see IBIS_SELF_JOIN_DEFECT) has no rows"
+        return
+    expected, masked = expected_result(case.oracle, corpus, duckdb_oracle)
     actual_rows = [tuple(r) for r in df.collect()]
 
     note = f" [oracle: {case.oracle.path}{' — ' + case.oracle.note if case.oracle.note else ''}]"
