@@ -60,6 +60,8 @@ EXPR_METHODS: dict[str, str] = {
     "nested": "nested",
     "enum": "enum",
 }
+# Relation kinds whose translator applies `common.emit` itself (folded into its one select).
+EMIT_APPLIED_BY_TRANSLATOR = {"project"}
 _COMPARISONS = {
     "equal",
     "not_equal",
@@ -118,7 +120,7 @@ class SubstraitConsumer:
             raise PlanInvalidError(
                 f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p
             ) from exc
-        return self._emit(body, out, p)
+        return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
 
     def _check_common(self, body: Any, path: str) -> None:
         if body.HasField("advanced_extension") and body.advanced_extension.HasField("enhancement"):

@@ -65,10 +65,7 @@ def _resolver(args: argparse.Namespace):
         if not sep or not name or not target:
             raise PlanInvalidError(f"--table expects NAME=URI[:FORMAT], got {spec!r}")
         extra[name] = TableBinding.parse(target)
-    if args.tables_dir:
-        table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra)
-    else:
-        table_map = TableMapResolver(extra)
+    table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra) if args.tables_dir else TableMapResolver(extra)
     return ChainResolver([table_map, SessionCatalogResolver()])
 
 

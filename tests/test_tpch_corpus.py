@@ -238,7 +238,6 @@ def test_plan_file_counts(corpus):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_tpch_plan(case: Case, spark, corpus, duckdb_oracle, tpch_resolver):
     from substrait_spark.consumer import load_plan, to_dataframe
-
     from substrait_spark.consumer.errors import PlanInvalidError
 
     plan_path = corpus / case.plan

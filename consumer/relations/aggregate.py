@@ -13,7 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..expressions import function_arguments, options_of
 from ..functions import Call
-from ..relation import column, Relation, quote
+from ..relation import Relation, column
 from ..scope import Scope, Typed
 from ..types import spark_type
 
@@ -24,8 +24,22 @@ AggregateFunction = alg.AggregateFunction
 _PHASES_OK = (alg.AGGREGATION_PHASE_UNSPECIFIED, alg.AGGREGATION_PHASE_INITIAL_TO_RESULT)
 # Functions whose result does not depend on input order: their `sorts` can be ignored.
 _ORDER_INSENSITIVE = {
-    "sum", "sum0", "avg", "min", "max", "count", "median", "mode", "std_dev", "variance", "bool_and", "bool_or",
-    "approx_count_distinct", "approx_distinct", "product", "any_value",
+    "sum",
+    "sum0",
+    "avg",
+    "min",
+    "max",
+    "count",
+    "median",
+    "mode",
+    "std_dev",
+    "variance",
+    "bool_and",
+    "bool_or",
+    "approx_count_distinct",
+    "approx_distinct",
+    "product",
+    "any_value",
 }
 _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
 
@@ -33,8 +47,9 @@ _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
 def _grouping_keys(cx: SubstraitConsumer, rel: alg.AggregateRel, scope: Scope, path: str):
     """Distinct key expressions and, per grouping set, the indexes of its keys (old and new encodings)."""
     if len(rel.grouping_expressions):
-        keys = [cx.expression(e, scope, f"{path}.grouping_expressions[{i}]")
-                for i, e in enumerate(rel.grouping_expressions)]
+        keys = [
+            cx.expression(e, scope, f"{path}.grouping_expressions[{i}]") for i, e in enumerate(rel.grouping_expressions)
+        ]
         sets = []
         for g, grouping in enumerate(rel.groupings):
             if len(grouping.grouping_expressions):
@@ -109,14 +124,10 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         group_cols = [keys[k].col.alias(key_names[k]) for k in dict.fromkeys(index)]
         aggs = [m.col.alias(n) for m, n in zip(measures, measure_names, strict=True)]
         grouped = source.df.groupBy(*group_cols, *extra)
-        if aggs:
-            df = grouped.agg(*aggs)
-        else:
-            df = source.df.select(*group_cols, *extra).distinct()
+        df = grouped.agg(*aggs) if aggs else source.df.select(*group_cols, *extra).distinct()
         present = {key_names[k] for k in index}
         fill = [
-            (column(n) if n in present else F.lit(None).cast(keys[k].type).alias(n))
-            for k, n in enumerate(key_names)
+            (column(n) if n in present else F.lit(None).cast(keys[k].type).alias(n)) for k, n in enumerate(key_names)
         ]
         return df.select(*fill, *[column(n) for n in measure_names], *extra)
 

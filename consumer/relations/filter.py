@@ -6,11 +6,10 @@ import functools
 import operator
 from typing import TYPE_CHECKING
 
-from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import UnsupportedFeatureError
-from ..relation import column, Pending, Relation, quote
+from ..relation import Pending, Relation, column
 from ..scope import Scope
 from ..subqueries import conjuncts, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels
@@ -45,9 +44,7 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     return Relation(df, source.names, source.types, hidden, pending, source.keyed, source.count_bug)
 
 
-def correlated_conjunct(
-    cx: SubstraitConsumer, c: alg.Expression, scope: Scope, levels: set[int], path: str
-) -> Pending:
+def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, levels: set[int], path: str) -> Pending:
     """A conjunct reading the enclosing query: translated now, applied where the subquery meets its host."""
     if max(levels) > 1:
         raise UnsupportedFeatureError(

@@ -10,7 +10,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import column, Relation, quote
+from ..relation import Relation, column
 from ..scope import Scope
 
 if TYPE_CHECKING:
@@ -59,9 +59,11 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
     if (left.correlated() or right.correlated()) and jt != JoinRel.JOIN_TYPE_INNER:
         raise UnsupportedFeatureError("correlated input under a non-inner join in a subquery", path)
     both = _concat(left, right)
-    cond = cx.expression(rel.expression, Scope(both, outer), f"{path}.expression").col if rel.HasField(
-        "expression"
-    ) else None
+    cond = (
+        cx.expression(rel.expression, Scope(both, outer), f"{path}.expression").col
+        if rel.HasField("expression")
+        else None
+    )
     post = None
     if rel.HasField("post_join_filter"):
         post = cx.expression(rel.post_join_filter, Scope(both, outer), f"{path}.post_join_filter").col
@@ -107,9 +109,7 @@ def translate_cross(cx: SubstraitConsumer, rel: alg.CrossRel, path: str, outer: 
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
     df = left.df.crossJoin(right.df)
-    return _merge_correlation(
-        left, right, df, [*left.names, *right.names], [*left.types, *right.types], path
-    )
+    return _merge_correlation(left, right, df, [*left.names, *right.names], [*left.types, *right.types], path)
 
 
 def single_join(
@@ -155,8 +155,8 @@ def mark_join(
     else:
         value = F.max(matched)
     keep = [*left.names, *left.hidden]
-    df = joined.groupBy(column(row_id)).agg(
-        *[F.first(column(n)).alias(n) for n in keep], value.alias(mark)
-    ).drop(row_id)
+    df = (
+        joined.groupBy(column(row_id)).agg(*[F.first(column(n)).alias(n) for n in keep], value.alias(mark)).drop(row_id)
+    )
     out = Relation(df, left.names, left.types, [*left.hidden, mark], left.pending, left.keyed, left.count_bug)
     return out, mark

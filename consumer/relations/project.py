@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
-from ..errors import UnsupportedFeatureError
-from ..relation import column, Relation, quote
+from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..relation import Relation, column
 from ..scope import Scope
 from ..walk import reference_levels
 
@@ -17,23 +16,35 @@ if TYPE_CHECKING:
 
 
 def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, outer: Scope | None) -> Relation:
+    """One `select` for the projection and its emit: unselected outputs are never built."""
     source = cx.rel(rel.input, f"{path}.input", outer)
     scope = Scope(source, outer)
-    new_cols, new_names, new_types = [], [], []
+    exprs = []
     for i, e in enumerate(rel.expressions):
         p = f"{path}.expressions[{i}]"
         if source.correlated() and reference_levels(e) - {0}:
             raise UnsupportedFeatureError("outer reference in a projection of a correlated subquery", p)
-        typed = cx.expression(e, scope, p)
-        name = cx.names.fresh()
-        new_cols.append(typed.col.alias(name))
-        new_names.append(name)
-        new_types.append(typed.type)
-    kept_cols, kept_types = source.cols(), list(source.types)
-    names = [*source.names, *new_names]
-    if cx.quirks.project_outputs_expressions_only:
-        kept_cols, kept_types, names = [], [], list(new_names)
+        exprs.append(cx.expression(e, scope, p))
+    # The spec's output is the input's columns followed by the expressions (DuckDB 1.1: expressions only).
+    width = 0 if cx.quirks.project_outputs_expressions_only else len(source.names)
+    total = width + len(exprs)
+    mapping = list(rel.common.emit.output_mapping) if rel.common.WhichOneof("emit_kind") == "emit" else range(total)
+    cols, names, types, used = [], [], [], set()
+    for m in mapping:
+        if not 0 <= m < total:
+            raise PlanInvalidError(
+                f"emit position {m} out of range: the relation has {total} columns", f"{path}.common.emit"
+            )
+        if m < width and source.names[m] not in used:
+            name, col = source.names[m], source.col(m)
+        else:
+            name = cx.names.fresh()
+            col = (source.col(m) if m < width else exprs[m - width].col).alias(name)
+        used.add(name)
+        cols.append(col)
+        names.append(name)
+        types.append(source.types[m] if m < width else exprs[m - width].type)
     hidden = source.carried(names)
     # Subquery joins may have widened scope.rel; select from it, then only the declared outputs remain.
-    df = scope.rel.df.select(*kept_cols, *new_cols, *[column(n) for n in hidden])
-    return source.derive(df, names, [*kept_types, *new_types], hidden)
+    df = scope.rel.df.select(*cols, *[column(n) for n in hidden])
+    return source.derive(df, names, types, hidden)

@@ -36,9 +36,7 @@ def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope 
     return _filter_and_project(cx, rel, out, path, outer)
 
 
-def _filter_and_project(
-    cx: SubstraitConsumer, rel: ReadRel, out: Relation, path: str, outer: Scope | None
-) -> Relation:
+def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path: str, outer: Scope | None) -> Relation:
     # Both filters are exact predicates over the base schema; applying best_effort_filter is always correct
     # and lets Spark push it into the scan.
     for field in ("filter", "best_effort_filter"):
@@ -113,8 +111,14 @@ def read_named_table(
         resolved = cx.resolver.resolve(cx.spark, parts)
     except ResolutionError as exc:
         raise exc.at(path) from None
-    cx.tables_read.append({"name": ".".join(parts), "identity": resolved.identity, "format": resolved.format,
-                           "snapshot_id": resolved.snapshot_id})
+    cx.tables_read.append(
+        {
+            "name": ".".join(parts),
+            "identity": resolved.identity,
+            "format": resolved.format,
+            "snapshot_id": resolved.snapshot_id,
+        }
+    )
     return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}")
 
 
@@ -142,7 +146,9 @@ def read_virtual_table(
     for fields, p in rows:
         if len(fields) != len(types):
             raise PlanInvalidError(f"row of {len(fields)} values for {len(types)} columns", p)
-        frames.append(cx.spark.range(1).select(*[f.cast(t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]))
+        frames.append(
+            cx.spark.range(1).select(*[f.cast(t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)])
+        )
     df = frames[0]
     for f in frames[1:]:
         df = df.unionAll(f)

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import column, Relation, quote
+from ..relation import Relation, column
 from ..scope import Scope
 
 if TYPE_CHECKING:
@@ -27,9 +27,11 @@ def _minus_multiset(cx: SubstraitConsumer, primary: DataFrame, others: list[Data
     grouped = functools.reduce(DataFrame.unionAll, tagged).groupBy(*[column(c) for c in cols]).agg(*counts)
     least = F.least(*[F.col(f"{tag}_{i}") for i in range(1, len(tagged))]) if len(tagged) > 2 else F.col(f"{tag}_1")
     times = F.col(f"{tag}_0") - least
-    return grouped.filter(times > 0).select(
-        *[column(c) for c in cols], F.explode(F.array_repeat(F.lit(1), times.cast("int"))).alias(tag)
-    ).drop(tag)
+    return (
+        grouped.filter(times > 0)
+        .select(*[column(c) for c in cols], F.explode(F.array_repeat(F.lit(1), times.cast("int"))).alias(tag))
+        .drop(tag)
+    )
 
 
 def translate_set(cx: SubstraitConsumer, rel: SetRel, path: str, outer: Scope | None) -> Relation:

@@ -48,14 +48,15 @@ def translate_sort(cx: SubstraitConsumer, rel: alg.SortRel, path: str, outer: Sc
     return source.with_df(source.df.orderBy(*orders))
 
 
-def _constant_int(cx: SubstraitConsumer, e: alg.Expression, path: str) -> int:
+def _constant_int(cx: SubstraitConsumer, e: alg.Expression, path: str) -> int | None:
+    """The value of a literal offset/count expression; None for a NULL literal."""
     from ..literals import python_value
 
     if e.WhichOneof("rex_type") != "literal":
         raise UnsupportedFeatureError("fetch offset/count computed by an expression (only literals)", path)
     value, _ = python_value(e.literal, path)
     if value is None:
-        return -1
+        return None
     if not isinstance(value, int) or isinstance(value, bool):
         raise PlanInvalidError("fetch offset/count must be an integer", path)
     return value
@@ -67,13 +68,16 @@ def translate_fetch(cx: SubstraitConsumer, rel: alg.FetchRel, path: str, outer: 
         raise UnsupportedFeatureError("LIMIT/OFFSET inside a correlated subquery", path)
     offset = rel.offset if rel.WhichOneof("offset_mode") == "offset" else 0
     if rel.WhichOneof("offset_mode") == "offset_expr":
-        offset = _constant_int(cx, rel.offset_expr, f"{path}.offset_expr")
+        # Spec: an offset expression evaluating to NULL is treated as 0.
+        offset = _constant_int(cx, rel.offset_expr, f"{path}.offset_expr") or 0
     count = -1
     mode = rel.WhichOneof("count_mode")
     if mode == "count":
         count = rel.count
     elif mode == "count_expr":
-        count = _constant_int(cx, rel.count_expr, f"{path}.count_expr")
+        # Spec: a count expression evaluating to NULL means all records.
+        value = _constant_int(cx, rel.count_expr, f"{path}.count_expr")
+        count = -1 if value is None else value
     if offset < 0:
         raise PlanInvalidError(f"negative fetch offset {offset}", path)
     if count < -1:
