@@ -1,0 +1,660 @@
+"""Static analysis of a plan, without Spark: which features it uses, and which of them we cannot translate.
+
+`validate_plan` walks every message of the plan — each root and shared relation, every expression, the bodies
+of subqueries inside expressions — and runs the checks of `CHECKS` on it, keyed by message type. A check
+yields a `Finding` (feature, path) for each thing the consumer class would reject as unsupported, with the
+path in the same style the translators use (`relations[0].root.input.filter.condition.scalar_function`).
+What makes a plan malformed rather than unsupported (a relation or expression with nothing set, a function
+reference to an undeclared anchor) raises `PlanInvalidError`, as translation would.
+
+The checks read the consumer class they are given (its function tables, extension handlers and overridden
+methods), so a subclass that adds functions or relation kinds validates as it translates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf.message import Message
+from substrait import algebra_pb2 as alg
+from substrait import type_pb2 as tp
+from substrait.extensions.extensions_pb2 import AdvancedExtension
+from substrait.plan_pb2 import Plan
+
+from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
+from .errors import PlanInvalidError, UnsupportedFeatureError
+from .extensions import Extensions, FunctionRef
+from .functions import AGGREGATE, SCALAR
+from .functions.scalar import _EXTRACT
+from .loader import LoadedPlan
+from .producers import Quirks
+from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
+from .relations.filter import _plain_local_field
+from .relations.read import _TEXT_FORMATS
+from .subqueries import _COMPARE, _bare_field, conjuncts
+from .types import schema_of, spark_type
+from .walk import contains, reference_levels
+
+Expression = alg.Expression
+JoinRel = alg.JoinRel
+Subquery = Expression.Subquery
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One feature of a plan the consumer cannot translate, and where it is."""
+
+    feature: str
+    path: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"feature": self.feature, "path": self.path}
+
+    def __str__(self) -> str:
+        return f"{self.feature} (at {self.path})"
+
+
+# --- walking ------------------------------------------------------------------------------------------------
+
+# Messages checked as a whole: their inner messages are not visited one by one (a struct type's field types).
+OPAQUE: tuple[type[Message], ...] = (tp.Type,)
+
+
+def _is_repeated(fd: Any) -> bool:
+    flag = getattr(fd, "is_repeated", None)
+    return flag if isinstance(flag, bool) else fd.label == fd.LABEL_REPEATED
+
+
+def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
+    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists)."""
+    for fd, value in msg.ListFields():
+        if fd.message_type is None or fd.message_type.GetOptions().map_entry:
+            continue
+        p = f"{path}.{fd.name}" if path else fd.name
+        if _is_repeated(fd):
+            for i, item in enumerate(value):
+                yield item, f"{p}[{i}]"
+        else:
+            yield value, p
+
+
+def nodes(msg: Message, path: str = "") -> Iterator[tuple[Message, str]]:
+    """Every message in `msg` (itself first), depth-first in field order, with its path."""
+    stack = [(msg, path)]
+    while stack:
+        m, p = stack.pop()
+        yield m, p
+        if isinstance(m, OPAQUE):
+            continue
+        stack.extend(reversed(list(children(m, p))))
+
+
+# --- context -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What the checks read: the plan, its declarations, the consumer class, and per-relation caches."""
+
+    plan: Plan
+    consumer_class: type[SubstraitConsumer]
+    extensions: Extensions
+    quirks: Quirks
+    _corr: dict[str, _Corr] = field(default_factory=dict)
+
+    def function(self, anchor: int, path: str) -> FunctionRef:
+        return self.extensions.function(anchor, path)
+
+    def overridden(self, method: str) -> bool:
+        """Whether the consumer class replaces the base class's translator `method`."""
+        return getattr(self.consumer_class, method, None) is not getattr(SubstraitConsumer, method, None)
+
+
+Check = Callable[[Context, Any, str], Iterable[Finding]]
+
+
+# --- relations ---------------------------------------------------------------------------------------------
+
+
+def _rel_kind(cx: Context, rel: alg.Rel, path: str) -> Iterator[Finding]:
+    kind = rel.WhichOneof("rel_type")
+    if kind is None:
+        raise PlanInvalidError("relation with no type set", path)
+    method = REL_METHODS.get(kind)
+    if method is None or not hasattr(cx.consumer_class, method):
+        yield Finding(f"{kind} relation", f"{path}.{kind}")
+
+
+def _advanced_extension(cx: Context, ext: AdvancedExtension, path: str) -> Iterator[Finding]:
+    if ext.HasField("enhancement"):
+        yield Finding("advanced extension enhancement", path)
+
+
+def _extension_handler(cx: Context, detail: Any, what: str, path: str) -> Iterator[Finding]:
+    if detail.type_url not in cx.consumer_class.extension_relations:
+        yield Finding(f"{what} {detail.type_url or '(no type URL)'}", path)
+
+
+def _extension_rel(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
+    yield from _extension_handler(cx, rel.detail, "extension relation", path)
+
+
+def _extension_table(cx: Context, table: alg.ReadRel.ExtensionTable, path: str) -> Iterator[Finding]:
+    if not cx.overridden("read_extension_table"):
+        yield from _extension_handler(cx, table.detail, "extension table", path)
+
+
+def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
+    kind = rel.WhichOneof("read_type")
+    if kind is None:
+        raise PlanInvalidError("read with no source set", path)
+    with contextlib.suppress(UnsupportedFeatureError):  # a type Spark lacks: the type check reports it
+        schema_of(rel.base_schema, f"{path}.base_schema")  # names that do not fit the types: PlanInvalidError
+    width = len(rel.base_schema.struct.types)
+    if kind == "virtual_table":
+        for where in ("values", "expressions"):
+            for r, row in enumerate(getattr(rel.virtual_table, where)):
+                if len(row.fields) != width:
+                    raise PlanInvalidError(
+                        f"row of {len(row.fields)} values for {width} columns",
+                        f"{path}.virtual_table.{where}[{r}]",
+                    )
+    if kind == "iceberg_table" and not cx.overridden("read_iceberg_table"):
+        yield Finding("Iceberg table reads (metadata_uri) are not supported yet", f"{path}.{kind}")
+    if rel.HasField("projection"):
+        for i, item in enumerate(rel.projection.select.struct_items):
+            if item.HasField("child"):
+                yield Finding("nested projection masks", f"{path}.projection.select.struct_items[{i}]")
+
+
+def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Iterator[Finding]:
+    if cx.overridden("read_local_files"):
+        return
+    formats = set()
+    for i, item in enumerate(files.items):
+        p = f"{path}.items[{i}]"
+        kind = item.WhichOneof("file_format")
+        spark_fmt = _TEXT_FORMATS.get(kind or "")
+        if spark_fmt is None:
+            yield Finding(f"local files in {kind or 'unspecified'} format", p)
+        elif formats and spark_fmt not in formats:
+            yield Finding("local files of mixed formats in one read", p)
+        formats.add(spark_fmt)
+        if item.start or item.length:
+            yield Finding("byte-range slices of files (start/length)", p)
+        if kind == "text" and item.text.header_lines_to_skip > 1:
+            yield Finding(
+                f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p
+            )
+
+
+def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Finding]:
+    i = rel.subtree_ordinal
+    if not 0 <= i < len(cx.plan.relations):
+        raise PlanInvalidError(f"reference to relation {i}, the plan has {len(cx.plan.relations)}", path)
+    if cx.plan.relations[i].WhichOneof("rel_type") != "rel":
+        raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
+    return iter(())
+
+
+def _sort(cx: Context, rel: alg.SortRel, path: str) -> Iterator[Finding]:
+    for i, s in enumerate(rel.sorts):
+        if s.WhichOneof("sort_kind") == "comparison_function_reference":
+            yield Finding("sort by a custom comparison function", f"{path}.sorts[{i}]")
+
+
+def _fetch(cx: Context, rel: alg.FetchRel, path: str) -> Iterator[Finding]:
+    for name in ("offset_expr", "count_expr"):
+        if rel.HasField(name) and getattr(rel, name).WhichOneof("rex_type") != "literal":
+            yield Finding("fetch offset/count computed by an expression (only literals)", f"{path}.{name}")
+    if _correlation(cx, rel.input, f"{path}.input").pending:
+        yield Finding("LIMIT/OFFSET inside a correlated subquery", path)
+
+
+_SEMI_ANTI = {
+    JoinRel.JOIN_TYPE_LEFT_SEMI,
+    JoinRel.JOIN_TYPE_LEFT_ANTI,
+    JoinRel.JOIN_TYPE_RIGHT_SEMI,
+    JoinRel.JOIN_TYPE_RIGHT_ANTI,
+}
+
+
+def _join(cx: Context, rel: JoinRel, path: str) -> Iterator[Finding]:
+    if rel.type == JoinRel.JOIN_TYPE_UNSPECIFIED:
+        raise PlanInvalidError("join type unspecified", f"{path}.type")
+    if rel.type not in JoinRel.JoinType.values():
+        yield Finding(f"join type {rel.type}", f"{path}.type")
+    if rel.HasField("post_join_filter") and rel.type in _SEMI_ANTI:
+        yield Finding("post-join filter on a semi or anti join", f"{path}.post_join_filter")
+    yield from _join_correlation(cx, rel, rel.type, path)
+
+
+def _cross(cx: Context, rel: alg.CrossRel, path: str) -> Iterator[Finding]:
+    yield from _join_correlation(cx, rel, JoinRel.JOIN_TYPE_INNER, path)
+
+
+def _join_correlation(cx: Context, rel: Any, join_type: int, path: str) -> Iterator[Finding]:
+    states = [_correlation(cx, rel.left, f"{path}.left"), _correlation(cx, rel.right, f"{path}.right")]
+    if any(s.pending for s in states) and join_type != JoinRel.JOIN_TYPE_INNER:
+        yield Finding("correlated input under a non-inner join in a subquery", path)
+    elif any(s.keyed for s in states):
+        yield Finding("join above a correlated aggregate inside a subquery", path)
+
+
+def _set(cx: Context, rel: alg.SetRel, path: str) -> Iterator[Finding]:
+    for i, r in enumerate(rel.inputs):
+        if _correlation(cx, r, f"{path}.inputs[{i}]").pending:
+            yield Finding("set operation inside a correlated subquery", f"{path}.inputs[{i}]")
+
+
+def _project(cx: Context, rel: alg.ProjectRel, path: str) -> Iterator[Finding]:
+    if not _correlation(cx, rel.input, f"{path}.input").pending:
+        return
+    for i, e in enumerate(rel.expressions):
+        if reference_levels(e) - {0}:
+            yield Finding(
+                "outer reference in a projection of a correlated subquery", f"{path}.expressions[{i}]"
+            )
+
+
+def _filter(cx: Context, rel: alg.FilterRel, path: str) -> Iterator[Finding]:
+    if not rel.HasField("condition"):
+        return
+    p = f"{path}.condition"
+    for c in conjuncts(cx, rel.condition):  # type: ignore[arg-type]  # needs only .extensions
+        levels = reference_levels(c) - {0}
+        if not levels:
+            continue
+        if max(levels) > 1:
+            yield Finding("outer reference more than one subquery level out from a correlated predicate", p)
+        if contains(c, Subquery):
+            yield Finding("subquery inside a correlated predicate", p)
+
+
+def _aggregate(cx: Context, rel: alg.AggregateRel, path: str) -> Iterator[Finding]:
+    keys_and_measures: list[Message] = [*rel.grouping_expressions, *rel.groupings, *rel.measures]
+    if any(_changes_scope(m) for m in keys_and_measures):
+        yield Finding("subquery inside an aggregate's keys or measures", path)
+    state = _correlation(cx, rel.input, f"{path}.input")
+    if state.pending:
+        if not all(state.pending):
+            yield Finding("aggregate over a non-equality correlated predicate (cannot be decorrelated)", path)
+        if len(rel.groupings) > 1:
+            yield Finding("grouping sets inside a correlated subquery", path)
+
+
+def _changes_scope(msg: Message) -> bool:
+    """A subquery translated as a join with the host (a predicate, or a correlated scalar subquery)."""
+    if isinstance(msg, Subquery):
+        kind = msg.WhichOneof("subquery_type")
+        return kind != "scalar" or bool(reference_levels(msg.scalar.input) - {0})
+    return any(_changes_scope(m) for m, _ in children(msg, ""))
+
+
+# --- correlation (mirrors how the translators pull correlated predicates up to the subquery's host) ---------
+
+
+@dataclass(frozen=True)
+class _Corr:
+    """Pending correlated predicates of a relation (True: an equality usable as a key), as the translators
+    track them: `keyed` after an aggregate absorbed the keys without grouping keys of its own, `count_bug`
+    when that aggregate counts."""
+
+    pending: tuple[bool, ...] = ()
+    keyed: bool = False
+    count_bug: bool = False
+
+
+_NONE = _Corr()
+
+
+def _correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
+    """The correlation state of the relation at `path` (memoized by path: protobuf wrappers are transient)."""
+    if path not in cx._corr:
+        cx._corr[path] = _compute_correlation(cx, rel, path)
+    return cx._corr[path]
+
+
+def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
+    kind = rel.WhichOneof("rel_type")
+    body = getattr(rel, kind) if kind else None
+    p = f"{path}.{kind}"
+    if kind in ("project", "sort", "fetch"):
+        return _correlation(cx, body.input, f"{p}.input")
+    if kind == "filter":
+        inner = _correlation(cx, body.input, f"{p}.input")
+        extra = tuple(
+            _is_equality_key(cx, c)
+            for c in (conjuncts(cx, body.condition) if body.HasField("condition") else [])  # type: ignore[arg-type]
+            if reference_levels(c) - {0}
+        )
+        return _Corr(inner.pending + extra, inner.keyed, inner.count_bug)
+    if kind in ("join", "cross"):
+        left, right = _correlation(cx, body.left, f"{p}.left"), _correlation(cx, body.right, f"{p}.right")
+        return _Corr(left.pending + right.pending)
+    if kind == "aggregate":
+        inner = _correlation(cx, body.input, f"{p}.input")
+        if not inner.pending:
+            return _NONE
+        has_keys = bool(len(body.grouping_expressions)) or any(
+            len(g.grouping_expressions) for g in body.groupings
+        )
+        counts = any(
+            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None
+            and ref.base in _COUNTS
+            for m in body.measures
+        )
+        return _Corr(inner.pending, keyed=not has_keys, count_bug=counts)
+    return _NONE
+
+
+def _is_equality_key(cx: Context, c: Expression) -> bool:
+    """`local_column = <outer expression>` (either side): an aggregate can absorb it as a grouping key."""
+    if c.WhichOneof("rex_type") != "scalar_function":
+        return False
+    fn = c.scalar_function
+    ref = cx.extensions.functions.get(fn.function_reference)
+    if ref is None or ref.base not in ("equal", "is_not_distinct_from"):
+        return False
+    args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+    if len(args) != 2:
+        return False
+    return any(
+        reference_levels(other) == {1} and _plain_local_field(mine) for mine, other in (args, args[::-1])
+    )
+
+
+# --- expressions -------------------------------------------------------------------------------------------
+
+# Translator methods that exist but reject every input.
+_ALWAYS_UNSUPPORTED_EXPR = {"enum": "enum as a standalone expression (only as a function argument)"}
+
+
+def _expression_kind(cx: Context, e: Expression, path: str) -> Iterator[Finding]:
+    kind = e.WhichOneof("rex_type")
+    if kind is None:
+        raise PlanInvalidError("expression with nothing set", path)
+    method = EXPR_METHODS.get(kind)
+    if method is None or not hasattr(cx.consumer_class, method):
+        yield Finding(f"{kind} expression", f"{path}.{kind}")
+    elif kind in _ALWAYS_UNSUPPORTED_EXPR and not cx.overridden(method):
+        yield Finding(_ALWAYS_UNSUPPORTED_EXPR[kind], f"{path}.{kind}")
+
+
+def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> Iterator[Finding]:
+    root = ref.WhichOneof("root_type")
+    if root not in ("expression", "outer_reference", "root_reference", None):
+        yield Finding(f"{root} field reference", path)
+    if ref.WhichOneof("reference_type") == "masked_reference":
+        yield Finding("masked field reference in an expression", path)
+
+
+def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
+    kind = sq.WhichOneof("subquery_type")
+    if kind is None:
+        raise PlanInvalidError("subquery with nothing set", path)
+    if kind == "set_predicate" and sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
+        yield Finding("UNIQUE subquery predicate", f"{path}.set_predicate")
+    body_field = {
+        "scalar": "input",
+        "in_predicate": "haystack",
+        "set_predicate": "tuples",
+        "set_comparison": "right",
+    }
+    body = getattr(getattr(sq, kind), body_field[kind])
+    _refuse_unmarked_correlation(cx, body, f"{path}.{kind}.{body_field[kind]}")
+    if kind == "scalar":
+        state = _correlation(cx, body, f"{path}.scalar.input")
+        if state.pending and state.count_bug:
+            yield Finding(
+                "correlated scalar subquery over COUNT (its empty-group value is not NULL)", f"{path}.scalar"
+            )
+
+
+def _refuse_unmarked_correlation(cx: Context, body: alg.Rel, path: str) -> None:
+    """ibis-substrait plans: see subqueries._refuse_unmarked_correlation (an invalid plan, not a finding)."""
+    if not cx.quirks.unmarked_outer_references:
+        return
+    for msg, _ in nodes(body):
+        if not isinstance(msg, alg.FilterRel):
+            continue
+        for c in conjuncts(cx, msg.condition):  # type: ignore[arg-type]
+            if c.WhichOneof("rex_type") != "scalar_function":
+                continue
+            fn = c.scalar_function
+            ref = cx.extensions.functions.get(fn.function_reference)
+            args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+            if ref and ref.base in _COMPARE and len(args) == 2 and all(_bare_field(a) for a in args):
+                raise PlanInvalidError(
+                    "ibis-substrait plan compares two plain field references inside a subquery: the producer "
+                    "writes correlated columns without outer references, so which side is the enclosing "
+                    "query's column cannot be known",
+                    path,
+                )
+
+
+def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Finding]:
+    kind = lit.WhichOneof("literal_type")
+    if kind is None:
+        raise PlanInvalidError("literal has no value set", path)
+    if kind in _UNSUPPORTED_LITERALS:
+        yield Finding(_UNSUPPORTED_LITERALS[kind], path)
+    elif kind in ("precision_timestamp", "precision_timestamp_tz") and getattr(lit, kind).precision > 6:
+        yield Finding(f"timestamp precision {getattr(lit, kind).precision}: Spark holds microseconds", path)
+
+
+_UNSUPPORTED_LITERALS = {
+    "time": "time literal: Spark has no time-of-day type",
+    "precision_time": "precision_time literal: Spark has no time-of-day type",
+    "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
+    "user_defined": "user-defined literal",
+}
+
+
+def _type(cx: Context, t: tp.Type, path: str) -> Iterator[Finding]:
+    try:
+        spark_type(t, path)
+    except UnsupportedFeatureError as exc:
+        yield Finding(exc.message, exc.path or path)
+
+
+# --- functions ---------------------------------------------------------------------------------------------
+
+
+def _function_argument(cx: Context, arg: alg.FunctionArgument, path: str) -> Iterator[Finding]:
+    kind = arg.WhichOneof("arg_type")
+    if kind is None:
+        raise PlanInvalidError("function argument with nothing set", path)
+    if kind == "type":
+        yield Finding("type arguments", path)
+
+
+def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> Iterator[Finding]:
+    ref = cx.function(fn.function_reference, f"{path}.function_reference")
+    handler = cx.consumer_class.scalar_functions.get(ref.base)
+    if handler is None:
+        yield Finding(f"scalar function {ref.name}", path)
+        return
+    for check in SCALAR_CHECKS.get(ref.base, ()) if handler is SCALAR.get(ref.base) else ():
+        yield from check(ref, fn, path)
+
+
+def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> Iterator[Finding]:
+    ref = cx.function(fn.function_reference, f"{path}.function_reference")
+    if fn.phase not in _PHASES_OK:
+        yield Finding(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
+    if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
+        yield Finding(f"ordered aggregate {ref.name}", f"{path}.sorts")
+    handler = cx.consumer_class.aggregate_functions.get(ref.base)
+    if handler is None:
+        yield Finding(f"aggregate function {ref.name}", path)
+        return
+    for check in AGGREGATE_CHECKS.get(ref.base, ()) if handler is AGGREGATE.get(ref.base) else ():
+        yield from check(ref, fn, path)
+
+
+def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> Iterator[Finding]:
+    cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
+    return iter(())
+
+
+# What the default function handlers refuse beyond their name (options, enum values, DISTINCT). Each entry is
+# checked only while the consumer class keeps the default handler for that name.
+FunctionCheck = Callable[[FunctionRef, Any, str], Iterable[Finding]]
+
+
+def _option(name: str, supported: tuple[str, ...]) -> FunctionCheck:
+    def check(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
+        for o in fn.options:
+            prefs = list(o.preference)
+            if o.name.lower() == name and prefs and not any(p.upper() in supported for p in prefs):
+                yield Finding(
+                    f"{ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", path
+                )
+
+    return check
+
+
+def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
+    enums = [a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"]
+    if not enums and not fn.args:
+        yield Finding(f"{ref.name}: extract needs a component enum argument", path)
+    elif enums and enums[0].upper() not in _EXTRACT:
+        yield Finding(f"{ref.name}: extract component {enums[0].upper()}", path)
+
+
+def _no_distinct(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
+    if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT:
+        yield Finding(f"{ref.name}: DISTINCT invocation", path)
+
+
+def _count_arguments(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
+    n = len([a for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or fn.args)
+    distinct = fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
+    if n == 0 and distinct:
+        yield Finding(f"{ref.name}: count(DISTINCT *)", path)
+    elif n > 1 and not distinct:
+        yield Finding(f"{ref.name}: count over several arguments without DISTINCT", path)
+
+
+_DISTRIBUTION = _option("distribution", ("SAMPLE", "POPULATION"))
+
+SCALAR_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
+    "round": (_option("rounding", ("TIE_AWAY_FROM_ZERO", "TIE_TO_EVEN")),),
+    "concat": (_option("null_handling", ("ACCEPT_NULLS", "IGNORE_NULLS")),),
+    "extract": (_extract_component,),
+}
+AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
+    "sum0": (_no_distinct,),
+    "median": (_no_distinct,),
+    "mode": (_no_distinct,),
+    "product": (_no_distinct,),
+    "std_dev": (_no_distinct, _DISTRIBUTION),
+    "variance": (_no_distinct, _DISTRIBUTION),
+    "count": (_count_arguments,),
+}
+
+
+# --- the table of checks ------------------------------------------------------------------------------------
+
+CHECKS: dict[type[Message], tuple[Check, ...]] = {
+    alg.Rel: (_rel_kind,),
+    AdvancedExtension: (_advanced_extension,),
+    alg.ReadRel: (_read,),
+    alg.ReadRel.ExtensionTable: (_extension_table,),
+    alg.ReadRel.LocalFiles: (_local_files,),
+    alg.ExtensionSingleRel: (_extension_rel,),
+    alg.ExtensionMultiRel: (_extension_rel,),
+    alg.ExtensionLeafRel: (_extension_rel,),
+    alg.ReferenceRel: (_reference,),
+    alg.FilterRel: (_filter,),
+    alg.ProjectRel: (_project,),
+    alg.SortRel: (_sort,),
+    alg.FetchRel: (_fetch,),
+    alg.AggregateRel: (_aggregate,),
+    alg.JoinRel: (_join,),
+    alg.CrossRel: (_cross,),
+    alg.SetRel: (_set,),
+    Expression: (_expression_kind,),
+    Expression.FieldReference: (_field_reference,),
+    Expression.Literal: (_literal,),
+    Expression.ScalarFunction: (_scalar_function,),
+    Expression.WindowFunction: (_window_function,),
+    Subquery: (_subquery,),
+    alg.AggregateFunction: (_aggregate_function,),
+    alg.FunctionArgument: (_function_argument,),
+    tp.Type: (_type,),
+}
+
+
+# --- entry points ------------------------------------------------------------------------------------------
+
+
+def _plan_of(plan: LoadedPlan | Plan) -> Plan:
+    return plan.plan if isinstance(plan, LoadedPlan) else plan
+
+
+def analyze(
+    plan: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = SubstraitConsumer
+) -> list[Finding]:
+    """Every unsupported feature of the plan, in plan order. Raises PlanInvalidError for a malformed plan."""
+    p = _plan_of(plan)
+    cx = Context(p, consumer_class, Extensions(p), Quirks.of(p))
+    findings: list[Finding] = []
+    seen: set[Finding] = set()
+    for msg, path in nodes(p):
+        for check in CHECKS.get(type(msg), ()):
+            for f in check(cx, msg, path):
+                if f not in seen:
+                    seen.add(f)
+                    findings.append(f)
+    return findings
+
+
+def validate_plan(
+    loaded: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = SubstraitConsumer
+) -> list[Finding]:
+    """What `substrait-spark validate` reports: no findings iff the consumer class can translate the plan."""
+    return analyze(loaded, consumer_class)
+
+
+def features_used(plan: LoadedPlan | Plan) -> Counter[str]:
+    """How often the plan uses each relation kind, read source, expression kind, subquery kind and function.
+
+    Keys are `relation:<kind>`, `read:<source>`, `expression:<kind>`, `subquery:<kind>`, and
+    `scalar:<name>` / `aggregate:<name>` / `window:<name>` by base name (`#<anchor>` if undeclared).
+    """
+    p = _plan_of(plan)
+    try:
+        functions = Extensions(p).functions
+    except PlanInvalidError:
+        functions = {}
+
+    def fname(anchor: int) -> str:
+        ref = functions.get(anchor)
+        return ref.base if ref else f"#{anchor}"
+
+    used: Counter[str] = Counter()
+    for msg, _ in nodes(p):
+        if isinstance(msg, alg.Rel):
+            used[f"relation:{msg.WhichOneof('rel_type')}"] += 1
+        elif isinstance(msg, alg.ReadRel):
+            used[f"read:{msg.WhichOneof('read_type')}"] += 1
+        elif isinstance(msg, Expression):
+            used[f"expression:{msg.WhichOneof('rex_type')}"] += 1
+        elif isinstance(msg, Subquery):
+            used[f"subquery:{msg.WhichOneof('subquery_type')}"] += 1
+        elif isinstance(msg, Expression.ScalarFunction):
+            used[f"scalar:{fname(msg.function_reference)}"] += 1
+        elif isinstance(msg, alg.AggregateFunction):
+            used[f"aggregate:{fname(msg.function_reference)}"] += 1
+        elif isinstance(msg, Expression.WindowFunction):
+            used[f"window:{fname(msg.function_reference)}"] += 1
+    return used
+
+
+__all__ = ["CHECKS", "Finding", "analyze", "features_used", "nodes", "validate_plan"]

@@ -1,0 +1,550 @@
+"""`substrait-spark explain`: a plan as an indented tree, one line per relation, with its output schema.
+
+Each line holds the relation kind, its key details (table read, join type, expressions, measures, sort keys,
+fetch bounds, emit) and the column types it outputs, derived statically from the plan (base schemas, function
+output types, casts) in Substrait notation: `i32?` is a nullable i32, `decimal<15,2>*4` four such columns in
+a row, `?` a type the plan does not state. Subquery bodies appear under the relation whose expression holds
+them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from google.protobuf.message import Message
+from substrait import algebra_pb2 as alg
+from substrait import type_pb2 as tp
+
+from .analyze import children
+from .extensions import Extensions
+from .producers import Quirks
+
+if TYPE_CHECKING:
+    from .consumer import SubstraitConsumer
+
+Expression = alg.Expression
+Subquery = Expression.Subquery
+JoinRel = alg.JoinRel
+
+INDENT = "  "
+MAX_EXPR_CHARS = 90
+MAX_SCHEMA_CHARS = 120
+UNKNOWN = "?"
+BOOLEAN = "boolean"
+
+_PREDICATES = {
+    "equal",
+    "not_equal",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+    "between",
+    "is_null",
+    "is_not_null",
+    "is_distinct_from",
+    "is_not_distinct_from",
+    "and",
+    "or",
+    "not",
+    "xor",
+    "like",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "is_nan",
+    "isnan",
+    "is_finite",
+    "is_infinite",
+}
+_LEFT_ONLY = {JoinRel.JOIN_TYPE_LEFT_SEMI, JoinRel.JOIN_TYPE_LEFT_ANTI}
+_RIGHT_ONLY = {JoinRel.JOIN_TYPE_RIGHT_SEMI, JoinRel.JOIN_TYPE_RIGHT_ANTI}
+_SORT_DIRECTIONS = {
+    alg.SortField.SORT_DIRECTION_ASC_NULLS_FIRST: "ASC NULLS FIRST",
+    alg.SortField.SORT_DIRECTION_ASC_NULLS_LAST: "ASC NULLS LAST",
+    alg.SortField.SORT_DIRECTION_DESC_NULLS_FIRST: "DESC NULLS FIRST",
+    alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST: "DESC NULLS LAST",
+    alg.SortField.SORT_DIRECTION_CLUSTERED: "CLUSTERED",
+}
+_SUBQUERY_BODY = {
+    "scalar": "input",
+    "in_predicate": "haystack",
+    "set_predicate": "tuples",
+    "set_comparison": "right",
+}
+_SUBQUERY_LABEL = {
+    "scalar": "scalar",
+    "in_predicate": "IN",
+    "set_predicate": "EXISTS",
+    "set_comparison": "ANY/ALL",
+}
+
+
+# --- types -------------------------------------------------------------------------------------------------
+
+
+def type_str(t: tp.Type) -> str:
+    """A Substrait type in the spec's notation: `i32`, `decimal<15,2>`, `list<string>`; `?` marks nullable."""
+    kind = t.WhichOneof("kind")
+    if kind is None:
+        return UNKNOWN
+    body = getattr(t, kind)
+    if kind == "decimal":
+        text = f"decimal<{body.precision},{body.scale}>"
+    elif kind in ("precision_time", "precision_timestamp", "precision_timestamp_tz"):
+        text = f"{kind}<{body.precision}>"
+    elif kind in ("fixed_char", "varchar", "fixed_binary"):
+        text = f"{kind}<{body.length}>"
+    elif kind == "struct":
+        text = f"struct<{', '.join(type_str(f) for f in body.types)}>"
+    elif kind == "list":
+        text = f"list<{type_str(body.type)}>"
+    elif kind == "map":
+        text = f"map<{type_str(body.key)}, {type_str(body.value)}>"
+    elif kind == "user_defined":
+        text = f"u!{body.type_reference}"
+    else:
+        text = kind
+    return text + ("?" if getattr(body, "nullability", 0) == tp.Type.NULLABILITY_NULLABLE else "")
+
+
+_LITERAL_TYPES = {
+    "boolean": "boolean",
+    "var_char": "varchar",
+    "interval_year_to_month": "interval_year",
+    "interval_day_to_second": "interval_day",
+    "empty_list": "list",
+    "empty_map": "map",
+}
+
+
+def _literal_type(lit: Expression.Literal) -> str:
+    kind = lit.WhichOneof("literal_type") or UNKNOWN
+    suffix = "?" if lit.nullable else ""
+    if kind == "null":
+        return type_str(lit.null)
+    if kind == "decimal":
+        return f"decimal<{lit.decimal.precision},{lit.decimal.scale}>{suffix}"
+    return _LITERAL_TYPES.get(kind, kind) + suffix
+
+
+def schema_str(types: list[str]) -> str:
+    """Column types, runs of one type shortened, long lists clipped: `(i32?*4, decimal<15,2>?*2, date)`."""
+    runs: list[tuple[str, int]] = []
+    for t in types:
+        if runs and runs[-1][0] == t:
+            runs[-1] = (t, runs[-1][1] + 1)
+        else:
+            runs.append((t, 1))
+    text = ", ".join(t if n == 1 else f"{t}*{n}" for t, n in runs)
+    if len(text) > MAX_SCHEMA_CHARS:
+        text = text[: MAX_SCHEMA_CHARS - 1].rsplit(", ", 1)[0] + ", …"
+    return f"({text})" if len(types) <= 1 else f"{len(types)} columns ({text})"
+
+
+# --- the tree ----------------------------------------------------------------------------------------------
+
+
+class PlanTree:
+    """Builds the text of `plan_tree`; schemas are computed once per relation path."""
+
+    def __init__(self, plan: Any, extensions: Extensions, quirks: Quirks, tables_read: list[dict[str, Any]]):
+        self.plan = plan
+        self.functions = extensions.functions
+        self.quirks = quirks
+        self.tables = {str(t.get("name", "")).lower(): t for t in tables_read}
+        self.lines: list[str] = []
+        self._schemas: dict[str, list[str]] = {}
+
+    # -- text
+
+    def render(self) -> str:
+        for i, prel in enumerate(self.plan.relations):
+            kind = prel.WhichOneof("rel_type")
+            if kind == "root":
+                names = ", ".join(prel.root.names)
+                self.lines.append(f"root relations[{i}]  names=[{_clip(names)}]")
+                self.rel(prel.root.input, f"relations[{i}].root.input", 1, [])
+            elif kind == "rel":
+                self.lines.append(f"shared relation relations[{i}]")
+                self.rel(prel.rel, f"relations[{i}].rel", 1, [])
+        return "\n".join(self.lines)
+
+    def rel(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
+        kind = rel.WhichOneof("rel_type")
+        pad = INDENT * depth + label
+        if kind is None:
+            self.lines.append(f"{pad}(relation with no type set)")
+            return
+        body = getattr(rel, kind)
+        p = f"{path}.{kind}"
+        details = getattr(self, f"_details_{kind}", lambda b, p: "")(body, p)
+        emit = self._emit(body)
+        text = " ".join(x for x in (kind, details, emit) if x)
+        self.lines.append(f"{pad}{text}  -> {schema_str(self.schema(rel, path, outer))}")
+        for child, cpath in _inputs(body, p):
+            self.rel(child, cpath, depth + 1, outer)
+        record = self._record(body, kind, p, outer)
+        for sq, spath in _subqueries(body, p):
+            sub_kind = sq.WhichOneof("subquery_type")
+            if sub_kind is None:
+                continue
+            field = _SUBQUERY_BODY[sub_kind]
+            where = spath[len(p) + 1 :].split(".")[0]
+            self.rel(
+                getattr(getattr(sq, sub_kind), field),
+                f"{spath}.{sub_kind}.{field}",
+                depth + 1,
+                [record, *outer],
+                label=f"[{_SUBQUERY_LABEL[sub_kind]} subquery in {where}] ",
+            )
+
+    def _emit(self, body: Any) -> str:
+        common = getattr(body, "common", None)
+        if common is not None and common.WhichOneof("emit_kind") == "emit":
+            return f"emit={list(common.emit.output_mapping)}"
+        return ""
+
+    def _details_read(self, r: alg.ReadRel, path: str) -> str:
+        kind = r.WhichOneof("read_type")
+        parts = [kind or "(no source)"]
+        if kind == "named_table":
+            name = ".".join(r.named_table.names)
+            parts.append(name)
+            found = self.tables.get(name.lower())
+            if found:
+                parts.append(f"[{found.get('identity')}, {found.get('format')}]")
+        elif kind == "virtual_table":
+            parts.append(f"rows={len(r.virtual_table.values) + len(r.virtual_table.expressions)}")
+        elif kind == "local_files":
+            items = r.local_files.items
+            formats = sorted({i.WhichOneof("file_format") or "?" for i in items})
+            parts.append(f"files={len(items)} format={','.join(formats)}")
+        elif kind == "extension_table":
+            parts.append(r.extension_table.detail.type_url)
+        elif kind == "iceberg_table":
+            parts.append(r.iceberg_table.direct.metadata_uri)
+        if r.HasField("filter"):
+            parts.append(f"filter={self.expr(r.filter)}")
+        if r.HasField("best_effort_filter"):
+            parts.append(f"best_effort_filter={self.expr(r.best_effort_filter)}")
+        if r.HasField("projection"):
+            parts.append(f"projection={[i.field for i in r.projection.select.struct_items]}")
+        return " ".join(parts)
+
+    def _details_filter(self, r: alg.FilterRel, path: str) -> str:
+        return f"condition={self.expr(r.condition)}" if r.HasField("condition") else ""
+
+    def _details_project(self, r: alg.ProjectRel, path: str) -> str:
+        exprs = ", ".join(self.expr(e) for e in r.expressions)
+        return f"expressions={len(r.expressions)} [{_clip(exprs)}]"
+
+    def _details_aggregate(self, r: alg.AggregateRel, path: str) -> str:
+        keys = [self.expr(e) for e in r.grouping_expressions] or [
+            self.expr(e) for g in r.groupings for e in g.grouping_expressions
+        ]
+        measures = [self._measure(m) for m in r.measures]
+        parts = [f"keys={len(_key_exprs(r))}"]
+        if len(r.groupings) > 1:
+            parts.append(f"grouping_sets={len(r.groupings)}")
+        if keys:
+            parts.append(f"[{_clip(', '.join(dict.fromkeys(keys)))}]")
+        parts.append(f"measures={len(measures)}")
+        if measures:
+            parts.append(f"[{_clip(', '.join(measures))}]")
+        return " ".join(parts)
+
+    def _measure(self, m: alg.AggregateRel.Measure) -> str:
+        fn = m.measure
+        args = [self.expr(a.value) for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
+        args += [self.expr(a) for a in fn.args]
+        distinct = (
+            "DISTINCT " if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT else ""
+        )
+        text = f"{self._fname(fn.function_reference)}({distinct}{', '.join(args)})"
+        return text + (f" FILTER {self.expr(m.filter)}" if m.HasField("filter") else "")
+
+    def _details_sort(self, r: alg.SortRel, path: str) -> str:
+        keys = [f"{self.expr(s.expr)} {_SORT_DIRECTIONS.get(s.direction, 'custom')}" for s in r.sorts]
+        return f"keys={len(keys)} [{_clip(', '.join(keys))}]"
+
+    def _details_fetch(self, r: alg.FetchRel, path: str) -> str:
+        parts = []
+        offset_mode, count_mode = r.WhichOneof("offset_mode"), r.WhichOneof("count_mode")
+        if offset_mode == "offset" and r.offset:
+            parts.append(f"offset={r.offset}")
+        elif offset_mode == "offset_expr":
+            parts.append(f"offset={self.expr(r.offset_expr)}")
+        if count_mode == "count":
+            parts.append(f"count={r.count}")
+        elif count_mode == "count_expr":
+            parts.append(f"count={self.expr(r.count_expr)}")
+        return " ".join(parts) or "count=all"
+
+    def _details_join(self, r: JoinRel, path: str) -> str:
+        parts = [
+            JoinRel.JoinType.Name(r.type).removeprefix("JOIN_TYPE_")
+            if r.type in JoinRel.JoinType.values()
+            else str(r.type)
+        ]
+        if r.HasField("expression"):
+            parts.append(f"on={self.expr(r.expression)}")
+        if r.HasField("post_join_filter"):
+            parts.append(f"post_join_filter={self.expr(r.post_join_filter)}")
+        return " ".join(parts)
+
+    def _details_set(self, r: alg.SetRel, path: str) -> str:
+        op = (
+            alg.SetRel.SetOp.Name(r.op).removeprefix("SET_OP_") if r.op in alg.SetRel.SetOp.values() else r.op
+        )
+        return f"{op} inputs={len(r.inputs)}"
+
+    def _details_reference(self, r: alg.ReferenceRel, path: str) -> str:
+        return f"relations[{r.subtree_ordinal}]"
+
+    def _details_extension_single(self, r: Any, path: str) -> str:
+        return r.detail.type_url
+
+    _details_extension_multi = _details_extension_single
+    _details_extension_leaf = _details_extension_single
+
+    # -- schemas
+
+    def schema(self, rel: alg.Rel, path: str, outer: list[list[str]]) -> list[str]:
+        if path not in self._schemas:
+            self._schemas[path] = self._schema(rel, path, outer)
+        return self._schemas[path]
+
+    def _schema(self, rel: alg.Rel, path: str, outer: list[list[str]]) -> list[str]:
+        kind = rel.WhichOneof("rel_type")
+        if kind is None:
+            return []
+        body = getattr(rel, kind)
+        p = f"{path}.{kind}"
+        out = self._columns(body, kind, p, outer)
+        common = getattr(body, "common", None)
+        if common is not None and common.WhichOneof("emit_kind") == "emit":
+            out = [out[i] if 0 <= i < len(out) else UNKNOWN for i in common.emit.output_mapping]
+        return out
+
+    def _columns(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        if kind == "read":
+            cols = [type_str(t) for t in body.base_schema.struct.types]
+            if body.HasField("projection"):
+                cols = [
+                    cols[i.field] if i.field < len(cols) else UNKNOWN
+                    for i in body.projection.select.struct_items
+                ]
+            return cols
+        if kind in ("filter", "sort", "fetch"):
+            return self.schema(body.input, f"{p}.input", outer)
+        if kind == "project":
+            source = self.schema(body.input, f"{p}.input", outer)
+            exprs = [self.expr_type(e, source, outer) for e in body.expressions]
+            return exprs if self.quirks.project_outputs_expressions_only else [*source, *exprs]
+        if kind == "aggregate":
+            source = self.schema(body.input, f"{p}.input", outer)
+            keys = [self.expr_type(e, source, outer) for e in _key_exprs(body)]
+            measures = [self._measure_type(m, source, outer) for m in body.measures]
+            return [*keys, *measures, *(["i32"] if len(body.groupings) > 1 else [])]
+        if kind in ("join", "cross"):
+            left = self.schema(body.left, f"{p}.left", outer)
+            right = self.schema(body.right, f"{p}.right", outer)
+            jt = getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
+            if jt in _LEFT_ONLY:
+                return left
+            if jt in _RIGHT_ONLY:
+                return right
+            if jt == JoinRel.JOIN_TYPE_LEFT_MARK:
+                return [*left, BOOLEAN + "?"]
+            if jt == JoinRel.JOIN_TYPE_RIGHT_MARK:
+                return [*right, BOOLEAN + "?"]
+            return [*left, *right]
+        if kind == "set":
+            return self.schema(body.inputs[0], f"{p}.inputs[0]", outer) if body.inputs else []
+        if kind == "reference":
+            i = body.subtree_ordinal
+            if 0 <= i < len(self.plan.relations) and self.plan.relations[i].WhichOneof("rel_type") == "rel":
+                return self.schema(self.plan.relations[i].rel, f"relations[{i}].rel", [])
+        return [UNKNOWN]
+
+    def _record(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        """The record the relation's own expressions see (what a subquery's outer reference reaches)."""
+        if kind == "read":
+            return [type_str(t) for t in body.base_schema.struct.types]
+        if kind in ("join", "cross"):
+            return [
+                *self.schema(body.left, f"{p}.left", outer),
+                *self.schema(body.right, f"{p}.right", outer),
+            ]
+        if hasattr(body, "input"):
+            return self.schema(body.input, f"{p}.input", outer)
+        return []
+
+    def _measure_type(self, m: alg.AggregateRel.Measure, cols: list[str], outer: list[list[str]]) -> str:
+        fn = m.measure
+        if fn.HasField("output_type"):
+            return type_str(fn.output_type)
+        values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+        return self.expr_type(values[0], cols, outer) if values else "i64"
+
+    def expr_type(self, e: Expression, cols: list[str], outer: list[list[str]]) -> str:
+        kind = e.WhichOneof("rex_type")
+        if kind == "literal":
+            return _literal_type(e.literal)
+        if kind == "selection":
+            return self._selection_type(e.selection, cols, outer)
+        if kind in ("scalar_function", "window_function"):
+            fn = getattr(e, kind)
+            if fn.HasField("output_type"):
+                return type_str(fn.output_type)
+            if self._fname(fn.function_reference) in _PREDICATES:
+                return BOOLEAN
+            values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+            return self.expr_type(values[0], cols, outer) if values else UNKNOWN
+        if kind == "cast":
+            return type_str(e.cast.type)
+        if kind in ("if_then", "switch_expression"):
+            clauses = getattr(e, kind).ifs
+            return self.expr_type(clauses[0].then, cols, outer) if clauses else UNKNOWN
+        if kind in ("singular_or_list", "multi_or_list"):
+            return BOOLEAN
+        if kind == "subquery":
+            sq = e.subquery
+            if sq.WhichOneof("subquery_type") == "scalar":
+                saved, self._schemas = self._schemas, {}  # the body's paths are not known here: own cache
+                try:
+                    body = self.schema(sq.scalar.input, "subquery", [cols, *outer])
+                finally:
+                    self._schemas = saved
+                return body[0] if len(body) == 1 else UNKNOWN
+            return BOOLEAN
+        if kind == "nested":
+            return e.nested.WhichOneof("nested_type") or UNKNOWN
+        return UNKNOWN
+
+    def _selection_type(self, ref: Expression.FieldReference, cols: list[str], outer: list[list[str]]) -> str:
+        root = ref.WhichOneof("root_type")
+        record = cols
+        if root == "outer_reference":
+            steps = ref.outer_reference.steps_out
+            record = outer[steps - 1] if 0 < steps <= len(outer) else []
+        elif root == "expression":
+            return UNKNOWN
+        if ref.WhichOneof("reference_type") != "direct_reference":
+            return UNKNOWN
+        seg = ref.direct_reference
+        if seg.WhichOneof("reference_type") != "struct_field":
+            return UNKNOWN
+        i = seg.struct_field.field
+        if seg.struct_field.HasField("child") or not 0 <= i < len(record):
+            return UNKNOWN
+        return record[i]
+
+    # -- expressions as short text
+
+    def _fname(self, anchor: int) -> str:
+        ref = self.functions.get(anchor)
+        return ref.base if ref else f"#{anchor}"
+
+    def expr(self, e: Expression) -> str:
+        return _clip(self._expr(e))
+
+    def _expr(self, e: Expression) -> str:
+        kind = e.WhichOneof("rex_type")
+        if kind == "literal":
+            return _literal_text(e.literal)
+        if kind == "selection":
+            ref = e.selection
+            seg = ref.direct_reference.struct_field.field if ref.HasField("direct_reference") else "?"
+            if ref.WhichOneof("root_type") == "outer_reference":
+                return f"outer[{ref.outer_reference.steps_out}].${seg}"
+            return f"${seg}"
+        if kind in ("scalar_function", "window_function"):
+            fn = getattr(e, kind)
+            args = []
+            for a in fn.arguments:
+                akind = a.WhichOneof("arg_type")
+                args.append(
+                    self._expr(a.value) if akind == "value" else a.enum if akind == "enum" else "type"
+                )
+            args += [self._expr(a) for a in fn.args]
+            over = " OVER (...)" if kind == "window_function" else ""
+            return f"{self._fname(fn.function_reference)}({', '.join(args)}){over}"
+        if kind == "cast":
+            return f"cast({self._expr(e.cast.input)} AS {type_str(e.cast.type)})"
+        if kind == "if_then":
+            return "if_then(...)"
+        if kind == "switch_expression":
+            return "switch(...)"
+        if kind == "singular_or_list":
+            return f"{self._expr(e.singular_or_list.value)} IN ({len(e.singular_or_list.options)} values)"
+        if kind == "subquery":
+            sub = e.subquery.WhichOneof("subquery_type") or "?"
+            return f"<{_SUBQUERY_LABEL.get(sub, sub)} subquery>"
+        return f"<{kind}>"
+
+
+def _literal_text(lit: Expression.Literal) -> str:
+    kind = lit.WhichOneof("literal_type")
+    if kind == "null":
+        return "NULL"
+    if kind in ("string", "fixed_char"):
+        return repr(getattr(lit, kind))
+    if kind == "var_char":
+        return repr(lit.var_char.value)
+    if kind in ("boolean", "i8", "i16", "i32", "i64", "fp32", "fp64"):
+        return str(getattr(lit, kind))
+    try:
+        from .literals import python_value
+
+        value, _ = python_value(lit)
+        return f"{kind} {value}"
+    except Exception:
+        return f"<{kind}>"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_EXPR_CHARS else text[: MAX_EXPR_CHARS - 1] + "…"
+
+
+def _key_exprs(r: alg.AggregateRel) -> list[Expression]:
+    """The aggregate's distinct grouping keys, in output order (new and deprecated inline encodings)."""
+    if len(r.grouping_expressions):
+        return list(r.grouping_expressions)
+    seen: dict[bytes, Expression] = {}
+    for g in r.groupings:
+        for e in g.grouping_expressions:
+            seen.setdefault(e.SerializeToString(deterministic=True), e)
+    return list(seen.values())
+
+
+def _inputs(body: Any, path: str) -> Iterator[tuple[alg.Rel, str]]:
+    for child, cpath in children(body, path):
+        if isinstance(child, alg.Rel):
+            yield child, cpath
+
+
+def _subqueries(body: Message, path: str) -> Iterator[tuple[Subquery, str]]:
+    """Subqueries in a relation's own expressions (not in its inputs, not nested in other subqueries)."""
+    for child, cpath in children(body, path):
+        if isinstance(child, alg.Rel):
+            continue
+        if isinstance(child, Subquery):
+            yield child, cpath
+        else:
+            yield from _subqueries(child, cpath)
+
+
+def plan_tree(consumer: SubstraitConsumer) -> str:
+    """The consumer's plan as an indented tree with schemas (tables are shown as resolved, if translated)."""
+    return PlanTree(consumer.plan, consumer.extensions, consumer.quirks, consumer.tables_read).render()
+
+
+def plan_tree_of(plan: Any) -> str:
+    """The same tree for a bare Plan (no consumer, no resolved tables)."""
+    return PlanTree(plan, Extensions(plan), Quirks.of(plan), []).render()
+
+
+__all__ = ["PlanTree", "plan_tree", "plan_tree_of", "schema_str", "type_str"]

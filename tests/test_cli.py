@@ -1,0 +1,224 @@
+"""The `substrait-spark` command line: run (files, formats, stdout, table bindings), explain, exit codes.
+
+Commands run in-process through `substrait_spark.cli.main`, which reuses the test Spark session. Plans are
+IBM's q06 (one row) and q01 (four rows); the oracle is IBM's expected CSV (q06) and row counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from substrait_spark.cli import main
+
+IBM = "ibm-substrait-compliance-tpch"
+Q06_REVENUE = 1193053.2253  # expected/q06.csv (sf 0.01); q06 reads only numeric columns, so tpchgen matches
+
+
+@pytest.fixture
+def q06(corpus) -> Path:
+    return corpus / IBM / "q06.json"
+
+
+@pytest.fixture
+def q01(corpus) -> Path:
+    return corpus / IBM / "q01.bin"
+
+
+def q06_doc(corpus: Path) -> dict[str, Any]:
+    text = (corpus / IBM / "q06.json").read_text()
+    return json.loads("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//")))
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- run ---------------------------------------------------------------------------------------------------
+
+
+def test_run_writes_one_csv_per_plan_and_a_summary(spark, tpch_dir, tmp_path, q06, q01, capsys):
+    out_dir = tmp_path / "out"
+    code, out, err = cli(
+        capsys, "run", str(q06), str(q01), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir)
+    )
+    assert code == 0, err
+    assert err == "" and out == ""
+    assert sorted(p.name for p in out_dir.iterdir()) == ["q01.csv", "q06.csv", "summary.json"]
+
+    with (out_dir / "q06.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["REVENUE"] and len(rows) == 2
+    assert float(rows[1][0]) == pytest.approx(Q06_REVENUE, rel=1e-9)
+    with (out_dir / "q01.csv").open() as f:
+        q01_rows = list(csv.reader(f))
+    assert [r[:2] for r in q01_rows[1:]] == [["A", "F"], ["N", "F"], ["N", "O"], ["R", "F"]]
+
+    summary = json.loads((out_dir / "summary.json").read_text())
+    entries = {Path(p["plan"]).name: p for p in summary["plans"]}
+    assert set(entries) == {"q06.json", "q01.bin"}
+    for name, rows_expected in (("q06.json", 1), ("q01.bin", 4)):
+        entry = entries[name]
+        assert entry["status"] == "success" and entry["error"] is None
+        assert entry["plan_sha256"] and entry["spec_version"]
+        (output,) = entry["outputs"]
+        assert output["rows"] == rows_expected
+        assert output["format"] == "csv" and Path(output["location"]).name == name.split(".")[0] + ".csv"
+        (table,) = entry["tables_read"]
+        assert table["name"].lower() == "lineitem"
+        assert table["identity"] == str((tpch_dir / "lineitem.parquet").resolve())
+        assert table["format"] == "parquet"
+
+
+def test_run_records_a_failed_plan_in_the_summary_and_goes_on(corpus, spark, tpch_dir, tmp_path, q06, capsys):
+    doc = q06_doc(corpus)
+    doc["relations"][0]["root"]["input"]["aggregate"]["measures"][0]["measure"]["functionReference"] = 99
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    out_dir = tmp_path / "out"
+    code, _, err = cli(
+        capsys, "run", str(bad), str(q06), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir)
+    )
+    assert code == 2
+    assert err.count("\n") == 1 and "function reference 99" in err
+    assert (out_dir / "q06.csv").is_file() and not (out_dir / "bad.csv").exists()
+    first, second = json.loads((out_dir / "summary.json").read_text())["plans"]
+    assert first["status"] == "failed"
+    assert first["error"]["exit_code"] == 2 and first["error"]["kind"] == "invalid plan"
+    assert (
+        first["error"]["path"] == "relations[0].root.input.aggregate.measures[0].measure.function_reference"
+    )
+    assert second["status"] == "success" and second["outputs"][0]["rows"] == 1
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_run_output_formats(fmt, spark, tpch_dir, tmp_path, q06, capsys):
+    out_dir = tmp_path / fmt
+    code, _, err = cli(
+        capsys,
+        "run",
+        str(q06),
+        "--tables-dir",
+        str(tpch_dir),
+        "--output-dir",
+        str(out_dir),
+        "--output-format",
+        fmt,
+    )
+    assert code == 0, err
+    target = out_dir / f"q06.{fmt}"
+    assert target.is_file()
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(target)
+        assert table.column_names == ["REVENUE"]
+        values = [float(v) for v in table.column("REVENUE").to_pylist()]
+    else:
+        lines = target.read_text().splitlines()
+        values = [float(json.loads(line)["REVENUE"]) for line in lines]
+    assert values == [pytest.approx(Q06_REVENUE, rel=1e-9)]
+    (entry,) = json.loads((out_dir / "summary.json").read_text())["plans"]
+    assert entry["outputs"][0]["format"] == fmt and entry["outputs"][0]["rows"] == 1
+
+
+def test_run_prints_results_without_output_dir(spark, tpch_dir, q06, capsys):
+    code, out, err = cli(capsys, "run", str(q06), "--tables-dir", str(tpch_dir))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"== {q06} (root 0, 1 rows)"
+    assert lines[1] == "REVENUE"
+    assert float(lines[2]) == pytest.approx(Q06_REVENUE, rel=1e-9)
+    assert len(lines) == 3
+
+
+def test_run_binds_tables_by_name(spark, tpch_dir, q06, capsys):
+    lineitem = tpch_dir / "lineitem.parquet"
+    code, out, err = cli(capsys, "run", str(q06), "--table", f"lineitem={lineitem}:parquet")
+    assert code == 0, err
+    assert float(out.splitlines()[2]) == pytest.approx(Q06_REVENUE, rel=1e-9)
+
+
+def test_run_missing_table_is_a_resolution_failure(spark, tmp_path, q06, capsys):
+    empty = tmp_path / "tables"
+    empty.mkdir()
+    code, out, err = cli(capsys, "run", str(q06), "--tables-dir", str(empty))
+    assert code == 4
+    assert out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "resolution failed" in err and "LINEITEM" in err
+    assert "relations[0].root.input.aggregate.input.project.input.filter.input.read" in err
+
+
+def test_run_failure_at_execution_exits_1(corpus, spark, tpch_dir, tmp_path, capsys):
+    """A cast the plan says must throw on bad input (l_comment to i32) fails while Spark runs the query."""
+    doc = q06_doc(corpus)
+    project = doc["relations"][0]["root"]["input"]["aggregate"]["input"]["project"]
+    comment = {"selection": {"directReference": {"structField": {"field": 15}}, "rootReference": {}}}
+    project["expressions"][0] = {
+        "cast": {"input": comment, "type": {"i32": {}}, "failureBehavior": "FAILURE_BEHAVIOR_THROW_EXCEPTION"}
+    }
+    doc["relations"][0]["root"]["input"]["aggregate"]["measures"][0]["measure"]["outputType"] = {"i64": {}}
+    plan = tmp_path / "cast.json"
+    plan.write_text(json.dumps(doc))
+    code, _, err = cli(capsys, "run", str(plan), "--tables-dir", str(tpch_dir))
+    assert code == 1
+    assert err.count("\n") == 1 and "execution failed" in err and "Traceback" not in err
+
+
+# --- validate and explain ----------------------------------------------------------------------------------
+
+
+def test_validate_exit_codes(corpus, tmp_path, q06, capsys):
+    assert cli(capsys, "validate", str(q06))[0] == 0
+    doc = q06_doc(corpus)
+    root = doc["relations"][0]["root"]
+    root["input"] = {"exchange": {"input": root["input"]}}
+    unsupported = tmp_path / "exchange.json"
+    unsupported.write_text(json.dumps(doc))
+    code, out, _ = cli(capsys, "validate", str(q06), str(unsupported))
+    assert code == 3
+    assert f"{q06}: supported" in out
+    assert f"{unsupported}: 1 unsupported feature(s)" in out
+    assert "  - exchange relation (at relations[0].root.input.exchange)" in out
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"\x0a\xff\xff\xff")
+    assert cli(capsys, "validate", str(q06), str(garbage))[0] == 2
+
+
+def test_explain_prints_the_tree_and_the_physical_plan(spark, tpch_dir, q06, capsys):
+    code, out, err = cli(capsys, "explain", str(q06), "--tables-dir", str(tpch_dir))
+    assert code == 0, err
+    tree, _, physical = out.partition("== Spark physical plan ==")
+    lines = tree.strip().splitlines()
+    assert lines[0] == "root relations[0]  names=[REVENUE]"
+    kinds = [line.split()[0] for line in lines[1:]]
+    assert kinds == ["aggregate", "project", "filter", "read"]
+    depth = [len(line) - len(line.lstrip()) for line in lines[1:]]
+    assert depth == sorted(depth) and len(set(depth)) == 4
+    assert lines[1].strip().startswith("aggregate keys=0 measures=1 [sum($0)]")
+    assert lines[1].endswith("-> (decimal<19,4>?)")
+    assert "emit=[16]" in lines[2]
+    assert "condition=and(gte($10, date 1994-01-01)" in lines[3]
+    read = lines[4]
+    assert "read named_table LINEITEM" in read and str((tpch_dir / "lineitem.parquet").resolve()) in read
+    assert "16 columns (i32?*4, decimal<15,2>?*4" in read
+    assert "HashAggregate" in physical or "Aggregate" in physical
+    assert "Scan parquet" in physical
+
+
+def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
+    doc = q06_doc(corpus)
+    root = doc["relations"][0]["root"]
+    root["input"] = {"window": {"input": root["input"]}}
+    plan = tmp_path / "window.json"
+    plan.write_text(json.dumps(doc))
+    code, out, err = cli(capsys, "explain", str(plan), "--tables-dir", str(tpch_dir))
+    assert code == 3
+    assert out == ""
+    assert err.count("\n") == 1 and "window relation (at relations[0].root.input.window)" in err

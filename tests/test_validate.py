@@ -1,0 +1,618 @@
+"""`validate` (consumer/analyze.py): static feature analysis agrees with translation.
+
+* every plan of the 548-plan function/relation corpus is either supported or reported (unsupported features
+  with their paths, or a clean invalid-plan error for a known producer defect) — never a crash;
+* every IBM, consumer-testing and DuckDB TPC-H plan validates as supported (they all run, see
+  test_tpch_corpus.py);
+* for each unsupported feature the analysis knows, a plan edited from IBM q06 gets a finding at exactly the
+  path where translation raises UnsupportedFeatureError;
+* a consumer subclass with more functions or extension relations validates as it translates.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from substrait_spark.consumer.analyze import (
+    AGGREGATE_CHECKS,
+    Finding,
+    _no_distinct,
+    features_used,
+    validate_plan,
+)
+from substrait_spark.consumer.consumer import SubstraitConsumer
+from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
+from substrait_spark.consumer.loader import load_plan, parse_plan_bytes
+
+CLI = str(Path(sys.executable).parent / "substrait-spark")
+FUNCTION_RELATION = "consumer-testing-function-relation-snapshots"
+IBM = "ibm-substrait-compliance-tpch"
+CT = "consumer-testing-tpch-snapshots"
+IBIS = "ibis-substrait-tpch"
+
+# Producer defects that make a corpus plan malformed (exit 2), not unsupported. Each pattern names one.
+KNOWN_INVALID = {
+    "DataFusion 40 writes base_schema names without types": r"\d+ names do not match 0 columns",
+    "DuckDB 1.1 writes VALUES without a base_schema": r"row of \d+ values for 0 columns",
+    "DuckDB 1.1 writes an untyped NULL literal": r"type has no kind set \(at .*\.literal\.null\)",
+}
+EMPTY_URL = "type.googleapis.com/google.protobuf.Empty"
+IBIS_UNMARKED = "ibis-substrait plan compares two plain field references inside a subquery"
+
+# Paths in IBM q06.
+ROOT = "relations[0].root.input"
+AGG = f"{ROOT}.aggregate"
+PROJECT = f"{AGG}.input.project"
+FILTER = f"{PROJECT}.input.filter"
+READ = f"{FILTER}.input.read"
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers: IBM q06 as JSON, edited
+# --------------------------------------------------------------------------------------------------
+
+
+def q06_json(corpus: Path) -> dict[str, Any]:
+    text = (corpus / IBM / "q06.json").read_text()
+    return json.loads("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//")))
+
+
+def plan_of(doc: dict[str, Any]):
+    return parse_plan_bytes(json.dumps(doc).encode())
+
+
+def root_input(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc["relations"][0]["root"]["input"]
+
+
+def wrap_root(doc: dict[str, Any], kind: str, **fields: Any) -> None:
+    """Put a new relation of `kind` on top of the root's input."""
+    root = doc["relations"][0]["root"]
+    root["input"] = {kind: {"input": root["input"], **fields}}
+
+
+def q06_filter(doc: dict[str, Any]) -> dict[str, Any]:
+    return root_input(doc)["aggregate"]["input"]["project"]["input"]["filter"]
+
+
+def q06_read(doc: dict[str, Any]) -> dict[str, Any]:
+    return q06_filter(doc)["input"]["read"]
+
+
+def q06_measure(doc: dict[str, Any]) -> dict[str, Any]:
+    return root_input(doc)["aggregate"]["measures"][0]["measure"]
+
+
+def q06_project_expression(doc: dict[str, Any], expression: dict[str, Any]) -> None:
+    root_input(doc)["aggregate"]["input"]["project"]["expressions"][0] = expression
+
+
+def declare(doc: dict[str, Any], anchor: int, name: str) -> None:
+    doc["extensions"].append(
+        {"extensionFunction": {"extensionUriReference": 2, "functionAnchor": anchor, "name": name}}
+    )
+
+
+def field_ref(i: int) -> dict[str, Any]:
+    return {"selection": {"directReference": {"structField": {"field": i}}, "rootReference": {}}}
+
+
+def rename_function(doc: dict[str, Any], anchor: int, name: str) -> None:
+    for e in doc["extensions"]:
+        if e["extensionFunction"]["functionAnchor"] == anchor:
+            e["extensionFunction"]["name"] = name
+
+
+# --------------------------------------------------------------------------------------------------
+# the 548-plan function/relation corpus
+# --------------------------------------------------------------------------------------------------
+
+
+def test_function_relation_corpus_validates_without_crashing(corpus):
+    plans = sorted((corpus / FUNCTION_RELATION).rglob("*.json"))
+    assert len(plans) == 548
+    supported, unsupported, invalid = [], {}, {}
+    features: Counter[str] = Counter()
+    for path in plans:
+        loaded = load_plan(path)
+        try:
+            findings = validate_plan(loaded)
+        except PlanInvalidError as exc:
+            invalid[path] = exc
+            continue
+        if findings:
+            unsupported[path] = findings
+            features.update(f.feature for f in findings)
+        else:
+            supported.append(path)
+        for f in findings:
+            assert isinstance(f, Finding) and f.feature
+            assert f.path.startswith("relations["), f
+    defects: Counter[str] = Counter()
+    for path, exc in invalid.items():
+        reason = next((k for k, pattern in KNOWN_INVALID.items() if re.search(pattern, str(exc))), None)
+        assert reason, f"{path.relative_to(corpus)}: unexpected invalid-plan error: {exc}"
+        assert exc.path and exc.path.startswith("relations["), exc
+        defects[reason] += 1
+
+    print(
+        f"\n548 function/relation plans: {len(supported)} supported, {len(unsupported)} unsupported, "
+        f"{len(invalid)} invalid"
+    )
+    for feature, n in features.most_common(20):
+        print(f"  unsupported: {n:4d}  {feature}")
+    for reason, n in defects.most_common():
+        print(f"  invalid:     {n:4d}  {reason}")
+    assert len(supported) + len(unsupported) + len(invalid) == 548
+    assert len(supported) >= 400  # 410 when written
+
+
+def test_validate_cli_over_a_handful_of_plans(corpus, tmp_path):
+    root = corpus / FUNCTION_RELATION
+    good = [
+        root / "function/arithmetic/add-isthmus_plan.json",
+        root / "relation/join/inner_join-duckdb_plan.json",
+        root / "relation/aggregate/aggregate_with_group_by_rollup-isthmus_plan.json",
+        corpus / IBM / "q06.bin",
+    ]
+    for p in good:
+        assert p.is_file(), p
+    proc = subprocess.run([CLI, "validate", *map(str, good)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert proc.stdout.count(": supported") == len(good)
+
+    doc = q06_json(corpus)
+    wrap_root(doc, "exchange")
+    rename_function(doc, 1, "frobnicate:bool")
+    unsupported = tmp_path / "unsupported.json"
+    unsupported.write_text(json.dumps(doc))
+    datafusion = root / "function/arithmetic/add-datafusion_plan.json"  # base_schema without types
+    proc = subprocess.run(
+        [CLI, "validate", "--json", str(good[0]), str(unsupported), str(datafusion)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3, proc.stderr  # the highest exit code wins: unsupported over invalid
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "invalid plan" in proc.stderr and "base_schema" in proc.stderr
+    results = {Path(r["plan"]).name: r for r in json.loads(proc.stdout)}
+    assert results[good[0].name]["unsupported"] == []
+    assert results["unsupported.json"]["unsupported"] == [
+        {"feature": "exchange relation", "path": "relations[0].root.input.exchange"},
+        {
+            "feature": "scalar function frobnicate:bool",
+            "path": "relations[0].root.input.exchange.input.aggregate.input.project.input.filter.condition"
+            ".scalar_function",
+        },
+    ]
+    assert results[datafusion.name]["exit_code"] == 2
+
+
+# --------------------------------------------------------------------------------------------------
+# TPC-H: validate agrees with translation (every one of these plans runs)
+# --------------------------------------------------------------------------------------------------
+
+
+def _tpch_plans(corpus: Path) -> list[Path]:
+    plans = sorted((corpus / IBM).glob("q*.json")) + sorted((corpus / IBM).glob("q*.bin"))
+    plans += sorted((corpus / CT).glob("q*_plan.json"))
+    return plans
+
+
+def test_tpch_plans_validate_as_supported(corpus):
+    plans = _tpch_plans(corpus)
+    assert len(plans) == 22 + 22 + 21 + 21 + 15
+    problems = {p.name: validate_plan(load_plan(p)) for p in plans}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_ibis_tpch_plans_are_supported_or_refused_as_translation_refuses_them(corpus):
+    outcomes = {}
+    for p in sorted((corpus / IBIS).glob("tpc_h*.json")):
+        try:
+            outcomes[p.name] = validate_plan(load_plan(p))
+        except PlanInvalidError as exc:
+            assert IBIS_UNMARKED in exc.message and ".subquery." in (exc.path or ""), exc
+            outcomes[p.name] = "refused"
+    assert len(outcomes) == 22
+    assert all(v in ([], "refused") for v in outcomes.values()), outcomes
+    # q02, q04, q17, q20, q21, q22: correlated subqueries without outer references (see subqueries.py)
+    assert sum(v == "refused" for v in outcomes.values()) == 6
+
+
+# --------------------------------------------------------------------------------------------------
+# each check: the finding's path is where translation fails
+# --------------------------------------------------------------------------------------------------
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _unknown_function(doc):
+    rename_function(doc, 1, "frobnicate:bool")
+
+
+def _phase(doc):
+    q06_measure(doc)["phase"] = "AGGREGATION_PHASE_INITIAL_TO_INTERMEDIATE"
+
+
+def _median_distinct(doc):
+    rename_function(doc, 8, "median:dec")
+    q06_measure(doc)["invocation"] = "AGGREGATION_INVOCATION_DISTINCT"
+
+
+def _window_rel(doc):
+    wrap_root(doc, "window")
+
+
+def _exchange_rel(doc):
+    wrap_root(doc, "exchange")
+
+
+def _iceberg(doc):
+    read = q06_read(doc)
+    del read["namedTable"]
+    read["icebergTable"] = {"direct": {"metadataUri": "file:///warehouse/lineitem/metadata/v1.json"}}
+
+
+def _dwrf(doc):
+    read = q06_read(doc)
+    del read["namedTable"]
+    read["localFiles"] = {"items": [{"uriFile": "file:///data/lineitem.dwrf", "dwrf": {}}]}
+
+
+def _byte_range(doc):
+    read = q06_read(doc)
+    del read["namedTable"]
+    read["localFiles"] = {"items": [{"uriFile": "file:///data/l.parquet", "parquet": {}, "length": "100"}]}
+
+
+def _sort_comparison(doc):
+    wrap_root(doc, "sort", sorts=[{"expr": field_ref(0), "comparisonFunctionReference": 1}])
+
+
+def _fetch_expression(doc):
+    wrap_root(doc, "fetch", countExpr=field_ref(0))
+
+
+def _type_argument(doc):
+    multiply = root_input(doc)["aggregate"]["input"]["project"]["expressions"][0]["scalarFunction"]
+    multiply["arguments"].append({"type": {"i32": {}}})
+
+
+def _unknown_function_in_a_conjunct(doc):
+    rename_function(doc, 2, "frobnicate:date_date")  # gte, the first conjunct of the filter's AND
+
+
+def _window_function(doc):
+    q06_project_expression(
+        doc,
+        {
+            "windowFunction": {
+                "functionReference": 8,
+                "arguments": [{"value": field_ref(5)}],
+                "outputType": {"fp64": {}},
+            }
+        },
+    )
+
+
+def _enum_expression(doc):
+    q06_project_expression(doc, {"enum": {"specified": "YEAR"}})
+
+
+def _extract_component(doc):
+    declare(doc, 9, "extract:req_date")
+    q06_project_expression(
+        doc,
+        {
+            "scalarFunction": {
+                "functionReference": 9,
+                "outputType": {"i64": {}},
+                "arguments": [{"enum": "MILLISECOND"}, {"value": field_ref(10)}],
+            }
+        },
+    )
+
+
+def _time_cast(doc):
+    q06_project_expression(doc, {"cast": {"input": field_ref(10), "type": {"time": {}}}})
+
+
+def _wide_decimal(doc):
+    q06_project_expression(
+        doc, {"cast": {"input": field_ref(5), "type": {"decimal": {"precision": 40, "scale": 2}}}}
+    )
+
+
+def _unique_subquery(doc):
+    body = copy.deepcopy(q06_filter(doc)["input"])
+    q06_filter(doc)["condition"] = {
+        "subquery": {"setPredicate": {"predicateOp": "PREDICATE_OP_UNIQUE", "tuples": body}}
+    }
+
+
+def _enhancement(doc):
+    q06_filter(doc)["advancedExtension"] = {"enhancement": {"@type": EMPTY_URL}}
+
+
+def _extension_single(doc):
+    wrap_root(doc, "extensionSingle", detail={"@type": EMPTY_URL})
+
+
+CASES: list[tuple[str, Edit, str, str]] = [
+    (
+        "unknown scalar function",
+        _unknown_function,
+        "scalar function frobnicate:bool",
+        f"{FILTER}.condition.scalar_function",
+    ),
+    (
+        "aggregation phase",
+        _phase,
+        "aggregation phase AGGREGATION_PHASE_INITIAL_TO_INTERMEDIATE",
+        f"{AGG}.measures[0].measure.phase",
+    ),
+    ("DISTINCT median", _median_distinct, "median:dec: DISTINCT invocation", f"{AGG}.measures[0].measure"),
+    ("window relation", _window_rel, "window relation", f"{ROOT}.window"),
+    ("exchange relation", _exchange_rel, "exchange relation", f"{ROOT}.exchange"),
+    ("iceberg read", _iceberg, "Iceberg table reads", f"{READ}.iceberg_table"),
+    ("dwrf files", _dwrf, "local files in dwrf format", f"{READ}.local_files.items[0]"),
+    ("byte-range slice", _byte_range, "byte-range slices", f"{READ}.local_files.items[0]"),
+    (
+        "sort by comparison function",
+        _sort_comparison,
+        "sort by a custom comparison function",
+        f"{ROOT}.sort.sorts[0]",
+    ),
+    (
+        "fetch count expression",
+        _fetch_expression,
+        "fetch offset/count computed by an expression",
+        f"{ROOT}.fetch.count_expr",
+    ),
+    (
+        "unknown function in a filter conjunct",
+        _unknown_function_in_a_conjunct,
+        "scalar function frobnicate",
+        f"{FILTER}.condition.scalar_function.arguments[0].value.scalar_function",
+    ),
+    (
+        "type argument",
+        _type_argument,
+        "type arguments",
+        f"{PROJECT}.expressions[0].scalar_function.arguments[2]",
+    ),
+    (
+        "window function",
+        _window_function,
+        "window_function expression",
+        f"{PROJECT}.expressions[0].window_function",
+    ),
+    (
+        "standalone enum",
+        _enum_expression,
+        "enum as a standalone expression",
+        f"{PROJECT}.expressions[0].enum",
+    ),
+    (
+        "extract component",
+        _extract_component,
+        "extract:req_date: extract component MILLISECOND",
+        f"{PROJECT}.expressions[0].scalar_function",
+    ),
+    ("time type", _time_cast, "type time has no Spark equivalent", f"{PROJECT}.expressions[0].cast.type"),
+    ("decimal precision", _wide_decimal, "decimal precision 40", f"{PROJECT}.expressions[0].cast.type"),
+    (
+        "UNIQUE subquery",
+        _unique_subquery,
+        "UNIQUE subquery predicate",
+        f"{FILTER}.condition.subquery.set_predicate",
+    ),
+    ("advanced extension", _enhancement, "advanced extension enhancement", f"{FILTER}.advanced_extension"),
+    ("extension relation", _extension_single, f"extension relation {EMPTY_URL}", f"{ROOT}.extension_single"),
+]
+
+
+@pytest.fixture(scope="module")
+def tpch_resolver(tpch_dir):
+    from substrait_spark.consumer.resolver import TableMapResolver
+
+    return TableMapResolver.from_tables_dir(str(tpch_dir))
+
+
+def translate(spark, loaded, resolver, consumer_class=SubstraitConsumer):
+    consumer = consumer_class(spark, loaded.plan, resolver)
+    try:
+        return consumer.root(0)
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize(("edit", "feature", "path"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_finding_is_where_translation_fails(corpus, spark, tpch_resolver, edit, feature, path):
+    doc = q06_json(corpus)
+    edit(doc)
+    loaded = plan_of(doc)
+    findings = validate_plan(loaded)
+    assert [f for f in findings if f.path == path and feature in f.feature], findings
+    with pytest.raises(UnsupportedFeatureError) as info:
+        translate(spark, loaded, tpch_resolver)
+    assert info.value.path == path
+    assert any(
+        f.feature.startswith(info.value.message[:20]) or info.value.message in f.feature
+        for f in findings
+        if f.path == path
+    ), (info.value.message, findings)
+
+
+def test_unedited_q06_has_no_findings_and_counts_its_features(corpus):
+    loaded = plan_of(q06_json(corpus))
+    assert validate_plan(loaded) == []
+    used = features_used(loaded)
+    assert {
+        k: used[k] for k in ("relation:read", "relation:filter", "relation:project", "relation:aggregate")
+    } == {
+        "relation:read": 1,
+        "relation:filter": 1,
+        "relation:project": 1,
+        "relation:aggregate": 1,
+    }
+    assert used["read:named_table"] == 1
+    assert used["aggregate:sum"] == 1 and used["scalar:multiply"] == 1 and used["scalar:and"] == 1
+    assert used["scalar:gte"] == 2 and used["scalar:lt"] == 2 and used["scalar:lte"] == 1
+    assert used["expression:scalar_function"] == 7
+
+
+def test_all_findings_are_listed_not_only_the_first(corpus):
+    doc = q06_json(corpus)
+    _unknown_function(doc)
+    _phase(doc)
+    _exchange_rel(doc)
+    paths = [f.path for f in validate_plan(plan_of(doc))]
+    assert paths == [  # in plan order: depth-first, fields in proto order (an aggregate's input first)
+        f"{ROOT}.exchange",
+        f"{ROOT}.exchange.input.aggregate.input.project.input.filter.condition.scalar_function",
+        f"{ROOT}.exchange.input.aggregate.measures[0].measure.phase",
+    ]
+
+
+def test_subquery_bodies_and_shared_relations_are_walked(corpus):
+    doc = q06_json(corpus)
+    _unknown_function(doc)
+    body = copy.deepcopy(q06_filter(doc))  # its condition calls frobnicate
+    q06_filter(doc)["condition"] = {
+        "subquery": {"setPredicate": {"predicateOp": "PREDICATE_OP_EXISTS", "tuples": {"filter": body}}}
+    }
+    doc["relations"].insert(0, {"rel": {"filter": copy.deepcopy(body)}})
+    paths = [f.path for f in validate_plan(plan_of(doc))]
+    assert paths == [
+        "relations[0].rel.filter.condition.scalar_function",
+        "relations[1].root.input.aggregate.input.project.input.filter.condition.subquery.set_predicate.tuples"
+        ".filter.condition.scalar_function",
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# malformed plans raise (exit 2); they are not findings
+# --------------------------------------------------------------------------------------------------
+
+
+def test_dangling_function_anchor_is_an_invalid_plan(corpus):
+    doc = q06_json(corpus)
+    q06_measure(doc)["functionReference"] = 99
+    with pytest.raises(PlanInvalidError) as info:
+        validate_plan(plan_of(doc))
+    assert info.value.path == f"{AGG}.measures[0].measure.function_reference"
+    assert "99" in info.value.message
+
+
+def test_relation_with_no_type_is_an_invalid_plan(corpus):
+    doc = q06_json(corpus)
+    q06_filter(doc)["input"] = {}
+    with pytest.raises(PlanInvalidError) as info:
+        validate_plan(plan_of(doc))
+    assert info.value.path == f"{FILTER}.input"
+
+
+# --------------------------------------------------------------------------------------------------
+# subclasses validate as they translate
+# --------------------------------------------------------------------------------------------------
+
+
+class FrobnicatingConsumer(SubstraitConsumer):
+    scalar_functions = {
+        **SubstraitConsumer.scalar_functions,
+        "frobnicate": SubstraitConsumer.scalar_functions["and"],
+    }
+
+
+class PassThroughConsumer(SubstraitConsumer):
+    extension_relations = {EMPTY_URL: lambda cx, detail, inputs, path: inputs[0]}
+
+
+def test_a_subclass_with_more_functions_validates_as_it_translates(corpus, spark, tpch_resolver):
+    doc = q06_json(corpus)
+    _unknown_function(doc)
+    loaded = plan_of(doc)
+    assert [f.feature for f in validate_plan(loaded)] == ["scalar function frobnicate:bool"]
+    assert validate_plan(loaded, FrobnicatingConsumer) == []
+    assert translate(spark, loaded, tpch_resolver, FrobnicatingConsumer).columns == ["REVENUE"]
+
+
+def test_a_subclass_with_an_extension_relation_validates_as_it_translates(corpus, spark, tpch_resolver):
+    doc = q06_json(corpus)
+    _extension_single(doc)
+    loaded = plan_of(doc)
+    assert [f.feature for f in validate_plan(loaded)] == [f"extension relation {EMPTY_URL}"]
+    assert validate_plan(loaded, PassThroughConsumer) == []
+    assert translate(spark, loaded, tpch_resolver, PassThroughConsumer).columns == ["REVENUE"]
+
+
+def test_default_function_checks_match_the_function_handlers(spark):
+    """AGGREGATE_CHECKS lists exactly the aggregates whose handler refuses a one-argument DISTINCT call."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    from substrait_spark.consumer.extensions import FunctionRef
+    from substrait_spark.consumer.functions import AGGREGATE, Call
+    from substrait_spark.consumer.scope import Typed
+
+    refusing, broken = set(), {}
+    for name, handler in AGGREGATE.items():
+        call = Call(FunctionRef.parse(1, name, ""), [Typed(F.col("x"), T.DoubleType())], path="p")
+        if name == "string_agg":
+            call.arguments.append(Typed(F.lit(","), T.StringType()))
+        try:
+            handler(call, True)
+        except UnsupportedFeatureError:
+            refusing.add(name)
+        except Exception as exc:  # a handler that cannot build its column at all
+            broken[name] = f"{type(exc).__name__}: {exc}"
+    declared = {name for name, checks in AGGREGATE_CHECKS.items() if _no_distinct in checks}
+    assert declared == refusing
+    assert broken == {}
+
+
+# --------------------------------------------------------------------------------------------------
+# the spec's tutorial plan: supported, so it must translate (over empty tables of the plan's own schemas)
+# --------------------------------------------------------------------------------------------------
+
+
+class PlanSchemaResolver:
+    """Every table the plan reads, as an empty DataFrame of the read's declared base schema."""
+
+    def __init__(self, plan):
+        from substrait import algebra_pb2 as alg
+        from substrait_spark.consumer.analyze import nodes
+        from substrait_spark.consumer.types import schema_of
+
+        self.schemas = {}
+        for msg, path in nodes(plan):
+            if isinstance(msg, alg.ReadRel) and msg.WhichOneof("read_type") == "named_table":
+                names, types = schema_of(msg.base_schema, path)
+                self.schemas[".".join(msg.named_table.names).lower()] = list(zip(names, types, strict=True))
+
+    def resolve(self, spark, names):
+        from pyspark.sql import types as T
+        from substrait_spark.consumer.resolver import ResolvedTable
+
+        columns = self.schemas[".".join(names).lower()]
+        schema = T.StructType([T.StructField(n, t) for n, t in columns])
+        return ResolvedTable(spark.createDataFrame([], schema), "empty:" + ".".join(names), "memory")
+
+
+def test_spec_tutorial_plan_validates_and_translates(corpus, spark):
+    loaded = load_plan(corpus / "substrait-spec-examples" / "final_plan.json")
+    assert validate_plan(loaded) == []
+    df = translate(spark, loaded, PlanSchemaResolver(loaded.plan))
+    assert len(df.columns) == len(loaded.plan.relations[0].root.names)
