@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from .errors import ResolutionError
 
@@ -22,6 +24,11 @@ class ResolvedTable:
     identity: str  # e.g. "file:///data/lineitem.parquet" or "catalog.db.table"
     format: str
     snapshot_id: int | None = None
+
+    @cached_property
+    def fields(self) -> list[T.StructField]:
+        """The table's columns (asked of Spark once per resolved table)."""
+        return list(self.df.schema.fields)
 
 
 @runtime_checkable

@@ -59,10 +59,16 @@ def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path
 
 
 def conform(
-    cx: SubstraitConsumer, df: DataFrame, names: list[str], types: list[T.DataType], path: str, what: str
+    cx: SubstraitConsumer,
+    df: DataFrame,
+    names: list[str],
+    types: list[T.DataType],
+    path: str,
+    what: str,
+    fields: list[T.StructField] | None = None,
 ) -> Relation:
     """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each."""
-    fields = df.schema.fields
+    fields = fields if fields is not None else df.schema.fields
     by_lower: dict[str, T.StructField] = {}
     for f in fields:
         by_lower.setdefault(f.name.lower(), f)
@@ -119,7 +125,7 @@ def read_named_table(
             "snapshot_id": resolved.snapshot_id,
         }
     )
-    return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}")
+    return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}", resolved.fields)
 
 
 def read_virtual_table(
