@@ -20,6 +20,7 @@ from .types import spark_type
 Literal = alg.Expression.Literal
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
+_EXACT = decimal.Context(prec=80)
 
 
 def _decimal(lit: Literal, path: str) -> tuple[Any, T.DataType]:
@@ -27,7 +28,8 @@ def _decimal(lit: Literal, path: str) -> tuple[Any, T.DataType]:
     if len(d.value) != 16:
         raise PlanInvalidError(f"decimal literal must be 16 bytes, got {len(d.value)}", path)
     unscaled = int.from_bytes(d.value, "little", signed=True)
-    value = decimal.Decimal(unscaled).scaleb(-d.scale)
+    # Exact: the default context (28 digits) would round a 38-digit value.
+    value = decimal.Decimal(unscaled).scaleb(-d.scale, _EXACT)
     return value, T.DecimalType(d.precision or 38, d.scale)
 
 
@@ -114,6 +116,9 @@ def to_column(lit: Literal, path: str = "literal") -> Typed:
 def _lit_column(value: Any, type_: T.DataType) -> Column:
     if value is None:
         return F.lit(None).cast(type_)
+    if isinstance(type_, T.DateType):
+        # Days since the epoch, not a Python date: py4j's java.sql.Date conversion fails before year 1000.
+        return F.date_from_unix_date(F.lit((value - _EPOCH_DATE).days))
     if isinstance(type_, T.TimestampType):
         micros = (value - _EPOCH) // dt.timedelta(microseconds=1)
         return F.timestamp_micros(F.lit(micros))
