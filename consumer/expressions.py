@@ -290,19 +290,48 @@ def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
     return fs == "date" and fd == "timestamp"
 
 
+_INT_RANGE = {
+    T.ByteType: (-(2**7), 2**7 - 1),
+    T.ShortType: (-(2**15), 2**15 - 1),
+    T.IntegerType: (-(2**31), 2**31 - 1),
+    T.LongType: (-(2**63), 2**63 - 1),
+}
+
+
+def _fits_integer(value: Typed, target: T.DataType) -> Column | None:
+    """When a numeric value fits an integer target (None: always, or not a numeric -> integer cast).
+
+    Spark's legacy (non-ANSI) cast wraps integers around (300 -> tinyint is 44) and saturates fractional
+    numbers (1e20 -> int is 2147483647); Substrait casts fail instead. Fractions truncate toward zero.
+    """
+    src = family(value.type)
+    if family(target) != "int" or src not in ("int", "float", "decimal") or _cannot_fail(value.type, target):
+        return None
+    lo, hi = _INT_RANGE[type(target)]
+    x = value.col
+    if src == "decimal":
+        x = F.when(x < 0, F.ceil(x)).otherwise(F.floor(x))
+    if src == "float":
+        # Exact bounds in double: lo - 1 and hi + 1 for the narrow types, -2^63 and 2^63 for bigint.
+        # NaN compares greater than everything in Spark, so it never fits.
+        low = x >= F.lit(float(lo)) if isinstance(target, T.LongType) else x > F.lit(float(lo - 1))
+        return low & (x < F.lit(float(hi + 1)))
+    return (x >= F.lit(lo)) & (x <= F.lit(hi))
+
+
 def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> Typed:
     value = cx.expression(e.input, scope, f"{path}.input")
     target = spark_type(e.type, f"{path}.type")
     casted = value.col.cast(target)
+    fits = _fits_integer(value, target)
     throw = e.failure_behavior == Expression.Cast.FAILURE_BEHAVIOR_THROW_EXCEPTION
     if throw and not _cannot_fail(value.type, target):
         # Spark's non-ANSI cast yields NULL for a value it cannot convert; the plan asked for an error.
         message = f"cast to {target.simpleString()} failed at {path}"
-        casted = F.when(value.col.isNotNull() & casted.isNull(), F.raise_error(F.lit(message))).otherwise(
-            casted
-        )
-    if value.is_literal and not throw:
-        return Typed(casted, target)
+        failed = casted.isNull() if fits is None else (casted.isNull() | ~fits)
+        casted = F.when(value.col.isNotNull() & failed, F.raise_error(F.lit(message))).otherwise(casted)
+    elif fits is not None:
+        casted = F.when(fits, casted)
     return Typed(casted, target)
 
 
