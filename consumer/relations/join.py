@@ -121,7 +121,8 @@ def single_join(
     """
     row_id = cx.names.fresh()
     tagged = left.df.withColumn(row_id, F.monotonically_increasing_id())
-    joined = tagged.join(right.df.select(*right.cols()), on=cond, how="left")
+    # The right side's hidden columns are the correlation keys `cond` reads.
+    joined = tagged.join(right.df.select(*right.cols(), *right.hidden_cols()), on=cond, how="left")
     matches = F.count(F.lit(1)).over(Window.partitionBy(column(row_id)))
     first = right.names[0]
     message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
