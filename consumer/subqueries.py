@@ -260,9 +260,10 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         view = cx.register_view(body.df.select(body.col(0)))
         col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
         return Typed(col, body.types[0])
-    if body.count_bug:
+    count_output = body.count_bug and body.keyed and _count_output(cx, sc.input)
+    if body.count_bug and not count_output:
         raise UnsupportedFeatureError(
-            "correlated scalar subquery over COUNT (its empty-group value is not NULL)", path
+            "correlated scalar subquery computing over COUNT (its empty-group value is not NULL)", path
         )
     value = body.names[0]
     if body.keyed:
@@ -273,9 +274,75 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         scope.rel = Relation(
             joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
         )
-        return Typed(column(value), body.types[0])
+        col = column(value)
+        if count_output:
+            # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
+            col = F.coalesce(col, F.lit(0).cast(body.types[0]))
+        return Typed(col, body.types[0])
     from .relations.join import single_join
 
     joined, value_name = single_join(cx, scope.rel, body, _and(_pending(body)), path)
     scope.rel = joined
     return Typed(column(value_name), body.types[0])
+
+
+_COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
+
+
+def _count_output(cx: SubstraitConsumer, rel: alg.Rel) -> bool:
+    """Whether a subquery's only output column is, unchanged, a COUNT measure of an aggregate without keys.
+
+    Projections and emits that pass the column through are looked through; anything computed from it is
+    not (its value over no rows is unknown here).
+    """
+    position = 0
+    while True:
+        kind = rel.WhichOneof("rel_type")
+        body = getattr(rel, kind) if kind else None
+        common = getattr(body, "common", None)
+        if common is not None and common.WhichOneof("emit_kind") == "emit":
+            mapping = list(common.emit.output_mapping)
+            if position >= len(mapping):
+                return False
+            position = mapping[position]
+        if kind == "project":
+            n_input = 0 if cx.quirks.project_outputs_expressions_only else _width(cx, body.input)
+            if n_input is None:
+                return False
+            if position >= n_input:
+                e = body.expressions[position - n_input]
+                ref = e.selection if e.WhichOneof("rex_type") == "selection" else None
+                if ref is None or ref.WhichOneof("root_type") not in ("root_reference", None):
+                    return False
+                seg = ref.direct_reference
+                if seg.WhichOneof("reference_type") != "struct_field" or seg.struct_field.HasField("child"):
+                    return False
+                position = seg.struct_field.field
+            rel = body.input
+            continue
+        if kind != "aggregate":
+            return False
+        if len(body.grouping_expressions) or any(len(g.grouping_expressions) for g in body.groupings):
+            return False
+        if not 0 <= position < len(body.measures):
+            return False
+        m = body.measures[position]
+        ref = cx.extensions.functions.get(m.measure.function_reference)
+        return ref is not None and ref.base in _COUNTS
+
+
+def _width(cx: SubstraitConsumer, rel: alg.Rel) -> int | None:
+    """The number of output columns of an aggregate or of a projection over one (None: not worked out here)."""
+    kind = rel.WhichOneof("rel_type")
+    body = getattr(rel, kind) if kind else None
+    common = getattr(body, "common", None)
+    if common is not None and common.WhichOneof("emit_kind") == "emit":
+        return len(common.emit.output_mapping)
+    if kind == "aggregate":
+        keys = len(body.grouping_expressions) or len({e.SerializeToString() for g in body.groupings
+                                                      for e in g.grouping_expressions})
+        return keys + len(body.measures) + (1 if len(body.groupings) > 1 else 0)
+    if kind == "project":
+        inner = _width(cx, body.input)
+        return None if inner is None else inner + len(body.expressions)
+    return None
