@@ -96,6 +96,7 @@ class SubstraitConsumer:
         self.run_id = uuid.uuid4().hex[:12]
         self.views: list[str] = []
         self.tables_read: list[dict[str, Any]] = []
+        self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
         self._shared: dict[int, Relation] = {}
         self._shared_uses: dict[int, int] = {}
 
@@ -123,10 +124,11 @@ class SubstraitConsumer:
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
 
     def _check_common(self, body: Any, path: str) -> None:
-        if body.HasField("advanced_extension") and body.advanced_extension.HasField("enhancement"):
+        """Refuse advanced-extension enhancements (they change meaning); optimizations may be ignored."""
+        fields = body.DESCRIPTOR.fields_by_name
+        if "advanced_extension" in fields and body.advanced_extension.HasField("enhancement"):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.advanced_extension")
-        common = getattr(body, "common", None)
-        if common is not None and common.advanced_extension.HasField("enhancement"):
+        if "common" in fields and body.common.advanced_extension.HasField("enhancement"):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")
 
     def _emit(self, body: Any, out: Relation, path: str) -> Relation:
@@ -311,7 +313,11 @@ class SubstraitConsumer:
         path = f"relations[{i}].root"
         with column_cache():
             out = self.rel(root.input, f"{path}.input")
-            return name_columns(out, list(root.names), path)
+            names = list(root.names)
+            if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
+                # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
+                out = out.select_positions(range(len(names)), self.names)
+            return name_columns(out, names, path)
 
 
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:
@@ -369,7 +375,7 @@ def _check_argument_types(call: Call) -> None:
     fams = {f for f in call.families() if f != "null"}
     if call.name in _COMPARISONS:
         ex.coerce_comparison(call)
-    elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or fams & _TEMPORAL):
+    elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or (fams & _TEMPORAL and fams <= _TEMPORAL | {"int"})):
         raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)
 
 

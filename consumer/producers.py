@@ -13,21 +13,25 @@ from substrait.plan_pb2 import Plan
 
 @dataclass(frozen=True)
 class Quirks:
-    # DuckDB's substrait extension (spec <= 0.53, DuckDB 1.1) writes a ProjectRel whose output is only its
-    # expressions, without an emit: the spec's output is input columns followed by the expressions.
+    # DuckDB's substrait extension (spec <= 0.53, DuckDB 1.1) and DataFusion (spec <= 0.51, DataFusion 40)
+    # write a ProjectRel whose output is only its expressions, without an emit: the spec's output is the
+    # input columns followed by the expressions.
     project_outputs_expressions_only: bool = False
     # ibis-substrait writes correlated columns as plain field references into the enclosing record.
     unmarked_outer_references: bool = False
+    # DataFusion (spec 0.51, datafusion-python 40) names a named table's columns in base_schema without
+    # their types: the types are those of the table the name resolves to.
+    untyped_base_schema: bool = False
 
     @classmethod
     def of(cls, plan: Plan) -> Quirks:
         producer = (plan.version.producer or "").lower()
         minor = plan.version.minor_number
         return cls(
-            project_outputs_expressions_only=producer == "duckdb"
-            and plan.version.major_number == 0
-            and minor <= 53,
+            project_outputs_expressions_only=plan.version.major_number == 0
+            and ((producer == "duckdb" and minor <= 53) or (producer == "datafusion" and minor <= 51)),
             unmarked_outer_references=producer.startswith("ibis"),
+            untyped_base_schema=producer == "datafusion",
         )
 
     def notes(self) -> list[str]:

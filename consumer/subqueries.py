@@ -53,13 +53,25 @@ _NEGATED = {
 
 def conjuncts(cx: SubstraitConsumer, e: alg.Expression) -> list[alg.Expression]:
     """Split a condition on top-level AND calls."""
+    return [c for c, _ in conjunct_paths(cx, e, "")]
+
+
+def conjunct_paths(cx: SubstraitConsumer, e: alg.Expression, path: str) -> list[tuple[alg.Expression, str]]:
+    """The conjuncts of a condition with their own plan paths (so errors point inside the AND)."""
     if e.WhichOneof("rex_type") == "scalar_function":
         fn = e.scalar_function
         ref = cx.extensions.functions.get(fn.function_reference)
         if ref is not None and ref.base == "and":
-            args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
-            return [c for a in args for c in conjuncts(cx, a)]
-    return [e]
+            p = f"{path}.scalar_function"
+            if len(fn.arguments):
+                return [
+                    c
+                    for i, a in enumerate(fn.arguments)
+                    if a.WhichOneof("arg_type") == "value"
+                    for c in conjunct_paths(cx, a.value, f"{p}.arguments[{i}].value")
+                ]
+            return [c for i, a in enumerate(fn.args) for c in conjunct_paths(cx, a, f"{p}.args[{i}]")]
+    return [(e, path)]
 
 
 def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expression | None:

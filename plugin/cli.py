@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError
+from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
 
 PROG = "substrait-spark"
 
@@ -89,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.runner import run_loaded
 
     if args.param:
-        raise SubstraitSparkError("--param: dynamic parameters are not supported yet")
+        raise UnsupportedFeatureError("--param: dynamic parameters are not supported yet")
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)

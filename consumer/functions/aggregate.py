@@ -16,9 +16,7 @@ from .call import Call
 AggregateHandler = Callable[[Call, bool], Column]
 
 
-def _simple(
-    fn: Callable[[Column], Column], distinct_fn: Callable[[Column], Column] | None = None
-) -> AggregateHandler:
+def _simple(fn: Callable[[Column], Column], distinct_fn: Callable[[Column], Column] | None = None) -> AggregateHandler:
     def build(c: Call, distinct: bool) -> Column:
         (x,) = c.arity(1).cols
         if distinct:
@@ -55,9 +53,7 @@ def _avg(c: Call, distinct: bool) -> Column:
     return F.avg(x)
 
 
-def _by_distribution(
-    sample: Callable[[Column], Column], population: Callable[[Column], Column]
-) -> AggregateHandler:
+def _by_distribution(sample: Callable[[Column], Column], population: Callable[[Column], Column]) -> AggregateHandler:
     def build(c: Call, distinct: bool) -> Column:
         if distinct:
             raise c.unsupported("DISTINCT invocation")
@@ -69,9 +65,9 @@ def _by_distribution(
 
 
 def _string_agg(c: Call, distinct: bool) -> Column:
-    x, sep = c.arity(2).cols
+    x, sep = (*c.arity(1, 2).cols, F.lit(","))[:2]  # DuckDB writes string_agg(x): separator ','
     items = F.collect_set(x) if distinct else F.collect_list(x)
-    return F.when(F.size(items) > 0, F.array_join(items, sep))
+    return F.when(F.size(items) > 0, F.call_function("array_join", items, sep))  # separator may be a column
 
 
 AGGREGATE: dict[str, AggregateHandler] = {

@@ -143,12 +143,29 @@ def _xor(c: Call) -> Column:
 
 
 def _like(c: Call) -> Column:
-    s, pattern = c.arity(2, 3).values[:2]
-    if len(c.values) == 3:
-        return F.call_function("like", *c.cols)
+    """SQL LIKE; an explicit escape character is rewritten into Spark's default escape (backslash)."""
+    s, pattern, *escape = c.arity(2, 3).values
+    if escape and not (escape[0].is_literal and escape[0].value is None):
+        esc = escape[0].value if escape[0].is_literal else None
+        if not (pattern.is_literal and isinstance(pattern.value, str) and isinstance(esc, str) and len(esc) == 1):
+            raise c.unsupported("LIKE with an escape character needs literal pattern and escape")
+        return s.col.like(_rewrite_escape(pattern.value, esc))
     if pattern.is_literal and isinstance(pattern.value, str):
         return s.col.like(pattern.value)
     return F.call_function("like", s.col, pattern.col)
+
+
+def _rewrite_escape(pattern: str, esc: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == esc and i + 1 < len(pattern):
+            out.append("\\" + pattern[i + 1])
+            i += 2
+            continue
+        out.append("\\\\" if ch == "\\" else ch)
+        i += 1
+    return "".join(out)
 
 
 def _substring(c: Call) -> Column:
@@ -181,7 +198,7 @@ def _pad(fn: str) -> Handler:
 
 def _index_in(c: Call) -> Column:
     needle, haystack = c.arity(2).cols
-    pos = F.array_position(haystack, needle)
+    pos = F.call_function("array_position", haystack, needle)  # F.array_position wants a Python value
     return F.when(pos > 0, pos - 1).cast(T.LongType())
 
 
@@ -207,13 +224,18 @@ _EXTRACT: dict[str, Callable[[Column], Column]] = {
 
 
 def _extract(c: Call) -> Column:
-    if not c.enums:
-        raise c.unsupported("extract needs a component enum argument")
-    component = c.enums[0].upper()
+    if c.enums:
+        component = c.enums[0].upper()
+        value = c.arity(1).cols[0]
+    else:  # date_part('year', x): the component as a string literal (DataFusion)
+        part, arg = c.arity(2).values
+        if not (part.is_literal and isinstance(part.value, str)):
+            raise c.unsupported("date part must be a literal")
+        component, value = part.value.upper(), arg.col
     fn = _EXTRACT.get(component)
     if fn is None:
         raise c.unsupported(f"extract component {component}")
-    col = fn(c.arity(1).cols[0])
+    col = fn(value)
     return col.cast(c.output_type) if c.output_type is not None else col
 
 
@@ -303,4 +325,5 @@ SCALAR: dict[str, Handler] = {
     "index_in": _index_in,
     # datetime
     "extract": _extract,
+    "date_part": _extract,
 }

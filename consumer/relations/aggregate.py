@@ -137,6 +137,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         df = one_set(sets[0])
     else:
         gid = cx.names.fresh()
+        cx.grouping_index_columns.add(gid)
         parts = [one_set(s).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
         df = functools.reduce(DataFrame.unionAll, parts)
         df = df.select(*[column(n) for n in names], F.col(gid), *extra)

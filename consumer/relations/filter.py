@@ -11,7 +11,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import UnsupportedFeatureError
 from ..relation import Pending, Relation, column
 from ..scope import Scope
-from ..subqueries import conjuncts, try_filter_conjunct
+from ..subqueries import conjunct_paths, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels
 
 if TYPE_CHECKING:
@@ -24,8 +24,7 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
         return source
     scope = Scope(source, outer)
     conds, pending = [], list(source.pending)
-    p = f"{path}.condition"
-    for c in conjuncts(cx, rel.condition):
+    for c, p in conjunct_paths(cx, rel.condition, f"{path}.condition"):
         levels = reference_levels(c)
         if levels - {0}:
             pending.append(correlated_conjunct(cx, c, scope, levels, p))

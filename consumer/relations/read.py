@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -11,7 +12,7 @@ from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
 from ..relation import Relation, quote
-from ..scope import Scope
+from ..scope import Scope, Typed
 from ..types import compatible, schema_of
 
 if TYPE_CHECKING:
@@ -21,8 +22,12 @@ ReadRel = alg.ReadRel
 
 
 def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope | None) -> Relation:
-    names, types = schema_of(rel.base_schema, f"{path}.base_schema")
     kind = rel.WhichOneof("read_type")
+    schema = rel.base_schema
+    if cx.quirks.untyped_base_schema and kind == "named_table" and schema.names and not schema.struct.types:
+        names, types = list(schema.names), None  # typed by the table the name resolves to
+    else:
+        names, types = schema_of(schema, f"{path}.base_schema")
     source = {
         "named_table": cx.read_named_table,
         "virtual_table": cx.read_virtual_table,
@@ -108,7 +113,7 @@ def _castable(actual: T.DataType, declared: T.DataType) -> bool:
 
 
 def read_named_table(
-    cx: SubstraitConsumer, table: ReadRel.NamedTable, names: list[str], types: list[T.DataType], path: str
+    cx: SubstraitConsumer, table: ReadRel.NamedTable, names: list[str], types: list[T.DataType] | None, path: str
 ) -> Relation:
     parts = list(table.names)
     if not parts:
@@ -125,39 +130,43 @@ def read_named_table(
             "snapshot_id": resolved.snapshot_id,
         }
     )
+    if types is None:  # a producer that names the columns without typing them (see producers.Quirks)
+        by_lower = {f.name.lower(): f.dataType for f in reversed(resolved.fields)}
+        types = [by_lower.get(n.lower(), T.NullType()) for n in names]
     return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}", resolved.fields)
 
 
 def read_virtual_table(
     cx: SubstraitConsumer, table: ReadRel.VirtualTable, names: list[str], types: list[T.DataType], path: str
 ) -> Relation:
+    """VALUES rows as one-row selects, unioned (constants fold; no data leaves the driver)."""
     from ..literals import to_column
 
-    fresh = [cx.names.fresh() for _ in names]
-    rows = []
-    empty = Relation(cx.spark.range(1).select(), [], [])
     if table.values and table.expressions:
         raise PlanInvalidError("virtual table with both values and expressions", path)
+    rows: list[tuple[list[Typed], str]] = []
     for r, rec in enumerate(table.values):  # deprecated: rows as struct literals
-        fields = [to_column(f, f"{path}.values[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
-        rows.append((fields, f"{path}.values[{r}]"))
+        rows.append(
+            ([to_column(f, f"{path}.values[{r}].fields[{i}]") for i, f in enumerate(rec.fields)], f"{path}.values[{r}]")
+        )
+    no_input = Scope(Relation(cx.spark.range(1).select(), [], [])) if len(table.expressions) else None
     for r, rec in enumerate(table.expressions):
-        scope = Scope(empty)
-        fields = [cx.expression(f, scope, f"{path}.expressions[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
-        rows.append((fields, f"{path}.expressions[{r}]"))
-    schema = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
+        p = f"{path}.expressions[{r}]"
+        rows.append(([cx.expression(f, no_input, f"{p}.fields[{i}]") for i, f in enumerate(rec.fields)], p))
+    if not types and rows:
+        # No base schema (DuckDB 1.1 writes VALUES this way): the first row's literals give the types.
+        types = [f.type for f in rows[0][0]]
+    fresh = [cx.names.fresh() for _ in types]
     if not rows:
+        schema = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
         return Relation(cx.spark.createDataFrame([], schema), fresh, list(types))
     frames = []
     for fields, p in rows:
         if len(fields) != len(types):
             raise PlanInvalidError(f"row of {len(fields)} values for {len(types)} columns", p)
-        frames.append(
-            cx.spark.range(1).select(*[f.cast(t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)])
-        )
-    df = frames[0]
-    for f in frames[1:]:
-        df = df.unionAll(f)
+        cols = [f.col.cast(t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]
+        frames.append(cx.spark.range(1).select(*cols))
+    df = functools.reduce(DataFrame.unionAll, frames)
     return Relation(df, fresh, list(types))
 
 
