@@ -152,10 +152,13 @@ def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
     kind = rel.WhichOneof("read_type")
     if kind is None:
         raise PlanInvalidError("read with no source set", path)
-    with contextlib.suppress(UnsupportedFeatureError):  # a type Spark lacks: the type check reports it
-        schema_of(rel.base_schema, f"{path}.base_schema")  # names that do not fit the types: PlanInvalidError
-    width = len(rel.base_schema.struct.types)
-    if kind == "virtual_table":
+    schema = rel.base_schema
+    untyped = cx.quirks.untyped_base_schema and kind == "named_table" and schema.names and not schema.struct.types
+    if not untyped:  # (as the read translator: such a producer's columns take the table's types)
+        with contextlib.suppress(UnsupportedFeatureError):  # a type Spark lacks: the type check reports it
+            schema_of(schema, f"{path}.base_schema")  # names that do not fit the types: PlanInvalidError
+    width = len(schema.struct.types)
+    if kind == "virtual_table" and width:  # without a base schema the first row's literals give the types
         for where in ("values", "expressions"):
             for r, row in enumerate(getattr(rel.virtual_table, where)):
                 if len(row.fields) != width:
