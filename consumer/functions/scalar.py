@@ -79,16 +79,58 @@ def _date_shift(c: Call, sign: int) -> Column | None:
     return None
 
 
+_INT_BITS = {T.ByteType: 7, T.ShortType: 15, T.IntegerType: 31, T.LongType: 63}
+
+
+def _checked(op: Callable[[Column, Column], Column]) -> Handler:
+    """Integer add/subtract/multiply with the plan's `overflow` option.
+
+    SILENT (the default) is Spark's own two's-complement wrap-around; ERROR and SATURATE compare the
+    exact result (computed as a decimal, which holds any product of two 64-bit integers) with the bounds
+    of the result type.
+    """
+
+    def build(c: Call) -> Column:
+        a, b = c.arity(2).values
+        col = op(a.col, b.col)
+        mode = c.option("overflow", ("SILENT", "SATURATE", "ERROR"), "SILENT")
+        if mode == "SILENT" or c.families() != ("int", "int"):
+            return col
+        out = c.output_type if isinstance(c.output_type, tuple(_INT_BITS)) else None
+        if out is None:
+            out = max((a.type, b.type), key=lambda t: _INT_BITS[type(t)])
+        bits = _INT_BITS[type(out)]
+        lo, hi = -(2**bits), 2**bits - 1
+        wide = T.DecimalType(20, 0)
+        exact = op(a.col.cast(wide), b.col.cast(wide))
+        if mode == "ERROR":
+            message = F.lit(f"{c.ref.name}: integer overflow (at {c.path})")
+            return F.when((exact < F.lit(lo)) | (exact > F.lit(hi)), F.raise_error(message)).otherwise(
+                col.cast(out)
+            )
+        return (
+            F.when(exact > F.lit(hi), F.lit(hi).cast(out))
+            .when(exact < F.lit(lo), F.lit(lo).cast(out))
+            .otherwise(col.cast(out))
+        )
+
+    return build
+
+
+_add_checked = _checked(operator.add)
+_subtract_checked = _checked(operator.sub)
+
+
 def _add(c: Call) -> Column:
     c.arity(2)
     shifted = _date_shift(c, 1)
-    return shifted if shifted is not None else c.cols[0] + c.cols[1]
+    return shifted if shifted is not None else _add_checked(c)
 
 
 def _subtract(c: Call) -> Column:
     c.arity(2)
     shifted = _date_shift(c, -1)
-    return shifted if shifted is not None else c.cols[0] - c.cols[1]
+    return shifted if shifted is not None else _subtract_checked(c)
 
 
 def _divide(c: Call) -> Column:
@@ -243,7 +285,7 @@ SCALAR: dict[str, Handler] = {
     # arithmetic
     "add": _add,
     "subtract": _subtract,
-    "multiply": _binary(operator.mul),
+    "multiply": _checked(operator.mul),
     "divide": _divide,
     "modulus": _modulus,
     "negate": _unary(operator.neg),
