@@ -454,6 +454,32 @@ def test_integer_division_of_columns(spark):
         assert q == (None if k is None else int(k / -2))
 
 
+OVERFLOW_CASES = [
+    # (function, a, b, type, SILENT result, SATURATE result); ERROR must fail whenever the two differ
+    ("add", 2**31 - 1, 1, i32, -(2**31), 2**31 - 1),
+    ("subtract", -(2**63), 1, i64, 2**63 - 1, -(2**63)),
+    ("multiply", 2**62, 4, i64, 0, 2**63 - 1),
+    ("multiply", -100, 2, i8, 56, -128),
+    ("add", 2, 3, i32, 5, 5),
+    ("multiply", None, 3, i16, None, None),
+]
+
+
+@pytest.mark.parametrize("fn, a, b, t, silent, saturate", OVERFLOW_CASES, ids=lambda v: repr(v))
+def test_integer_overflow_option(spark, fn, a, b, t, silent, saturate):
+    src = virtual(["a", "b"], [t(), t()], [(a, b)])
+    sig = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}[t().WhichOneof("kind")]
+    for mode, want in (("SILENT", silent), ("SATURATE", saturate), ("ERROR", saturate)):
+        b_ = PlanBuilder()
+        e = b_.call(f"{fn}:{sig}_{sig}", field(0), field(1), out=t(), options={"overflow": [mode]})
+        df = _b_project(b_, spark, src, 2, [e], ["v"])
+        if mode == "ERROR" and silent != saturate:
+            with pytest.raises(Exception, match="overflow"):
+                df.collect()
+        else:
+            assert tuples(df.collect()) == [(want,)], mode
+
+
 def test_date_plus_and_minus_interval_literals(spark):
     b = PlanBuilder()
     exprs = [
