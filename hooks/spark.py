@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
+
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",
@@ -13,6 +16,8 @@ DEFAULT_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
     "spark.driver.memory": "2g",
+    # Applies when this call starts the JVM (a new local session); Spark's own startup chatter stays off stderr.
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J}",
 }
 
 
