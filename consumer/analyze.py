@@ -35,9 +35,9 @@ from .producers import Quirks
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import _plain_local_field
 from .relations.read import _TEXT_FORMATS
-from .subqueries import _COMPARE, _bare_field, conjuncts
+from .subqueries import conjuncts, refuse_unmarked_correlation
 from .types import schema_of, spark_type
-from .walk import contains, reference_levels
+from .walk import contains, reference_levels, value_args
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -190,9 +190,7 @@ def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Itera
         if item.start or item.length:
             yield Finding("byte-range slices of files (start/length)", p)
         if kind == "text" and item.text.header_lines_to_skip > 1:
-            yield Finding(
-                f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p
-            )
+            yield Finding(f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p)
 
 
 def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Finding]:
@@ -259,9 +257,7 @@ def _project(cx: Context, rel: alg.ProjectRel, path: str) -> Iterator[Finding]:
         return
     for i, e in enumerate(rel.expressions):
         if reference_levels(e) - {0}:
-            yield Finding(
-                "outer reference in a projection of a correlated subquery", f"{path}.expressions[{i}]"
-            )
+            yield Finding("outer reference in a projection of a correlated subquery", f"{path}.expressions[{i}]")
 
 
 def _filter(cx: Context, rel: alg.FilterRel, path: str) -> Iterator[Finding]:
@@ -343,12 +339,9 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
         inner = _correlation(cx, body.input, f"{p}.input")
         if not inner.pending:
             return _NONE
-        has_keys = bool(len(body.grouping_expressions)) or any(
-            len(g.grouping_expressions) for g in body.groupings
-        )
+        has_keys = bool(len(body.grouping_expressions)) or any(len(g.grouping_expressions) for g in body.groupings)
         counts = any(
-            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None
-            and ref.base in _COUNTS
+            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None and ref.base in _COUNTS
             for m in body.measures
         )
         return _Corr(inner.pending, keyed=not has_keys, count_bug=counts)
@@ -363,12 +356,10 @@ def _is_equality_key(cx: Context, c: Expression) -> bool:
     ref = cx.extensions.functions.get(fn.function_reference)
     if ref is None or ref.base not in ("equal", "is_not_distinct_from"):
         return False
-    args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+    args = value_args(fn)
     if len(args) != 2:
         return False
-    return any(
-        reference_levels(other) == {1} and _plain_local_field(mine) for mine, other in (args, args[::-1])
-    )
+    return any(reference_levels(other) == {1} and _plain_local_field(mine) for mine, other in (args, args[::-1]))
 
 
 # --- expressions -------------------------------------------------------------------------------------------
@@ -409,35 +400,11 @@ def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
         "set_comparison": "right",
     }
     body = getattr(getattr(sq, kind), body_field[kind])
-    _refuse_unmarked_correlation(cx, body, f"{path}.{kind}.{body_field[kind]}")
+    refuse_unmarked_correlation(cx, body, f"{path}.{kind}.{body_field[kind]}")
     if kind == "scalar":
         state = _correlation(cx, body, f"{path}.scalar.input")
         if state.pending and state.count_bug:
-            yield Finding(
-                "correlated scalar subquery over COUNT (its empty-group value is not NULL)", f"{path}.scalar"
-            )
-
-
-def _refuse_unmarked_correlation(cx: Context, body: alg.Rel, path: str) -> None:
-    """ibis-substrait plans: see subqueries._refuse_unmarked_correlation (an invalid plan, not a finding)."""
-    if not cx.quirks.unmarked_outer_references:
-        return
-    for msg, _ in nodes(body):
-        if not isinstance(msg, alg.FilterRel):
-            continue
-        for c in conjuncts(cx, msg.condition):  # type: ignore[arg-type]
-            if c.WhichOneof("rex_type") != "scalar_function":
-                continue
-            fn = c.scalar_function
-            ref = cx.extensions.functions.get(fn.function_reference)
-            args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
-            if ref and ref.base in _COMPARE and len(args) == 2 and all(_bare_field(a) for a in args):
-                raise PlanInvalidError(
-                    "ibis-substrait plan compares two plain field references inside a subquery: the producer "
-                    "writes correlated columns without outer references, so which side is the enclosing "
-                    "query's column cannot be known",
-                    path,
-                )
+            yield Finding("correlated scalar subquery over COUNT (its empty-group value is not NULL)", f"{path}.scalar")
 
 
 def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Finding]:
@@ -515,9 +482,7 @@ def _option(name: str, supported: tuple[str, ...]) -> FunctionCheck:
         for o in fn.options:
             prefs = list(o.preference)
             if o.name.lower() == name and prefs and not any(p.upper() in supported for p in prefs):
-                yield Finding(
-                    f"{ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", path
-                )
+                yield Finding(f"{ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", path)
 
     return check
 
@@ -601,9 +566,7 @@ def _plan_of(plan: LoadedPlan | Plan) -> Plan:
     return plan.plan if isinstance(plan, LoadedPlan) else plan
 
 
-def analyze(
-    plan: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = SubstraitConsumer
-) -> list[Finding]:
+def analyze(plan: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = SubstraitConsumer) -> list[Finding]:
     """Every unsupported feature of the plan, in plan order. Raises PlanInvalidError for a malformed plan."""
     p = _plan_of(plan)
     cx = Context(p, consumer_class, Extensions(p), Quirks.of(p))

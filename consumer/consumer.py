@@ -20,7 +20,7 @@ from . import expressions as ex
 from . import subqueries
 from .errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
 from .extensions import Extensions
-from .functions import AGGREGATE, SCALAR, AggregateHandler, Call, Handler
+from .functions import AGGREGATE, COMPARISONS, SCALAR, AggregateHandler, Call, Handler
 from .literals import to_column
 from .producers import Quirks
 from .relation import NameSource, Relation, column_cache, quote
@@ -62,17 +62,6 @@ EXPR_METHODS: dict[str, str] = {
 }
 # Relation kinds whose translator applies `common.emit` itself (folded into its one select).
 EMIT_APPLIED_BY_TRANSLATOR = {"project"}
-_COMPARISONS = {
-    "equal",
-    "not_equal",
-    "lt",
-    "lte",
-    "gt",
-    "gte",
-    "is_distinct_from",
-    "is_not_distinct_from",
-    "between",
-}
 _ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
 _NUMERIC = {"int", "float", "decimal", "null"}
 _TEMPORAL = {"date", "timestamp", "interval_day", "interval_year"}
@@ -118,9 +107,7 @@ class SubstraitConsumer:
         except SubstraitSparkError:
             raise
         except Exception as exc:  # Spark's analysis errors while building: name the relation
-            raise PlanInvalidError(
-                f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p
-            ) from exc
+            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p) from exc
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
 
     def _check_common(self, body: Any, path: str) -> None:
@@ -193,15 +180,11 @@ class SubstraitConsumer:
         """A shared subtree (`plan.relations[i].rel`) is translated once; later uses get fresh column names."""
         i = rel.subtree_ordinal
         if not 0 <= i < len(self.plan.relations):
-            raise PlanInvalidError(
-                f"reference to relation {i}, the plan has {len(self.plan.relations)}", path
-            )
+            raise PlanInvalidError(f"reference to relation {i}, the plan has {len(self.plan.relations)}", path)
         if i not in self._shared:
             target = self.plan.relations[i]
             if target.WhichOneof("rel_type") != "rel":
-                raise PlanInvalidError(
-                    f"reference to relation {i}, which is a root, not a shared subtree", path
-                )
+                raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
             self._shared[i] = self.rel(target.rel, f"relations[{i}].rel", outer)
             self._shared_uses[i] = 0
         self._shared_uses[i] += 1
@@ -211,9 +194,7 @@ class SubstraitConsumer:
     def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
         handler = self.extension_relations.get(rel.detail.type_url)
         if handler is None:
-            raise UnsupportedFeatureError(
-                f"extension relation {rel.detail.type_url or '(no type URL)'}", path
-            )
+            raise UnsupportedFeatureError(f"extension relation {rel.detail.type_url or '(no type URL)'}", path)
         return handler(self, rel.detail, inputs, path)
 
     def consume_extension_single(self, rel, path, outer):
@@ -373,7 +354,7 @@ def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[
 def _check_argument_types(call: Call) -> None:
     """Reject calls whose argument types cannot mean what the function says (exit 2, not a Spark coercion)."""
     fams = {f for f in call.families() if f != "null"}
-    if call.name in _COMPARISONS:
+    if call.name in COMPARISONS:
         ex.coerce_comparison(call)
     elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or (fams & _TEMPORAL and fams <= _TEMPORAL | {"int"})):
         raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)

@@ -18,7 +18,9 @@ from substrait import type_pb2 as tp
 
 from .analyze import children
 from .extensions import Extensions
+from .functions import PREDICATES
 from .producers import Quirks
+from .walk import value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -33,31 +35,6 @@ MAX_SCHEMA_CHARS = 120
 UNKNOWN = "?"
 BOOLEAN = "boolean"
 
-_PREDICATES = {
-    "equal",
-    "not_equal",
-    "lt",
-    "lte",
-    "gt",
-    "gte",
-    "between",
-    "is_null",
-    "is_not_null",
-    "is_distinct_from",
-    "is_not_distinct_from",
-    "and",
-    "or",
-    "not",
-    "xor",
-    "like",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "is_nan",
-    "isnan",
-    "is_finite",
-    "is_infinite",
-}
 _LEFT_ONLY = {JoinRel.JOIN_TYPE_LEFT_SEMI, JoinRel.JOIN_TYPE_LEFT_ANTI}
 _RIGHT_ONLY = {JoinRel.JOIN_TYPE_RIGHT_SEMI, JoinRel.JOIN_TYPE_RIGHT_ANTI}
 _SORT_DIRECTIONS = {
@@ -259,9 +236,7 @@ class PlanTree:
         fn = m.measure
         args = [self.expr(a.value) for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
         args += [self.expr(a) for a in fn.args]
-        distinct = (
-            "DISTINCT " if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT else ""
-        )
+        distinct = "DISTINCT " if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT else ""
         text = f"{self._fname(fn.function_reference)}({distinct}{', '.join(args)})"
         return text + (f" FILTER {self.expr(m.filter)}" if m.HasField("filter") else "")
 
@@ -295,9 +270,7 @@ class PlanTree:
         return " ".join(parts)
 
     def _details_set(self, r: alg.SetRel, path: str) -> str:
-        op = (
-            alg.SetRel.SetOp.Name(r.op).removeprefix("SET_OP_") if r.op in alg.SetRel.SetOp.values() else r.op
-        )
+        op = alg.SetRel.SetOp.Name(r.op).removeprefix("SET_OP_") if r.op in alg.SetRel.SetOp.values() else r.op
         return f"{op} inputs={len(r.inputs)}"
 
     def _details_reference(self, r: alg.ReferenceRel, path: str) -> str:
@@ -332,10 +305,7 @@ class PlanTree:
         if kind == "read":
             cols = [type_str(t) for t in body.base_schema.struct.types]
             if body.HasField("projection"):
-                cols = [
-                    cols[i.field] if i.field < len(cols) else UNKNOWN
-                    for i in body.projection.select.struct_items
-                ]
+                cols = [cols[i.field] if i.field < len(cols) else UNKNOWN for i in body.projection.select.struct_items]
             return cols
         if kind in ("filter", "sort", "fetch"):
             return self.schema(body.input, f"{p}.input", outer)
@@ -386,7 +356,7 @@ class PlanTree:
         fn = m.measure
         if fn.HasField("output_type"):
             return type_str(fn.output_type)
-        values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+        values = value_args(fn)
         return self.expr_type(values[0], cols, outer) if values else "i64"
 
     def expr_type(self, e: Expression, cols: list[str], outer: list[list[str]]) -> str:
@@ -399,9 +369,9 @@ class PlanTree:
             fn = getattr(e, kind)
             if fn.HasField("output_type"):
                 return type_str(fn.output_type)
-            if self._fname(fn.function_reference) in _PREDICATES:
+            if self._fname(fn.function_reference) in PREDICATES:
                 return BOOLEAN
-            values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+            values = value_args(fn)
             return self.expr_type(values[0], cols, outer) if values else UNKNOWN
         if kind == "cast":
             return type_str(e.cast.type)
@@ -466,9 +436,7 @@ class PlanTree:
             args = []
             for a in fn.arguments:
                 akind = a.WhichOneof("arg_type")
-                args.append(
-                    self._expr(a.value) if akind == "value" else a.enum if akind == "enum" else "type"
-                )
+                args.append(self._expr(a.value) if akind == "value" else a.enum if akind == "enum" else "type")
             args += [self._expr(a) for a in fn.args]
             over = " OVER (...)" if kind == "window_function" else ""
             return f"{self._fname(fn.function_reference)}({', '.join(args)}){over}"

@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
-from .functions import Call
+from .functions import PREDICATES, Call
 from .relation import column
 from .scope import Scope, Typed
 from .types import family, spark_type
@@ -59,9 +59,7 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
         rel = scope_for_root.rel
         i = seg.struct_field.field
         if not 0 <= i < len(rel.names):
-            raise PlanInvalidError(
-                f"field reference {i} out of range: the input has {len(rel.names)} columns", path
-            )
+            raise PlanInvalidError(f"field reference {i} out of range: the input has {len(rel.names)} columns", path)
         base = Typed(rel.col(i), rel.types[i])
         if not seg.struct_field.HasField("child"):
             return base
@@ -76,9 +74,7 @@ def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
         if kind == "struct_field":
             t = base.type
             if not isinstance(t, T.StructType) or not 0 <= seg.struct_field.field < len(t.fields):
-                raise PlanInvalidError(
-                    f"struct field {seg.struct_field.field} of a non-struct or out of range", path
-                )
+                raise PlanInvalidError(f"struct field {seg.struct_field.field} of a non-struct or out of range", path)
             f = t.fields[seg.struct_field.field]
             base, nxt = Typed(base.col.getField(f.name), f.dataType), seg.struct_field
         elif kind == "list_element":
@@ -104,9 +100,7 @@ def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
 # --- functions ---------------------------------------------------------------------------------------------
 
 
-def function_arguments(
-    cx: SubstraitConsumer, args, legacy_args, scope: Scope, path: str
-) -> list[Typed | str]:
+def function_arguments(cx: SubstraitConsumer, args, legacy_args, scope: Scope, path: str) -> list[Typed | str]:
     """Value and enum arguments; `args` (deprecated, plain expressions) when `arguments` is empty."""
     out: list[Typed | str] = []
     if not args and legacy_args:
@@ -144,35 +138,9 @@ def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope:
     return Typed(col, result_type)
 
 
-_BOOLEAN_RESULTS = {
-    "equal",
-    "not_equal",
-    "lt",
-    "lte",
-    "gt",
-    "gte",
-    "between",
-    "is_null",
-    "is_not_null",
-    "is_distinct_from",
-    "is_not_distinct_from",
-    "and",
-    "or",
-    "not",
-    "xor",
-    "like",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-}
-
-
 def _guess_type(call: Call) -> T.DataType:
     """A result type when the producer left `output_type` out (older plans)."""
-    if call.name in _BOOLEAN_RESULTS:
+    if call.name in PREDICATES:
         return T.BooleanType()
     values = call.values
     return values[0].type if values else T.NullType()
@@ -252,13 +220,9 @@ def multi_or_list(cx: SubstraitConsumer, e: Expression.MultiOrList, scope: Scope
     values = [cx.expression(v, scope, f"{path}.value[{i}]").col for i, v in enumerate(e.value)]
     rows = []
     for r, rec in enumerate(e.options):
-        fields = [
-            cx.expression(f, scope, f"{path}.options[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)
-        ]
+        fields = [cx.expression(f, scope, f"{path}.options[{r}].fields[{i}]").col for i, f in enumerate(rec.fields)]
         if len(fields) != len(values):
-            raise PlanInvalidError(
-                f"record of {len(fields)} values against {len(values)}", f"{path}.options[{r}]"
-            )
+            raise PlanInvalidError(f"record of {len(fields)} values against {len(values)}", f"{path}.options[{r}]")
         rows.append(functools.reduce(operator.and_, [v == f for v, f in zip(values, fields, strict=True)]))
     if not rows:
         raise PlanInvalidError("multi IN list with no options", path)
@@ -341,9 +305,7 @@ def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> 
 def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str) -> Typed:
     kind = e.WhichOneof("nested_type")
     if kind == "struct":
-        fields = [
-            cx.expression(f, scope, f"{path}.struct.fields[{i}]") for i, f in enumerate(e.struct.fields)
-        ]
+        fields = [cx.expression(f, scope, f"{path}.struct.fields[{i}]") for i, f in enumerate(e.struct.fields)]
         col = F.struct(*[f.col.alias(f"f{i}") for i, f in enumerate(fields)])
         return Typed(col, T.StructType([T.StructField(f"f{i}", f.type) for i, f in enumerate(fields)]))
     if kind == "list":

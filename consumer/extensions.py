@@ -41,9 +41,7 @@ class Extensions:
                 raise PlanInvalidError("extension declaration with nothing set", f"extensions[{i}]")
             where = urns.get(decl.extension_urn_reference) or uris.get(decl.extension_uri_reference, "")
             if kind == "extension_function":
-                self.functions[decl.function_anchor] = FunctionRef.parse(
-                    decl.function_anchor, decl.name, where
-                )
+                self.functions[decl.function_anchor] = FunctionRef.parse(decl.function_anchor, decl.name, where)
             elif kind == "extension_type":
                 self.types[decl.type_anchor] = decl.name
             else:
@@ -53,6 +51,4 @@ class Extensions:
         try:
             return self.functions[anchor]
         except KeyError:
-            raise PlanInvalidError(
-                f"function reference {anchor} names no declared extension function", path
-            ) from None
+            raise PlanInvalidError(f"function reference {anchor} names no declared extension function", path) from None

@@ -46,11 +46,7 @@ def _precision_to_micros(value: int, precision: int) -> int:
 def _day_to_second(lit: Literal) -> dt.timedelta:
     i = lit.interval_day_to_second
     if i.HasField("precision"):
-        micros = (
-            i.subseconds * 10 ** (6 - i.precision)
-            if i.precision <= 6
-            else i.subseconds // 10 ** (i.precision - 6)
-        )
+        micros = i.subseconds * 10 ** (6 - i.precision) if i.precision <= 6 else i.subseconds // 10 ** (i.precision - 6)
     else:
         micros = i.microseconds
     return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
@@ -77,9 +73,7 @@ def python_value(lit: Literal, path: str = "literal") -> tuple[Any, T.DataType]:
         "timestamp": lambda: (_micros_to_naive(lit.timestamp), T.TimestampNTZType()),
         "timestamp_tz": lambda: (_micros_to_naive(lit.timestamp_tz), T.TimestampType()),
         "precision_timestamp": lambda: (
-            _micros_to_naive(
-                _precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)
-            ),
+            _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)),
             T.TimestampNTZType(),
         ),
         "precision_timestamp_tz": lambda: (
@@ -172,9 +166,7 @@ def _empty_list(lit: Literal, path: str) -> Typed:
 
 def _empty_map(lit: Literal, path: str) -> Typed:
     m = lit.empty_map
-    type_ = T.MapType(
-        spark_type(m.key, f"{path}.empty_map.key"), spark_type(m.value, f"{path}.empty_map.value")
-    )
+    type_ = T.MapType(spark_type(m.key, f"{path}.empty_map.key"), spark_type(m.value, f"{path}.empty_map.value"))
     return Typed(F.create_map().cast(type_), type_)
 
 

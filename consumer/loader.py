@@ -411,9 +411,7 @@ def _binary_execution_behavior(data: bytes) -> str:
     mode = 0
     for f in fields:
         if f.field_number != legacy.VARIABLE_EVAL_MODE_FIELD or f.wire_type != 0:
-            raise PlanInvalidError(
-                f"unknown field {f.field_number} in ExecutionBehavior", path="execution_behavior"
-            )
+            raise PlanInvalidError(f"unknown field {f.field_number} in ExecutionBehavior", path="execution_behavior")
         mode = f.data
     return legacy.execution_behavior_note(mode)
 

@@ -37,7 +37,5 @@ class Quirks:
     def notes(self) -> list[str]:
         out = []
         if self.project_outputs_expressions_only:
-            out.append(
-                "DuckDB <= 1.1 plan: ProjectRel outputs read as its expressions only (the producer's meaning)"
-            )
+            out.append("DuckDB <= 1.1 plan: ProjectRel outputs read as its expressions only (the producer's meaning)")
         return out

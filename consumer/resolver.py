@@ -75,10 +75,7 @@ class TableMapResolver:
         root = Path(directory)
         if not root.is_dir():
             raise ResolutionError(f"tables directory not found: {root}")
-        tables = {
-            p.name[: -len(".parquet")]: TableBinding(str(p.resolve()), "parquet")
-            for p in root.glob("*.parquet")
-        }
+        tables = {p.name[: -len(".parquet")]: TableBinding(str(p.resolve()), "parquet") for p in root.glob("*.parquet")}
         tables.update(extra or {})
         return cls(tables)
 

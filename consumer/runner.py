@@ -79,9 +79,7 @@ def run_loaded(
             out = RootOutput(index=n, columns=list(df.columns))
             try:
                 if output is not None:
-                    target = (
-                        output if len(roots) == 1 else output.with_name(f"{output.stem}.{n}{output.suffix}")
-                    )
+                    target = output if len(roots) == 1 else output.with_name(f"{output.stem}.{n}{output.suffix}")
                     write_single_file(df, target, output_format)
                     out.location, out.format = str(target), output_format
                     out.rows = (

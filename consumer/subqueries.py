@@ -24,9 +24,10 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
+from .functions import COMPARISONS
 from .relation import Relation, column, quote
 from .scope import Scope, Typed
-from .walk import messages
+from .walk import messages, value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -82,7 +83,7 @@ def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expressio
     ref = cx.extensions.functions.get(fn.function_reference)
     if ref is None or ref.base != "not":
         return None
-    args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+    args = value_args(fn)
     if len(args) == 1 and args[0].WhichOneof("rex_type") == "subquery":
         return args[0]
     return None
@@ -92,14 +93,11 @@ def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expressio
 
 
 def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str) -> Relation:
-    _refuse_unmarked_correlation(cx, rel, path)
+    refuse_unmarked_correlation(cx, rel, path)
     return cx.rel(rel, path, outer=scope)
 
 
-_COMPARE = {"equal", "not_equal", "lt", "lte", "gt", "gte", "is_not_distinct_from", "is_distinct_from"}
-
-
-def _refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
+def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
     """ibis-substrait never writes outer references: a correlated column is a plain field reference into the
     enclosing query's record, indistinguishable from a column of the subquery's own input. Reading it either
     way may run a different query, so such plans are refused rather than guessed at."""
@@ -113,8 +111,8 @@ def _refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str)
                 continue
             fn = c.scalar_function
             ref = cx.extensions.functions.get(fn.function_reference)
-            args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
-            if ref and ref.base in _COMPARE and len(args) == 2 and all(_bare_field(a) for a in args):
+            args = value_args(fn)
+            if ref and ref.base in COMPARISONS and len(args) == 2 and all(_bare_field(a) for a in args):
                 raise PlanInvalidError(
                     "ibis-substrait plan compares two plain field references inside a subquery: the producer "
                     "writes correlated columns without outer references, so which side is the enclosing query's "
@@ -130,9 +128,7 @@ def _descendants(msg) -> Iterator:
 
 
 def _bare_field(e: alg.Expression) -> bool:
-    return (
-        e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
-    )
+    return e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
 
 
 def _and(conds: list[Column]) -> Column | None:
@@ -171,9 +167,7 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
-        needles = [
-            cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)
-        ]
+        needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
         body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack")
         match = _match(needles, body, operator.eq, p)
         _apply_any(scope, body, match, negated)
@@ -204,9 +198,7 @@ def _comparison(op: int, path: str):
 
 def _match(needles: list[Typed], body: Relation, op, path: str) -> Column:
     if len(needles) != len(body.names):
-        raise PlanInvalidError(
-            f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path
-        )
+        raise PlanInvalidError(f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path)
     return functools.reduce(operator.and_, [op(n.col, body.col(i)) for i, n in enumerate(needles)])
 
 
@@ -254,9 +246,7 @@ def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typ
     raise PlanInvalidError("subquery with nothing set", path)
 
 
-def _mark(
-    cx: SubstraitConsumer, scope: Scope, body: Relation, cond: Column | None, three_valued: bool
-) -> Typed:
+def _mark(cx: SubstraitConsumer, scope: Scope, body: Relation, cond: Column | None, three_valued: bool) -> Typed:
     from .relations.join import mark_join
 
     joined, mark_name = mark_join(cx, scope.rel, body, cond, three_valued)
@@ -280,9 +270,7 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     value = body.names[0]
     if body.keyed:
         host = scope.rel
-        joined = host.df.join(
-            body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left"
-        )
+        joined = host.df.join(body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left")
         scope.rel = Relation(
             joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
         )
@@ -351,8 +339,9 @@ def _width(cx: SubstraitConsumer, rel: alg.Rel) -> int | None:
     if common is not None and common.WhichOneof("emit_kind") == "emit":
         return len(common.emit.output_mapping)
     if kind == "aggregate":
-        keys = len(body.grouping_expressions) or len({e.SerializeToString() for g in body.groupings
-                                                      for e in g.grouping_expressions})
+        keys = len(body.grouping_expressions) or len(
+            {e.SerializeToString() for g in body.groupings for e in g.grouping_expressions}
+        )
         return keys + len(body.measures) + (1 if len(body.groupings) > 1 else 0)
     if kind == "project":
         inner = _width(cx, body.input)

@@ -50,12 +50,15 @@ def local_fields(msg: Message) -> list[int]:
     return [
         ref.direct_reference.struct_field.field
         for ref, depth in field_references(msg)
-        if depth == 0
-        and ref.WhichOneof("root_type") in ("root_reference", None)
-        and ref.HasField("direct_reference")
+        if depth == 0 and ref.WhichOneof("root_type") in ("root_reference", None) and ref.HasField("direct_reference")
     ]
 
 
 def contains(msg: Message, kind: type[Message]) -> bool:
     """Whether a message of type `kind` occurs anywhere inside `msg`."""
     return isinstance(msg, kind) or any(contains(child, kind) for child in messages(msg))
+
+
+def value_args(fn: Message) -> list[alg.Expression]:
+    """A function call's value arguments: `arguments` (enum and type arguments skipped), else legacy `args`."""
+    return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)

@@ -176,16 +176,16 @@ def test_validate_cli_over_a_handful_of_plans(corpus, tmp_path):
     rename_function(doc, 1, "frobnicate:bool")
     unsupported = tmp_path / "unsupported.json"
     unsupported.write_text(json.dumps(doc))
-    datafusion = root / "function/arithmetic/add-datafusion_plan.json"  # base_schema without types
+    invalid = root / "function/comparison/is_not_distinct_from-duckdb_plan.json"  # an untyped NULL literal
     proc = subprocess.run(
-        [CLI, "validate", "--json", str(good[0]), str(unsupported), str(datafusion)],
+        [CLI, "validate", "--json", str(good[0]), str(unsupported), str(invalid)],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 3, proc.stderr  # the highest exit code wins: unsupported over invalid
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.count("\n") == 1 and "invalid plan" in proc.stderr and "base_schema" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "invalid plan" in proc.stderr and "literal.null" in proc.stderr
     results = {Path(r["plan"]).name: r for r in json.loads(proc.stdout)}
     assert results[good[0].name]["unsupported"] == []
     assert results["unsupported.json"]["unsupported"] == [
@@ -196,7 +196,7 @@ def test_validate_cli_over_a_handful_of_plans(corpus, tmp_path):
             ".scalar_function",
         },
     ]
-    assert results[datafusion.name]["exit_code"] == 2
+    assert results[invalid.name]["exit_code"] == 2
 
 
 # --------------------------------------------------------------------------------------------------

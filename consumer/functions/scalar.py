@@ -105,9 +105,7 @@ def _checked(op: Callable[[Column, Column], Column]) -> Handler:
         exact = op(a.col.cast(wide), b.col.cast(wide))
         if mode == "ERROR":
             message = F.lit(f"{c.ref.name}: integer overflow (at {c.path})")
-            return F.when((exact < F.lit(lo)) | (exact > F.lit(hi)), F.raise_error(message)).otherwise(
-                col.cast(out)
-            )
+            return F.when((exact < F.lit(lo)) | (exact > F.lit(hi)), F.raise_error(message)).otherwise(col.cast(out))
         return (
             F.when(exact > F.lit(hi), F.lit(hi).cast(out))
             .when(exact < F.lit(lo), F.lit(lo).cast(out))

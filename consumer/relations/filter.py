@@ -12,7 +12,7 @@ from ..errors import UnsupportedFeatureError
 from ..relation import Pending, Relation, column
 from ..scope import Scope
 from ..subqueries import conjunct_paths, try_filter_conjunct
-from ..walk import contains, local_fields, reference_levels
+from ..walk import contains, local_fields, reference_levels, value_args
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -64,7 +64,7 @@ def _equality_key(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> str
     ref = cx.extensions.functions.get(fn.function_reference)
     if ref is None or ref.base not in ("equal", "is_not_distinct_from"):
         return None
-    args = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+    args = value_args(fn)
     if len(args) != 2:
         return None
     for mine, other in (args, args[::-1]):
