@@ -292,7 +292,7 @@ class SubstraitConsumer:
         i = roots[index]
         root = self.plan.relations[i].root
         path = f"relations[{i}].root"
-        with column_cache():
+        with column_cache(self.spark):
             out = self.rel(root.input, f"{path}.input")
             names = list(root.names)
             if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:

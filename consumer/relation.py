@@ -8,6 +8,7 @@ without ambiguity. The plan's own names are attached only at the root and at wri
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,13 +24,15 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-# Column references made during one translation, by internal name. In classic PySpark every `F.col` is
-# three JVM round trips; internal names are unique within a translation, so each is built once.
+# Column references by internal name. In classic PySpark every `F.col` costs JVM round trips (~1 ms); the
+# internal names (`_s0`, `_s1`, ...) repeat from one translation to the next, and an unresolved column is
+# valid in any DataFrame of its session, so each session keeps one reference per name.
 _column_cache: ContextVar[dict[str, Column] | None] = ContextVar("substrait_column_cache", default=None)
+_session_columns: weakref.WeakKeyDictionary[object, dict[str, Column]] = weakref.WeakKeyDictionary()
 
 
 def column(name: str) -> Column:
-    """`F.col` for a name, cached for the duration of the current translation."""
+    """`F.col` for a name, cached for the session of the current translation."""
     cache = _column_cache.get()
     if cache is None:
         return F.col(quote(name))
@@ -40,8 +43,13 @@ def column(name: str) -> Column:
 
 
 @contextmanager
-def column_cache() -> Iterator[None]:
-    token = _column_cache.set({})
+def column_cache(session: object) -> Iterator[None]:
+    """Within this block, `column()` reuses the references made for `session` before."""
+    try:
+        cache = _session_columns.setdefault(session, {})
+    except TypeError:  # a session object that cannot be weakly referenced: cache for this block only
+        cache = {}
+    token = _column_cache.set(cache)
     try:
         yield
     finally:

@@ -120,12 +120,14 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
     measure_names = [cx.names.fresh() for _ in measures]
     extra = [column(n) for n in absorbed]
 
-    def one_set(index: list[int]) -> DataFrame:
+    def one_set(index: list[int], for_union: bool) -> DataFrame:
         group_cols = [keys[k].col.alias(key_names[k]) for k in dict.fromkeys(index)]
         aggs = [m.col.alias(n) for m, n in zip(measures, measure_names, strict=True)]
         grouped = source.df.groupBy(*group_cols, *extra)
         df = grouped.agg(*aggs) if aggs else source.df.select(*group_cols, *extra).distinct()
         present = {key_names[k] for k in index}
+        if not for_union and len(present) == len(key_names):
+            return df  # columns are found by name: no reordering select needed
         fill = [
             (column(n) if n in present else F.lit(None).cast(keys[k].type).alias(n)) for k, n in enumerate(key_names)
         ]
@@ -134,11 +136,11 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
     names = [*key_names, *measure_names]
     types = [k.type for k in keys] + [m.type for m in measures]
     if len(sets) == 1:
-        df = one_set(sets[0])
+        df = one_set(sets[0], for_union=False)
     else:
         gid = cx.names.fresh()
         cx.grouping_index_columns.add(gid)
-        parts = [one_set(s).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
+        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
         df = functools.reduce(DataFrame.unionAll, parts)
         df = df.select(*[column(n) for n in names], F.col(gid), *extra)
         names.append(gid)
