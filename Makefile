@@ -107,3 +107,11 @@ clean:
 	rm -rf $(VENV) $(DATA) build dist *.egg-info .pytest_cache .ruff_cache \
 	  spark-warehouse metastore_db derby.log test-artifacts
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# ---- benchmarks --------------------------------------------------------------------------------------
+
+# Translation time, execution time at sf1 and physical plans vs Spark SQL; regenerates bench/RESULTS.md.
+# BENCH_ROUNDS / BENCH_WARMUP (execution rounds per query, default 3 / 1); see bench/README.md.
+.PHONY: bench
+bench: venv data data-sf1
+	$(PY) bench/run_all.py

@@ -1,0 +1,199 @@
+"""Benchmark (b): full execution of each TPC-H query at scale factor 1, ours vs Spark SQL, same session.
+
+Per query: ``--warmup`` untimed runs of each path, then ``--rounds`` timed rounds alternating
+(ours, sql, ours, sql, ...). One run:
+
+* ours: ``SubstraitConsumer(spark, plan, resolver).root(0)`` (build), then
+  ``df.write.format("noop").mode("overwrite").save()`` (execute: every operator runs, nothing is sent to the
+  driver), then ``close()``;
+* sql: ``spark.sql(text)`` (build: parse + analyze), then the same noop write.
+
+Reported per query: median execute time of each path and their ratio (the target metric: geometric mean of the
+ratios <= 1.05), and the end-to-end ratio (build + execute) for reference.
+
+    .venv/bin/python bench/execution.py [--tables-dir .data/tpch/sf1] [--queries 1-22] [--rounds 3] [--warmup 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (
+    SF1_DIR,
+    first_line,
+    geomean,
+    load_plans,
+    median,
+    parse_queries,
+    qname,
+    register_views,
+    require_data,
+    resolver_for,
+    spark_session,
+    sql_text,
+    timed,
+)
+
+TARGET_GEOMEAN = 1.05
+
+
+@dataclass
+class ExecutionResult:
+    query: int
+    ours_build: list[float] = field(default_factory=list)
+    ours_exec: list[float] = field(default_factory=list)
+    sql_build: list[float] = field(default_factory=list)
+    sql_exec: list[float] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.ours_exec and self.sql_exec) and not self.error
+
+    @property
+    def ratio(self) -> float:
+        return median(self.ours_exec) / median(self.sql_exec) if self.ok else float("nan")
+
+    @property
+    def total_ratio(self) -> float:
+        if not self.ok:
+            return float("nan")
+        ours = median([b + e for b, e in zip(self.ours_build, self.ours_exec, strict=True)])
+        sql = median([b + e for b, e in zip(self.sql_build, self.sql_exec, strict=True)])
+        return ours / sql
+
+
+def _noop(df) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def _run_ours(spark, plan, resolver) -> tuple[float, float]:
+    from substrait_spark.consumer.consumer import SubstraitConsumer
+
+    c = None
+
+    def build():
+        nonlocal c
+        c = SubstraitConsumer(spark, plan, resolver)
+        return c.root(0)
+
+    try:
+        build_s, df = timed(build)
+        exec_s, _ = timed(lambda: _noop(df))
+    finally:
+        if c is not None:
+            c.close()
+    return build_s, exec_s
+
+
+def _run_sql(spark, text: str) -> tuple[float, float]:
+    build_s, df = timed(lambda: spark.sql(text))
+    exec_s, _ = timed(lambda: _noop(df))
+    return build_s, exec_s
+
+
+def run(
+    spark, queries: list[int], plans: dict, tables_dir: Path, rounds: int = 3, warmup: int = 1
+) -> list[ExecutionResult]:
+    register_views(spark, tables_dir)
+    resolver = resolver_for(tables_dir)
+    results = []
+    for q in queries:
+        r = ExecutionResult(q)
+        text = sql_text(q)
+        for i in range(warmup + rounds):
+            timed_round = i >= warmup
+            if not r.error:
+                try:
+                    b, e = _run_ours(spark, plans[q], resolver)
+                    if timed_round:
+                        r.ours_build.append(b)
+                        r.ours_exec.append(e)
+                except Exception as exc:
+                    r.error = f"ours: {first_line(exc)}"
+            try:
+                b, e = _run_sql(spark, text)
+                if timed_round:
+                    r.sql_build.append(b)
+                    r.sql_exec.append(e)
+            except Exception as exc:
+                r.error = r.error or f"sql: {first_line(exc)}"
+                break
+        print(
+            f"[bench] execution {qname(q)}: ours {median(r.ours_exec):.2f} s, sql {median(r.sql_exec):.2f} s, "
+            f"ratio {r.ratio:.3f}{'  ERROR ' + r.error if r.error else ''}",
+            file=sys.stderr,
+            flush=True,
+        )
+        results.append(r)
+    return results
+
+
+def summary(results: list[ExecutionResult]) -> dict[str, float]:
+    ok = [r for r in results if r.ok]
+    return {
+        "geomean_ratio": geomean([r.ratio for r in ok]),
+        "geomean_total_ratio": geomean([r.total_ratio for r in ok]),
+        "ours_total_s": sum(median(r.ours_exec) for r in ok),
+        "sql_total_s": sum(median(r.sql_exec) for r in ok),
+        "worst_ratio": max((r.ratio for r in ok), default=float("nan")),
+        "failed": float(len(results) - len(ok)),
+    }
+
+
+def markdown(results: list[ExecutionResult], rounds: int, warmup: int) -> str:
+    s = summary(results)
+    met = s["geomean_ratio"] <= TARGET_GEOMEAN and not s["failed"]
+    lines = [
+        f"Geometric mean of the execute-time ratios ours/sql: **{s['geomean_ratio']:.3f}** "
+        f"(target <= {TARGET_GEOMEAN}: {'met' if met else 'NOT met'}); worst query {s['worst_ratio']:.2f}; "
+        f"sum of medians ours {s['ours_total_s']:.1f} s vs sql {s['sql_total_s']:.1f} s. "
+        f"End to end (build + execute): geometric mean {s['geomean_total_ratio']:.3f}."
+        + (f" **{int(s['failed'])} query(ies) failed.**" if s["failed"] else ""),
+        "",
+        f"{rounds} timed round(s) after {warmup} warm-up round(s); medians in seconds.",
+        "",
+        "| query | ours execute s | sql execute s | ours/sql | ours build s | sql build s | end-to-end ours/sql "
+        "| note |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        if not r.ok:
+            lines.append(f"| {qname(r.query)} | — | — | — | — | — | — | error: {r.error} |")
+            continue
+        flag = "**slower**" if r.ratio > TARGET_GEOMEAN else ""
+        lines.append(
+            f"| {qname(r.query)} | {median(r.ours_exec):.2f} | {median(r.sql_exec):.2f} | {r.ratio:.3f} | "
+            f"{median(r.ours_build):.3f} | {median(r.sql_build):.3f} | {r.total_ratio:.3f} | {flag} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables-dir", type=Path, default=SF1_DIR)
+    ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.tables_dir == SF1_DIR:
+        require_data(SF1_DIR, "data-sf1")
+    queries = parse_queries(args.queries)
+    spark = spark_session()
+    try:
+        plans = load_plans(queries)
+        results = run(spark, queries, plans, args.tables_dir, args.rounds, args.warmup)
+        print(markdown(results, args.rounds, args.warmup))
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

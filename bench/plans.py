@@ -1,0 +1,352 @@
+"""Benchmark (c): are the physical plans of our DataFrame and of Spark SQL the same?
+
+For each TPC-H query the initial physical plan (``queryExecution().executedPlan()``; with AQE on, the plan
+under ``AdaptiveSparkPlan isFinalPlan=false``, i.e. what the optimizer and planner chose from the statistics,
+before runtime re-optimisation) of both paths is parsed into an operator tree and compared at three levels:
+
+* **identical** — the whole plan text is equal once expression ids (``#123``), attribute and alias names
+  (``_s12`` vs ``l_quantity``), ``plan_id``s and subquery ids are normalised away. Expressions must match too
+  (a ``1.00`` vs ``1`` literal or a NULLS FIRST/LAST sort option makes a difference here).
+* **same shape** — the operator trees are equal node for node, comparing per node: the operator name;
+  for joins the join type and build side (``Cross`` with equi-join keys counts as ``Inner``: it is the same
+  join once keys are extracted); for scans the file, the pushed filters and the columns read; for exchanges the
+  partitioning kind; for aggregates the number of grouping keys and the aggregate function names; for sorts
+  the directions; for limits the limit. Filter and Project conditions and lists are not compared.
+* **same shape except Project** — as above with Project nodes removed (a Project that only renames or
+  reorders columns costs nothing after whole-stage code generation).
+
+Otherwise **different**, with the first differing node of the pre-order walk.
+
+    .venv/bin/python bench/plans.py [--tables-dir .data/tpch/sf1] [--queries 1-22] [--show q05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (
+    SF1_DIR,
+    SMALL_DIR,
+    first_line,
+    load_plans,
+    parse_queries,
+    qname,
+    register_views,
+    resolver_for,
+    spark_session,
+    sql_text,
+    translated,
+)
+
+# --------------------------------------------------------------------------------------------------
+# Plan text -> tree
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    text: str  # the node's line, without the tree-drawing prefix
+    depth: int
+    children: list[Node] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        m = re.match(r"[A-Za-z][\w]*", self.text)
+        return m.group(0) if m else self.text.split(" ", 1)[0]
+
+
+_PREFIX = re.compile(r"^[ :|+\-]*")
+_CODEGEN = re.compile(r"^\*\(\d+\)\s*")
+
+
+def parse_tree(plan_text: str) -> Node | None:
+    """Spark's ``TreeNode.treeString`` -> nodes; depth is the column of the node text (3 per level)."""
+    root: Node | None = None
+    stack: list[Node] = []
+    for line in plan_text.splitlines():
+        if not line.strip():
+            continue
+        prefix = _PREFIX.match(line)
+        start = prefix.end() if prefix else 0
+        text = _CODEGEN.sub("", line[start:]).strip()
+        node = Node(text, start)
+        while stack and stack[-1].depth >= start:
+            stack.pop()
+        if stack:
+            stack[-1].children.append(node)
+        elif root is None:
+            root = node
+        else:  # a second top-level line: keep it under the root
+            root.children.append(node)
+        stack.append(node)
+    return root
+
+
+# --------------------------------------------------------------------------------------------------
+# Normalisation
+# --------------------------------------------------------------------------------------------------
+
+_ATTR = re.compile(r"\b[A-Za-z_][\w$]*#\d+L?\b")  # l_quantity#12, _s3#55L, sum#304
+_IDS = [
+    (re.compile(r"plan_id=\d+"), "plan_id=?"),
+    (re.compile(r"\[id=#\d+\]"), "[id=?]"),
+    (re.compile(r"(scalar-subquery|subquery|dynamicpruning)#\d+"), r"\1#?"),
+    (re.compile(r"\bAS\s+#"), "AS #"),
+]
+
+
+def normalise_text(text: str) -> str:
+    """Expression ids and attribute/alias names erased; everything else kept."""
+    for pattern, repl in _IDS:
+        text = pattern.sub(repl, text)
+    return _ATTR.sub("#", text)
+
+
+def split_top(s: str) -> list[str]:
+    """Split on commas outside brackets/parentheses."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _bracket(text: str, key: str) -> str | None:
+    """The content of ``key[...]`` (balanced), or None."""
+    i = text.find(key + "[")
+    if i < 0:
+        return None
+    i += len(key) + 1
+    depth, j = 1, i
+    while j < len(text) and depth:
+        if text[j] == "[":
+            depth += 1
+        elif text[j] == "]":
+            depth -= 1
+        j += 1
+    return text[i : j - 1]
+
+
+_JOIN_TYPES = ("LeftSemi", "LeftAnti", "LeftOuter", "RightOuter", "FullOuter", "ExistenceJoin", "Inner", "Cross")
+
+
+def shape_token(node: Node) -> str:
+    """What the shape comparison looks at for one node."""
+    name, text = node.name, node.text
+    if name.endswith("Join"):
+        jt = next((t for t in _JOIN_TYPES if re.search(rf"\b{t}\b", text)), "?")
+        keyed = name in ("BroadcastHashJoin", "ShuffledHashJoin", "SortMergeJoin")
+        if jt == "Cross" and keyed:
+            jt = "Inner"
+        build = re.search(r"\bBuild(Left|Right)\b", text)
+        return f"{name}({jt}{', Build' + build.group(1) if build else ''})"
+    if name == "FileScan":
+        loc = re.search(r"Location: \w+\([^)]*\)\[([^\]]*)\]", text)
+        table = Path(loc.group(1).split(",")[0]).name if loc else "?"
+        pushed = sorted(split_top(_bracket(text, "PushedFilters: ") or ""))  # order is not significant
+        schema = re.search(r"ReadSchema: struct<(.*?)>(?:,|$)", text)
+        read = sorted(split_top(schema.group(1))) if schema else ["?"]
+        return f"FileScan({table}; pushed=[{', '.join(pushed)}]; read=<{','.join(read)}>)"
+    if name in ("Exchange", "ShuffleExchange"):
+        m = re.match(r"Exchange\s+(\w+)", text)
+        return f"Exchange({m.group(1) if m else '?'})"
+    if name.endswith("Aggregate"):
+        keys = _bracket(text, "keys=") or ""
+        funcs = _bracket(text, "functions=") or ""
+        fnames = [re.match(r"[\w]+", f).group(0) if re.match(r"[\w]+", f) else f for f in split_top(funcs)]
+        return f"{name}(keys={len(split_top(keys))}, functions={fnames})"
+    if name == "Sort":
+        dirs = re.findall(r"\b(ASC|DESC)\b", text.split("]", 1)[0])
+        return f"Sort({','.join(dirs)})"
+    if name == "TakeOrderedAndProject":
+        m = re.search(r"limit=(\d+)", text)
+        order = _bracket(text, "orderBy=") or ""
+        dirs = re.findall(r"\b(ASC|DESC)\b", order)
+        return f"TakeOrderedAndProject(limit={m.group(1) if m else '?'}, {','.join(dirs)})"
+    if name in ("GlobalLimit", "LocalLimit", "CollectLimit"):
+        m = re.search(r"\d+", text[len(name) :])
+        return f"{name}({m.group(0) if m else '?'})"
+    if name == "Union":
+        return "Union"
+    return name
+
+
+def flatten(node: Node | None, token, drop=frozenset(), depth: int = 0) -> list[tuple[int, str, str]]:
+    """Pre-order (depth, token, original text); nodes named in ``drop`` are spliced out."""
+    if node is None:
+        return []
+    if node.name in drop:
+        out = []
+        for c in node.children:
+            out.extend(flatten(c, token, drop, depth))
+        return out
+    out = [(depth, token(node), node.text)]
+    for c in node.children:
+        out.extend(flatten(c, token, drop, depth + 1))
+    return out
+
+
+def _scan_parts(token: str) -> tuple[str, set[str], set[str]]:
+    m = re.match(r"FileScan\((.*?); pushed=\[(.*)\]; read=<(.*)>\)$", token)
+    if not m:
+        return token, set(), set()
+    return m.group(1), set(split_top(m.group(2))), set(split_top(m.group(3)))
+
+
+def _token_difference(x: str, y: str) -> str:
+    """A short description of how two differing tokens differ (scans: which filters/columns)."""
+    if x.startswith("FileScan(") and y.startswith("FileScan("):
+        ta, pa, ra = _scan_parts(x)
+        tb, pb, rb = _scan_parts(y)
+        if ta == tb:
+            parts = []
+            if pa != pb:
+                parts.append(f"pushed filters ours only {sorted(pa - pb)}, sql only {sorted(pb - pa)}")
+            if ra != rb:
+                parts.append(f"columns read ours only {sorted(ra - rb)}, sql only {sorted(rb - ra)}")
+            return f"scan of {ta}: " + "; ".join(parts)
+    return ""
+
+
+def _first_difference(a: list[tuple[int, str, str]], b: list[tuple[int, str, str]]) -> str:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x[:2] != y[:2]:
+            detail = _token_difference(x[1], y[1]) if x[0] == y[0] else ""
+            if detail:
+                return f"node {i + 1}: {detail}"
+            return f"node {i + 1}: ours `{_short(x)}` vs sql `{_short(y)}`"
+    if len(a) != len(b):
+        longer, who = (a, "ours") if len(a) > len(b) else (b, "sql")
+        extra = longer[min(len(a), len(b))]
+        return f"{who} has {abs(len(a) - len(b))} more node(s), first `{_short(extra)}`"
+    return ""
+
+
+def _short(item: tuple[int, str, str], limit: int = 110) -> str:
+    depth, tok, _ = item
+    text = f"{tok} @depth {depth}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass
+class PlanComparison:
+    query: int
+    verdict: str = ""  # identical | same shape | same shape except Project | different | error
+    note: str = ""
+    ours_nodes: int = 0
+    sql_nodes: int = 0
+    ours_plan: str = ""
+    sql_plan: str = ""
+
+
+def compare(ours_text: str, sql_text_: str) -> tuple[str, str]:
+    a, b = parse_tree(ours_text), parse_tree(sql_text_)
+    strict_a = flatten(a, lambda n: normalise_text(n.text))
+    strict_b = flatten(b, lambda n: normalise_text(n.text))
+    if [x[:2] for x in strict_a] == [y[:2] for y in strict_b]:
+        return "identical", ""
+    shape_a, shape_b = flatten(a, shape_token), flatten(b, shape_token)
+    if [x[:2] for x in shape_a] == [y[:2] for y in shape_b]:
+        return "same shape", "expressions differ: " + _first_difference(strict_a, strict_b)
+    core_a = flatten(a, shape_token, frozenset({"Project"}))
+    core_b = flatten(b, shape_token, frozenset({"Project"}))
+    n_proj = sum(1 for x in shape_a if x[1] == "Project") - sum(1 for y in shape_b if y[1] == "Project")
+    if [x[:2] for x in core_a] == [y[:2] for y in core_b]:
+        return "same shape except Project", f"Project nodes: ours {n_proj:+d}"
+    return "different", _first_difference(core_a, core_b) + " (Project nodes ignored)"
+
+
+def physical_plan(df) -> str:
+    return str(df._jdf.queryExecution().executedPlan().toString())
+
+
+def run(spark, queries: list[int], plans: dict, tables_dir: Path) -> list[PlanComparison]:
+    register_views(spark, tables_dir)
+    resolver = resolver_for(tables_dir)
+    out = []
+    for q in queries:
+        r = PlanComparison(q)
+        try:
+            r.sql_plan = physical_plan(spark.sql(sql_text(q)))
+        except Exception as exc:
+            r.verdict, r.note = "error", f"SQL: {first_line(exc)}"
+            out.append(r)
+            continue
+        try:
+            with translated(spark, plans[q], resolver) as df:
+                r.ours_plan = physical_plan(df)
+        except Exception as exc:
+            r.verdict, r.note = "error", f"ours: {first_line(exc)}"
+            out.append(r)
+            continue
+        r.ours_nodes = len(flatten(parse_tree(r.ours_plan), shape_token))
+        r.sql_nodes = len(flatten(parse_tree(r.sql_plan), shape_token))
+        r.verdict, r.note = compare(r.ours_plan, r.sql_plan)
+        print(f"[bench] plans {qname(q)}: {r.verdict} {r.note}", file=sys.stderr, flush=True)
+        out.append(r)
+    return out
+
+
+VERDICTS = ("identical", "same shape", "same shape except Project", "different", "error")
+
+
+def counts(results: list[PlanComparison]) -> dict[str, int]:
+    return {v: sum(1 for r in results if r.verdict == v) for v in VERDICTS}
+
+
+def markdown(results: list[PlanComparison]) -> str:
+    c = counts(results)
+    same = c["identical"] + c["same shape"]
+    lines = [
+        f"Same plan shape: **{same} of {len(results)}** (identical modulo names/ids: {c['identical']}; "
+        f"same shape, expressions differ: {c['same shape']}); same shape except Project nodes: "
+        f"{c['same shape except Project']}; different: {c['different']}; errors: {c['error']}.",
+        "",
+        "| query | verdict | nodes ours / sql | first difference |",
+        "|---|---|---:|---|",
+    ]
+    for r in results:
+        note = r.note.replace("|", "\\|")
+        lines.append(f"| {qname(r.query)} | {r.verdict} | {r.ours_nodes} / {r.sql_nodes} | {note} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables-dir", type=Path, default=SF1_DIR if SF1_DIR.is_dir() else SMALL_DIR)
+    ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
+    ap.add_argument("--show", help="print both physical plans of these queries, e.g. 5,21")
+    args = ap.parse_args(argv)
+    queries = parse_queries(args.queries)
+    show = set(parse_queries(args.show)) if args.show else set()
+    spark = spark_session()
+    try:
+        plans = load_plans(queries)
+        results = run(spark, queries, plans, args.tables_dir)
+        for r in results:
+            if r.query in show:
+                print(f"==== {qname(r.query)} ours\n{r.ours_plan}\n==== {qname(r.query)} sql\n{r.sql_plan}\n")
+        print(markdown(results))
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
