@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
+from . import types as ty
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import PREDICATES, Call
 from .relation import column
@@ -89,7 +90,7 @@ def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
             from .literals import to_column
 
             key = to_column(seg.map_key.map_key, f"{path}.map_key")
-            base, nxt = Typed(base.col.getItem(key.col), t.valueType), seg.map_key
+            base, nxt = Typed(base.col[key.col], t.valueType), seg.map_key
         else:
             raise PlanInvalidError("empty reference segment", path)
         if not nxt.HasField("child"):
@@ -248,7 +249,9 @@ def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
         digits = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}[type(src)]
         return dst.precision - dst.scale >= digits
     if fs == "decimal" and fd == "decimal":
-        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
+        # Fewer fraction digits only round; rounding up can carry into one more integer digit.
+        src_int, dst_int = src.precision - src.scale, dst.precision - dst.scale
+        return dst_int > src_int or (dst_int == src_int and dst.scale >= src.scale)
     if fs in ("decimal", "float") and fd == "float":
         return isinstance(dst, T.DoubleType) or isinstance(src, T.FloatType)
     return fs == "date" and fd == "timestamp"
@@ -286,7 +289,7 @@ def _fits_integer(value: Typed, target: T.DataType) -> Column | None:
 def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> Typed:
     value = cx.expression(e.input, scope, f"{path}.input")
     target = spark_type(e.type, f"{path}.type")
-    casted = value.col.cast(target)
+    casted = ty.cast(value.col, target)
     fits = _fits_integer(value, target)
     throw = e.failure_behavior == Expression.Cast.FAILURE_BEHAVIOR_THROW_EXCEPTION
     if throw and not _cannot_fail(value.type, target):

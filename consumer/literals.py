@@ -15,7 +15,7 @@ from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .scope import Typed, literal
-from .types import spark_type
+from .types import cast, spark_type
 
 Literal = alg.Expression.Literal
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -109,7 +109,7 @@ def to_column(lit: Literal, path: str = "literal") -> Typed:
 
 def _lit_column(value: Any, type_: T.DataType) -> Column:
     if value is None:
-        return F.lit(None).cast(type_)
+        return cast(F.lit(None), type_)
     if isinstance(type_, T.DateType):
         # Days since the epoch, not a Python date: py4j's java.sql.Date conversion fails before year 1000.
         return F.date_from_unix_date(F.lit((value - _EPOCH_DATE).days))
@@ -117,7 +117,7 @@ def _lit_column(value: Any, type_: T.DataType) -> Column:
         micros = (value - _EPOCH) // dt.timedelta(microseconds=1)
         return F.timestamp_micros(F.lit(micros))
     if isinstance(type_, T.TimestampNTZType):
-        return F.lit(value.isoformat(sep=" ")).cast(type_)
+        return cast(F.lit(value.isoformat(sep=" ")), type_)
     if isinstance(type_, T.YearMonthIntervalType):
         return F.make_ym_interval(F.lit(value // 12), F.lit(value % 12))
     if isinstance(type_, T.DayTimeIntervalType):
@@ -126,7 +126,7 @@ def _lit_column(value: Any, type_: T.DataType) -> Column:
         # Whole days as INTERVAL DAY so that date +/- interval stays a date, as in Spark SQL.
         return col.cast(T.DayTimeIntervalType(0, 0)) if whole_days else col
     if isinstance(type_, (T.ByteType, T.ShortType, T.FloatType, T.DecimalType)):
-        return F.lit(value).cast(type_)
+        return cast(F.lit(value), type_)
     if isinstance(type_, T.BinaryType):
         return F.lit(bytearray(value))
     return F.lit(value)

@@ -15,6 +15,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..types import cast
 from .call import Call, Handler
 
 
@@ -49,7 +50,7 @@ def _cast_to_output(fn: Handler) -> Handler:
 
     def build(c: Call) -> Column:
         col = fn(c)
-        return col.cast(c.output_type) if c.output_type is not None else col
+        return cast(col, c.output_type) if c.output_type is not None else col
 
     return build
 
@@ -136,7 +137,7 @@ def _divide(c: Call) -> Column:
     if c.families() == ("int", "int"):
         # Substrait integer division truncates toward zero and stays integral, like Spark's `div`.
         col = F.call_function("div", a.col, b.col)
-        return col.cast(c.output_type) if c.output_type is not None else col
+        return cast(col, c.output_type) if c.output_type is not None else col
     return a.col / b.col
 
 
@@ -276,7 +277,7 @@ def _extract(c: Call) -> Column:
     if fn is None:
         raise c.unsupported(f"extract component {component}")
     col = fn(value)
-    return col.cast(c.output_type) if c.output_type is not None else col
+    return cast(col, c.output_type) if c.output_type is not None else col
 
 
 SCALAR: dict[str, Handler] = {

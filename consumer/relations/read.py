@@ -13,7 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
 from ..relation import Relation, quote
 from ..scope import Scope, Typed
-from ..types import compatible, schema_of
+from ..types import cast, compatible, schema_of
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -96,7 +96,7 @@ def conform(
     for f, declared, new in zip(found, types, fresh, strict=True):
         col = F.col(quote(f.name))
         if not compatible(f.dataType, declared):
-            col = col.cast(declared)
+            col = cast(col, declared)
         cols.append(col.alias(new))
     return Relation(df.select(*cols), fresh, list(types))
 
@@ -164,7 +164,7 @@ def read_virtual_table(
     for fields, p in rows:
         if len(fields) != len(types):
             raise PlanInvalidError(f"row of {len(fields)} values for {len(types)} columns", p)
-        cols = [f.col.cast(t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]
+        cols = [cast(f.col, t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]
         frames.append(cx.spark.range(1).select(*cols))
     df = functools.reduce(DataFrame.unionAll, frames)
     return Relation(df, fresh, list(types))
