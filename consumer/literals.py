@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
+from .relation import cached
 from .scope import Typed, literal
 from .types import cast, spark_type
 
@@ -104,7 +105,8 @@ def to_column(lit: Literal, path: str = "literal") -> Typed:
     if nested:
         return nested(lit, path)
     value, type_ = python_value(lit, path)
-    return literal(_lit_column(value, type_), type_, value)
+    key = ("literal", type_.simpleString(), type(value).__name__, repr(value))
+    return literal(cached(key, lambda: _lit_column(value, type_)), type_, value)
 
 
 def _lit_column(value: Any, type_: T.DataType) -> Column:

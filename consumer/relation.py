@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -27,19 +27,24 @@ def quote(name: str) -> str:
 # Column references by internal name. In classic PySpark every `F.col` costs JVM round trips (~1 ms); the
 # internal names (`_s0`, `_s1`, ...) repeat from one translation to the next, and an unresolved column is
 # valid in any DataFrame of its session, so each session keeps one reference per name.
-_column_cache: ContextVar[dict[str, Column] | None] = ContextVar("substrait_column_cache", default=None)
-_session_columns: weakref.WeakKeyDictionary[object, dict[str, Column]] = weakref.WeakKeyDictionary()
+_column_cache: ContextVar[dict[Hashable, Column] | None] = ContextVar("substrait_column_cache", default=None)
+_session_columns: weakref.WeakKeyDictionary[object, dict[Hashable, Column]] = weakref.WeakKeyDictionary()
+
+
+def cached(key: Hashable, build: Callable[[], Column]) -> Column:
+    """A column that means the same in every DataFrame of the session (a name, a literal), built once."""
+    cache = _column_cache.get()
+    if cache is None:
+        return build()
+    col = cache.get(key)
+    if col is None:
+        col = cache[key] = build()
+    return col
 
 
 def column(name: str) -> Column:
-    """`F.col` for a name, cached for the session of the current translation."""
-    cache = _column_cache.get()
-    if cache is None:
-        return F.col(quote(name))
-    col = cache.get(name)
-    if col is None:
-        col = cache[name] = F.col(quote(name))
-    return col
+    """`F.col` for an internal name, cached for the session of the current translation."""
+    return cached(name, lambda: F.col(quote(name)))
 
 
 @contextmanager
