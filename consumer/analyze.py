@@ -33,11 +33,11 @@ from .functions.scalar import _EXTRACT
 from .loader import LoadedPlan
 from .producers import Quirks
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
-from .relations.filter import _plain_local_field
+from .relations.filter import equality_key_position
 from .relations.read import _TEXT_FORMATS
 from .subqueries import conjuncts, refuse_unmarked_correlation
 from .types import schema_of, spark_type
-from .walk import contains, reference_levels, value_args
+from .walk import contains, reference_levels
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -327,7 +327,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
     if kind == "filter":
         inner = _correlation(cx, body.input, f"{p}.input")
         extra = tuple(
-            _is_equality_key(cx, c)
+            equality_key_position(cx, c) is not None
             for c in (conjuncts(cx, body.condition) if body.HasField("condition") else [])  # type: ignore[arg-type]
             if reference_levels(c) - {0}
         )
@@ -346,20 +346,6 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
         )
         return _Corr(inner.pending, keyed=not has_keys, count_bug=counts)
     return _NONE
-
-
-def _is_equality_key(cx: Context, c: Expression) -> bool:
-    """`local_column = <outer expression>` (either side): an aggregate can absorb it as a grouping key."""
-    if c.WhichOneof("rex_type") != "scalar_function":
-        return False
-    fn = c.scalar_function
-    ref = cx.extensions.functions.get(fn.function_reference)
-    if ref is None or ref.base not in ("equal", "is_not_distinct_from"):
-        return False
-    args = value_args(fn)
-    if len(args) != 2:
-        return False
-    return any(reference_levels(other) == {1} and _plain_local_field(mine) for mine, other in (args, args[::-1]))
 
 
 # --- expressions -------------------------------------------------------------------------------------------

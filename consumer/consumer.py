@@ -28,6 +28,7 @@ from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
 from .resolver import TableResolver
 from .scope import Scope, Typed
+from .types import has_struct
 
 Expression = alg.Expression
 
@@ -312,23 +313,13 @@ def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:
         top = names[k]
         k += 1
         col = out.col(i)
-        if _has_struct(t):
+        if has_struct(t):
             new_t, k = _rename_struct(t, names, k, f"{path}.names")
             col = col.cast(new_t)
         cols.append(col.alias(top))
     if k != len(names):
         raise PlanInvalidError(f"{len(names)} output names for {len(out.names)} columns", f"{path}.names")
     return out.df.select(*cols)
-
-
-def _has_struct(t: T.DataType) -> bool:
-    if isinstance(t, T.StructType):
-        return True
-    if isinstance(t, T.ArrayType):
-        return _has_struct(t.elementType)
-    if isinstance(t, T.MapType):
-        return _has_struct(t.keyType) or _has_struct(t.valueType)
-    return False
 
 
 def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[T.DataType, int]:

@@ -124,18 +124,19 @@ def cast(col: Column, dt: T.DataType) -> Column:
 
     Struct types keep the object form: their field names come from plans and are not quoted in text form.
     """
-    if _has_struct_type(dt):
+    if has_struct(dt):
         return col.cast(dt)
     return col.cast(dt.simpleString())
 
 
-def _has_struct_type(dt: T.DataType) -> bool:
+def has_struct(dt: T.DataType) -> bool:
+    """Whether a type is or contains a struct."""
     if isinstance(dt, T.StructType):
         return True
     if isinstance(dt, T.ArrayType):
-        return _has_struct_type(dt.elementType)
+        return has_struct(dt.elementType)
     if isinstance(dt, T.MapType):
-        return _has_struct_type(dt.keyType) or _has_struct_type(dt.valueType)
+        return has_struct(dt.keyType) or has_struct(dt.valueType)
     return False
 
 

@@ -52,12 +52,17 @@ def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, 
     if contains(c, alg.Expression.Subquery):
         raise UnsupportedFeatureError("subquery inside a correlated predicate", path)
     inner = tuple(dict.fromkeys(scope.rel.names[i] for i in local_fields(c)))
-    equality = _equality_key(cx, c, scope)
+    position = equality_key_position(cx, c)
+    equality = scope.rel.names[position] if position is not None else None
     return Pending(cx.expression(c, scope, path).col, inner, equality)
 
 
-def _equality_key(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> str | None:
-    """For `local_column = outer_expression` (either side), the local column's internal name."""
+def equality_key_position(cx, c: alg.Expression) -> int | None:
+    """For `local_column = <outer expression>` (either side), the local column's input position.
+
+    An aggregate above can absorb such a predicate as a grouping key. Needs only `cx.extensions`, so the
+    static analysis (`analyze.py`) asks the same question the translation does.
+    """
     if c.WhichOneof("rex_type") != "scalar_function":
         return None
     fn = c.scalar_function
@@ -69,7 +74,7 @@ def _equality_key(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> str
         return None
     for mine, other in (args, args[::-1]):
         if reference_levels(other) == {1} and _plain_local_field(mine):
-            return scope.rel.names[mine.selection.direct_reference.struct_field.field]
+            return mine.selection.direct_reference.struct_field.field
     return None
 
 
