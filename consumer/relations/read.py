@@ -160,13 +160,16 @@ def read_virtual_table(
     if not rows:
         schema = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
         return Relation(cx.spark.createDataFrame([], schema), fresh, list(types))
-    frames = []
+    structs = []
     for fields, p in rows:
         if len(fields) != len(types):
             raise PlanInvalidError(f"row of {len(fields)} values for {len(types)} columns", p)
-        cols = [cast(f.col, t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]
-        frames.append(cx.spark.range(1).select(*cols))
-    df = functools.reduce(DataFrame.unionAll, frames)
+        structs.append(F.struct(*[cast(f.col, t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]))
+    if not fresh:  # rows without columns: one empty row each
+        df = functools.reduce(DataFrame.unionAll, [cx.spark.range(1).select() for _ in structs])
+        return Relation(df, [], [])
+    # One generator over an array of row structs: a single DataFrame operation however many rows.
+    df = cx.spark.range(1).select(F.inline(F.array(*structs)))
     return Relation(df, fresh, list(types))
 
 
