@@ -62,14 +62,28 @@ def column_cache(session: object) -> Iterator[None]:
 
 
 class NameSource:
-    """Hands out column and view names unique within one translation."""
+    """Hands out column names unique within one translation (Spark compares names case-insensitively)."""
 
     def __init__(self, prefix: str = "_s"):
         self._prefix = prefix
         self._counter = itertools.count()
+        self._claimed: set[str] = set()
 
     def fresh(self) -> str:
         return f"{self._prefix}{next(self._counter)}"
+
+    def claim(self, names: Sequence[str]) -> bool:
+        """Reserve a table's own column names if no relation of this translation uses them yet.
+
+        A read that keeps its names needs no renaming DataFrame operation, and its plan looks like the one
+        Spark SQL makes. Names that could be taken for internal ones (`_s12`) are never claimed.
+        """
+        lowered = [n.lower() for n in names]
+        clash = len(set(lowered)) != len(lowered) or any(n in self._claimed for n in lowered)
+        if clash or any(n.startswith(self._prefix) and n[len(self._prefix) :].isdigit() for n in lowered):
+            return False
+        self._claimed.update(lowered)
+        return True
 
 
 @dataclass(frozen=True)

@@ -88,10 +88,14 @@ def conform(
             found.append(f)
     if problems:
         raise ResolutionError(f"{what} does not match the plan's schema: " + "; ".join(problems), path)
-    fresh = [cx.names.fresh() for _ in names]
     exact = all(compatible(f.dataType, t) for f, t in zip(found, types, strict=True))
     if exact and [f.name for f in fields] == [f.name for f in found]:
+        own = [f.name for f in found]
+        if cx.names.claim(own):  # the table's own names are still unique in this translation: no rename
+            return Relation(df, own, list(types))
+        fresh = [cx.names.fresh() for _ in names]
         return Relation(df.toDF(*fresh), fresh, list(types))  # one call instead of two per column
+    fresh = [cx.names.fresh() for _ in names]
     cols = []
     for f, declared, new in zip(found, types, fresh, strict=True):
         col = F.col(quote(f.name))
