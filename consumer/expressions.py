@@ -18,7 +18,6 @@ from substrait import algebra_pb2 as alg
 from . import types as ty
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import PREDICATES, Call
-from .relation import column
 from .scope import Scope, Typed
 from .types import family, spark_type
 
@@ -333,7 +332,3 @@ def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str)
 
 def enum_expression(cx: SubstraitConsumer, e: Expression.Enum, scope: Scope, path: str) -> Typed:
     raise UnsupportedFeatureError("enum as a standalone expression (only as a function argument)", path)
-
-
-def column_named(name: str, type_: T.DataType) -> Typed:
-    return Typed(column(name), type_)

@@ -86,11 +86,6 @@ def nullable(t: tp.Type) -> bool:
     return n != tp.Type.NULLABILITY_REQUIRED
 
 
-def kind_of(t: tp.Type) -> str:
-    """The Substrait type's kind name, e.g. 'i32', 'decimal'."""
-    return t.WhichOneof("kind") or "unknown"
-
-
 def schema_of(named: tp.NamedStruct, path: str = "base_schema") -> tuple[list[str], list[T.DataType]]:
     """Top-level column names and Spark types of a NamedStruct (nested names are skipped over)."""
     types = list(named.struct.types)
@@ -140,35 +135,25 @@ def has_struct(dt: T.DataType) -> bool:
     return False
 
 
-_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
-_FRACTIONAL = (T.FloatType, T.DoubleType)
+# Coarse classes of Spark types, used to choose function overloads; first match wins.
+_FAMILIES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    ((T.ByteType, T.ShortType, T.IntegerType, T.LongType), "int"),
+    ((T.FloatType, T.DoubleType), "float"),
+    (T.DecimalType, "decimal"),
+    (T.StringType, "string"),
+    (T.BooleanType, "bool"),
+    (T.DateType, "date"),
+    ((T.TimestampType, T.TimestampNTZType), "timestamp"),
+    (T.YearMonthIntervalType, "interval_year"),
+    (T.DayTimeIntervalType, "interval_day"),
+    (T.BinaryType, "binary"),
+    (T.NullType, "null"),
+)
 
 
 def family(dt: T.DataType) -> str:
-    """A coarse class of a Spark type, used to choose function overloads."""
-    if isinstance(dt, _INTEGRAL):
-        return "int"
-    if isinstance(dt, _FRACTIONAL):
-        return "float"
-    if isinstance(dt, T.DecimalType):
-        return "decimal"
-    if isinstance(dt, T.StringType):
-        return "string"
-    if isinstance(dt, T.BooleanType):
-        return "bool"
-    if isinstance(dt, T.DateType):
-        return "date"
-    if isinstance(dt, (T.TimestampType, T.TimestampNTZType)):
-        return "timestamp"
-    if isinstance(dt, T.YearMonthIntervalType):
-        return "interval_year"
-    if isinstance(dt, T.DayTimeIntervalType):
-        return "interval_day"
-    if isinstance(dt, T.BinaryType):
-        return "binary"
-    if isinstance(dt, T.NullType):
-        return "null"
-    return type(dt).__name__
+    """A coarse class of a Spark type ('int', 'decimal', 'date', ...), or the type's class name."""
+    return next((name for kinds, name in _FAMILIES if isinstance(dt, kinds)), type(dt).__name__)
 
 
 def compatible(actual: T.DataType, declared: T.DataType) -> bool:
