@@ -1,14 +1,32 @@
-"""Spark sessions for the CLI and the operators (local here; cluster and Connect variants come with the operator)."""
+"""Spark sessions for the CLI, the Python API and the Airflow hook: local, standalone `spark://`, Spark Connect `sc://`.
+
+No Airflow import here: the CLI and plain spark-submit drivers use this module too. Spark Connect's client
+(`pyspark.sql.connect`, which needs grpc) is imported only when an `sc://` target is asked for.
+
+One JVM holds one SparkContext, so a process has at most one classic session: asking for the same target
+reuses it, asking for another master stops it first. Connect sessions are gRPC clients, kept one per URL.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from pyspark.sql import SparkSession
 
+log = logging.getLogger(__name__)
+
 QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_APP_NAME = "substrait-spark"
 
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",
@@ -16,17 +34,352 @@ DEFAULT_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
     "spark.driver.memory": "2g",
-    # Applies when this call starts the JVM (a new local session); Spark's own startup chatter stays off stderr.
+    # Applies when this call starts the JVM. A classic driver always runs in this process (local, standalone,
+    # yarn/k8s client mode), so Spark's own startup chatter stays off stderr in every classic case.
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J}",
 }
 
+# A Connect server owns its driver: only session-level settings can be sent, and results depend on the time zone.
+CONNECT_DEFAULT_CONF = {"spark.sql.session.timeZone": "UTC"}
+
+# Masters that are complete without a scheme (Spark's own spellings); anything else without one is a host name.
+_BARE_MASTER = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn(-client|-cluster)?)$", re.IGNORECASE)
+_HAS_PORT = re.compile(r":\d+$")
+_SECRET_PARAM = re.compile(r"(;\s*token=)[^;]*", re.IGNORECASE)
+_LIST_KEYS = {"jars": "spark.jars", "packages": "spark.jars.packages"}
+
+
+def redact(url: str | None) -> str | None:
+    """`url` fit for logs: Spark Connect tokens masked."""
+    return _SECRET_PARAM.sub(r"\1***", url) if url else url
+
+
+def split_list(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """A list given as a comma string (`a.jar,b.jar`), a list, or nothing → a tuple without blanks."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    return tuple(s.strip() for s in items if s and s.strip())
+
+
+def _with_port(authority: str, port: int | None) -> str:
+    """Append `port` to each host of an authority that lacks one (`h1,h2` → `h1:7077,h2:7077`)."""
+    if not port:
+        return authority
+    hosts = authority.split(",")
+    return ",".join(h if _HAS_PORT.search(h) else f"{h}:{port}" for h in hosts)
+
+
+def normalize_master(host: str, port: int | str | None = None, default_scheme: str = "spark") -> str:
+    """A master URL Spark accepts, from a host field, an optional port and the scheme a bare host means.
+
+    Airflow connections arrive mangled in several ways, all handled here: host `spark://h` with the port apart,
+    host `h` with the scheme only in the connection type (`spark://h:7077` as a URI), the scheme doubled
+    (`spark://spark://h`), HA lists `spark://h1:7077,h2:7077`, and masters with no host at all (`local[*]`,
+    `yarn`). A port already in the URL wins over `port`. `k8s://` wraps a URL; the port goes on the inner one.
+    """
+    text = (host or "").strip()
+    if not text:
+        raise ValueError("empty Spark master URL")
+    port = int(port) if port else None
+    if _BARE_MASTER.match(text):
+        return text
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = default_scheme, text
+    scheme = scheme.lower()
+    while rest.lower().startswith(f"{scheme}://"):  # spark://spark://h
+        rest = rest[len(scheme) + 3 :]
+    if scheme == "k8s":
+        inner = rest if "://" in rest else f"https://{rest}"
+        return f"k8s://{normalize_master(inner, port, default_scheme='https')}"
+    # The authority ends at the path ("/...") or at Connect's parameters (";token=...").
+    cut = min((i for i in (rest.find("/"), rest.find(";")) if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if not authority:
+        raise ValueError(f"Spark master URL without a host: {redact(text)!r}")
+    if scheme != "sc" and tail == "/":
+        tail = ""
+    return f"{scheme}://{_with_port(authority, port)}{tail}"
+
+
+@dataclass(frozen=True)
+class SparkTarget:
+    """Where and how to run: a master (`local[*]`, `spark://…`, `yarn`, `k8s://…`) or a Connect URL (`sc://…`).
+
+    `master=None` means "whatever classic session this process already has, else `local[*]`", which is what
+    the CLI and tests want. The URL is not shown by `repr` (a Connect URL may carry a token); use `display`.
+    """
+
+    master: str | None = field(default=None, repr=False)
+    conf: Mapping[str, str] = field(default_factory=dict, repr=False)
+    jars: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+    app_name: str = DEFAULT_APP_NAME
+
+    @classmethod
+    def parse(
+        cls,
+        url: str | None,
+        port: int | str | None = None,
+        *,
+        conf: Mapping[str, Any] | None = None,
+        jars: str | Iterable[str] | None = None,
+        packages: str | Iterable[str] | None = None,
+        app_name: str | None = None,
+        default_scheme: str = "spark",
+    ) -> SparkTarget:
+        """A target from loose strings: a URL or bare host (+ port), conf values coerced to strings."""
+        master = normalize_master(url, port, default_scheme) if url and url.strip() else None
+        return cls(
+            master=master,
+            conf={str(k): conf_str(v) for k, v in (conf or {}).items()},
+            jars=split_list(jars),
+            packages=split_list(packages),
+            app_name=app_name or DEFAULT_APP_NAME,
+        )
+
+    @property
+    def is_connect(self) -> bool:
+        return bool(self.master) and self.master.lower().startswith("sc://")
+
+    @property
+    def kind(self) -> str:
+        return "connect" if self.is_connect else "classic"
+
+    @property
+    def display(self) -> str:
+        """The URL for logs (token masked)."""
+        return redact(self.master) or f"{DEFAULT_MASTER} (or the active session)"
+
+    def spark_conf(self) -> dict[str, str]:
+        """The Spark settings to apply: defaults for this kind, then `conf`, then `jars`/`packages` merged in."""
+        if self.is_connect:  # jars belong to the Connect server (or `addArtifacts`), not to session conf
+            return {**CONNECT_DEFAULT_CONF, **self.conf}
+        out = {**DEFAULT_CONF, **self.conf}
+        for attr, key in _LIST_KEYS.items():
+            extra = getattr(self, attr)
+            if extra:
+                merged = dict.fromkeys(split_list(out.get(key)) + extra)  # keeps order, drops repeats
+                out[key] = ",".join(merged)
+        return out
+
+    def __repr__(self) -> str:
+        return f"SparkTarget(master={self.display!r}, conf keys={sorted(self.conf)}, app_name={self.app_name!r})"
+
+
+def conf_str(value: Any) -> str:
+    """Spark conf values are strings; Python booleans become `true`/`false` as Spark spells them."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Sessions
+# --------------------------------------------------------------------------------------------------
+
+_lock = threading.RLock()
+_connect_sessions: dict[str, SparkSession] = {}
+
+
+def _live_classic_session() -> SparkSession | None:
+    """The classic session of this process, if its SparkContext is still running."""
+    session = SparkSession._instantiatedSession
+    return session if session is not None and session._sc._jsc is not None else None
+
+
+def _same_master(requested: str, running: str) -> bool:
+    return requested.strip().lower() == running.strip().lower()
+
+
+def _classic_session(target: SparkTarget) -> SparkSession:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    active = _live_classic_session()
+    if active is not None:
+        running = active.sparkContext.master
+        if target.master is None or _same_master(target.master, running):
+            return _reuse_classic(active, target)
+        log.warning(
+            "Stopping the Spark session on %s (application %s) to start one on %s: one SparkContext per process",
+            running,
+            active.sparkContext.applicationId,
+            target.display,
+        )
+        active.stop()
+    builder = SparkSession.builder.appName(target.app_name).master(target.master or DEFAULT_MASTER)
+    for key, value in target.spark_conf().items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    log.info("Started Spark session on %s (application %s)", session.sparkContext.master, _app_id(session))
+    return session
+
+
+def _reuse_classic(active: SparkSession, target: SparkTarget) -> SparkSession:
+    """Apply the target's own settings (not the defaults) to the running session; jars cannot join late."""
+    running_conf = active.sparkContext.getConf()
+    for attr, key in _LIST_KEYS.items():
+        missing = set(getattr(target, attr)) - set(split_list(running_conf.get(key)))
+        if missing:
+            log.warning("The running Spark session cannot load %s added later: %s", key, ", ".join(sorted(missing)))
+    for key, value in target.conf.items():
+        if active.conf.isModifiable(key):
+            active.conf.set(key, value)
+        elif running_conf.get(key) != value:
+            log.warning("Spark setting %s only applies to a new session; the running one keeps its value", key)
+    log.debug("Reusing the Spark session on %s", active.sparkContext.master)
+    return active
+
+
+def _remote_builder() -> Any:
+    """Spark Connect's session builder; imported here so that classic use never needs the Connect extras."""
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    return RemoteSparkSession.builder
+
+
+def _connect_session(target: SparkTarget) -> SparkSession:
+    assert target.master is not None
+    with _lock:
+        session = _connect_sessions.get(target.master)
+        if session is not None and not getattr(session.client, "is_closed", False):
+            for key, value in target.conf.items():
+                session.conf.set(key, value)
+            return session
+        if target.jars or target.packages:
+            log.warning("Spark Connect: jars and packages are the server's; ignored for %s", target.display)
+        builder = _remote_builder().remote(target.master)
+        for key, value in target.spark_conf().items():
+            builder = builder.config(key, value)
+        session = builder.create()
+        _connect_sessions[target.master] = session
+        log.info("Connected to Spark Connect at %s", target.display)
+        return session
+
+
+_SESSION_FACTORIES = {"classic": _classic_session, "connect": _connect_session}
+
+
+def session_for(target: SparkTarget) -> SparkSession:
+    """The session for `target`: the running one when it fits, else a new one (see the module docstring)."""
+    with _lock:
+        return _SESSION_FACTORIES[target.kind](target)
+
 
 def get_session(
-    master: str | None = None, conf: Mapping[str, str] | None = None, app_name: str = "substrait-spark"
-):
-    """A SparkSession for `master` (default `local[*]`), reused if one is active in this process."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
-    for k, v in {**DEFAULT_CONF, **(conf or {})}.items():
-        builder = builder.config(k, v)
-    return builder.getOrCreate()
+    master: str | None = None,
+    conf: Mapping[str, Any] | None = None,
+    app_name: str = DEFAULT_APP_NAME,
+    *,
+    jars: str | Iterable[str] | None = None,
+    packages: str | Iterable[str] | None = None,
+) -> SparkSession:
+    """A SparkSession for `master` (default: the active session, else `local[*]`); `sc://` URLs use Spark Connect."""
+    target = SparkTarget.parse(master, conf=conf, jars=jars, packages=packages, app_name=app_name)
+    return session_for(target)
+
+
+def active_session(target: SparkTarget | None = None) -> SparkSession | None:
+    """The session `target` would reuse, without starting one (for cancelling from another thread)."""
+    if target is not None and target.is_connect:
+        return _connect_sessions.get(target.master or "")
+    session = _live_classic_session()
+    if session is None or target is None or target.master is None:
+        return session
+    return session if _same_master(target.master, session.sparkContext.master) else None
+
+
+def is_connect_session(spark: Any) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _app_id(spark: SparkSession) -> str | None:
+    try:
+        return spark.conf.get("spark.app.id", None)
+    except Exception:  # a Connect server that refuses the lookup
+        return None
+
+
+def application_id(spark: SparkSession) -> str | None:
+    """Spark's application id (`local-…`, `app-…` on a standalone cluster, `application_…` on YARN)."""
+    if is_connect_session(spark):
+        return _app_id(spark)
+    return spark.sparkContext.applicationId
+
+
+# --------------------------------------------------------------------------------------------------
+# Job groups: tag every job a block starts, so that exactly those jobs can be cancelled
+# --------------------------------------------------------------------------------------------------
+
+
+class _GroupOps(Protocol):
+    def enter(self, spark: Any, group_id: str, description: str) -> Any: ...
+    def leave(self, spark: Any, group_id: str, saved: Any) -> None: ...
+    def cancel(self, spark: Any, group_id: str) -> None: ...
+
+
+_GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+class _ClassicGroups:
+    """Job groups are thread-local properties (PySpark pins each Python thread to a JVM thread)."""
+
+    def enter(self, spark: Any, group_id: str, description: str) -> dict[str, str | None]:
+        sc = spark.sparkContext
+        saved = {key: sc.getLocalProperty(key) for key in _GROUP_PROPERTIES}
+        sc.setJobGroup(group_id, description, interruptOnCancel=True)
+        return saved
+
+    def leave(self, spark: Any, group_id: str, saved: dict[str, str | None]) -> None:
+        sc = spark.sparkContext
+        if sc._jsc is None:  # the session was stopped inside the block
+            return
+        for key, value in saved.items():  # None removes the property: later jobs are not tagged
+            sc.setLocalProperty(key, value)
+
+    def cancel(self, spark: Any, group_id: str) -> None:
+        spark.sparkContext.cancelJobGroup(group_id)
+
+
+class _ConnectGroups:
+    """Spark Connect has operation tags instead (thread-local on the client)."""
+
+    def enter(self, spark: Any, group_id: str, description: str) -> bool:
+        already = group_id in spark.getTags()
+        spark.addTag(group_id)
+        return already
+
+    def leave(self, spark: Any, group_id: str, saved: bool) -> None:
+        if not saved:
+            spark.removeTag(group_id)
+
+    def cancel(self, spark: Any, group_id: str) -> None:
+        spark.interruptTag(group_id)
+
+
+_GROUP_OPS: dict[bool, _GroupOps] = {False: _ClassicGroups(), True: _ConnectGroups()}
+
+
+def _check_group_id(group_id: str) -> str:
+    if not group_id or "," in group_id:  # Connect tags may not hold commas; keep both kinds alike
+        raise ValueError(f"job group id must be non-empty and without commas, got {group_id!r}")
+    return group_id
+
+
+@contextmanager
+def job_group(spark: SparkSession, group_id: str, description: str = "") -> Iterator[SparkSession]:
+    """Tag every Spark job this thread starts inside the block with `group_id`; restore the previous group after.
+
+    Classic sessions use `setJobGroup(..., interruptOnCancel=True)` so that cancelling interrupts running tasks;
+    Connect sessions use operation tags.
+    """
+    ops = _GROUP_OPS[is_connect_session(spark)]
+    saved = ops.enter(spark, _check_group_id(group_id), description)
+    try:
+        yield spark
+    finally:
+        ops.leave(spark, group_id, saved)
+
+
+def cancel_job_group(spark: SparkSession, group_id: str) -> None:
+    """Cancel the jobs of `group_id` (running and queued); jobs of other groups go on. Safe from any thread."""
+    log.info("Cancelling Spark job group %s", group_id)
+    _GROUP_OPS[is_connect_session(spark)].cancel(spark, _check_group_id(group_id))
