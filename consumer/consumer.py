@@ -8,7 +8,7 @@ oneof name through the tables below, never by chains of `if`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -22,6 +22,7 @@ from .errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureErr
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, AggregateHandler, Call, Handler
 from .literals import to_column
+from .parameters import Parameters
 from .producers import Quirks
 from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, join, project, read, setop, sort
@@ -60,6 +61,7 @@ EXPR_METHODS: dict[str, str] = {
     "subquery": "subquery",
     "nested": "nested",
     "enum": "enum",
+    "dynamic_parameter": "dynamic_parameter",
 }
 # Relation kinds whose translator applies `common.emit` itself (folded into its one select).
 EMIT_APPLIED_BY_TRANSLATOR = {"project"}
@@ -76,10 +78,17 @@ class SubstraitConsumer:
     # Extension relations and tables by protobuf Any type URL: fn(consumer, detail, inputs, path) -> Relation.
     extension_relations: ClassVar[dict[str, Callable[..., Relation]]] = {}
 
-    def __init__(self, spark: SparkSession, plan: Plan, resolver: TableResolver):
+    def __init__(
+        self,
+        spark: SparkSession,
+        plan: Plan,
+        resolver: TableResolver,
+        parameters: Mapping[str | int, Any] | None = None,
+    ):
         self.spark = spark
         self.plan = plan
         self.resolver = resolver
+        self.parameters = Parameters.bind(plan, parameters)
         self.extensions = Extensions(plan)
         self.quirks = Quirks.of(plan)
         self.names = NameSource()
@@ -251,6 +260,9 @@ class SubstraitConsumer:
 
     def enum(self, e, scope, path):
         return ex.enum_expression(self, e, scope, path)
+
+    def dynamic_parameter(self, e: alg.DynamicParameter, scope: Scope, path: str) -> Typed:
+        return self.parameters.column(e, path)
 
     # --- functions -----------------------------------------------------------------------------------------
 

@@ -3,42 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
-import tempfile
 import time
-from pathlib import Path
+from collections.abc import Mapping
+from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from .consumer import SubstraitConsumer
 from .errors import ExecutionError, SubstraitSparkError
 from .loader import LoadedPlan
 from .report import RootOutput, RunReport
 from .resolver import TableResolver
-
-OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
-
-
-def write_single_file(df: DataFrame, target: Path, fmt: str) -> None:
-    """Write one file (not a Spark folder), keeping the DataFrame's order: one partition, then move it."""
-    if fmt not in OUTPUT_FORMATS:
-        raise ValueError(f"output format {fmt!r} (expected one of {', '.join(OUTPUT_FORMATS)})")
-    tmp = Path(tempfile.mkdtemp(prefix=".substrait-", dir=target.parent))
-    try:
-        writer = df.coalesce(1).write.mode("overwrite")
-        out = tmp / "out"
-        if fmt == "csv":
-            writer.option("header", "true").csv(str(out))
-        elif fmt == "parquet":
-            writer.parquet(str(out))
-        else:
-            writer.json(str(out))
-        parts = sorted(p for p in out.iterdir() if p.name.startswith("part-"))
-        if len(parts) != 1:
-            raise ExecutionError(f"expected one output file, Spark wrote {len(parts)}")
-        parts[0].replace(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+from .sinks import Sink, deliver
 
 
 def _spark_error(exc: Exception) -> ExecutionError:
@@ -52,12 +28,13 @@ def run_loaded(
     spark: SparkSession,
     resolver: TableResolver,
     *,
-    output: Path | None = None,
-    output_format: str = "csv",
-    preview_rows: int = 0,
+    sink: Sink | None = None,
+    parameters: Mapping[str | int, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
 ) -> RunReport:
-    """Execute every root of the plan. Errors are recorded in the report and re-raised typed."""
+    """Execute every root of the plan into `sink` (default: run and count). Errors are recorded in the report
+    and re-raised typed; the report rides on the error as `exc.report`."""
+    sink = sink or Sink()
     report = RunReport(
         plan_uri=loaded.uri,
         plan_sha256=loaded.sha256,
@@ -68,9 +45,10 @@ def run_loaded(
     )
     report.spark_application_id = spark.conf.get("spark.app.id", None)
     start = time.perf_counter()
-    consumer = consumer_class(spark, loaded.plan, resolver)
-    report.notes.extend(consumer.quirks.notes())
+    consumer = None
     try:
+        consumer = consumer_class(spark, loaded.plan, resolver, parameters)
+        report.notes.extend(consumer.quirks.notes())
         roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
         for n in range(len(roots)):
             t0 = time.perf_counter()
@@ -78,27 +56,12 @@ def run_loaded(
             report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
             out = RootOutput(index=n, columns=list(df.columns))
             try:
-                if output is not None:
-                    target = output if len(roots) == 1 else output.with_name(f"{output.stem}.{n}{output.suffix}")
-                    write_single_file(df, target, output_format)
-                    out.location, out.format = str(target), output_format
-                    out.rows = (
-                        spark.read.format("json" if output_format == "jsonl" else output_format)
-                        .option("header", "true")
-                        .load(str(target))
-                        .count()
-                    )
-                else:
-                    rows = df.collect()
-                    out.rows = len(rows)
-                    if preview_rows:
-                        out.preview = [[_plain(v) for v in r] for r in rows[:preview_rows]]
+                deliver(df, sink, out, index=n, roots=len(roots))
             except SubstraitSparkError:
                 raise
             except Exception as exc:
                 raise _spark_error(exc) from exc
             report.outputs.append(out)
-        report.tables_read = consumer.tables_read
         report.status = "success"
         return report
     except SubstraitSparkError as exc:
@@ -113,11 +76,6 @@ def run_loaded(
         raise
     finally:
         report.duration_s = round(time.perf_counter() - start, 3)
-        consumer.close()
-
-
-def _plain(v):
-    """JSON-friendly cell values for previews."""
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    return str(v)
+        if consumer is not None:
+            report.tables_read = consumer.tables_read
+            consumer.close()

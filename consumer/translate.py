@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pyspark.sql import DataFrame, SparkSession
 from substrait.plan_pb2 import Plan
 
@@ -16,6 +19,7 @@ def to_dataframe(
     resolver: TableResolver,
     root: int = 0,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+    parameters: Mapping[str | int, Any] | None = None,
 ) -> DataFrame:
     """The DataFrame of one root of `plan`.
 
@@ -23,4 +27,4 @@ def to_dataframe(
     start with `__substrait_`); use `SubstraitConsumer` directly and call `close()` to drop them.
     """
     proto = plan.plan if isinstance(plan, LoadedPlan) else plan
-    return consumer_class(spark, proto, resolver).root(root)
+    return consumer_class(spark, proto, resolver, parameters).root(root)

@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.consumer import SubstraitConsumer
-from substrait_spark.consumer.errors import UnsupportedFeatureError
 from substrait_spark.consumer.loader import LoadedPlan, load_plan
 from substrait_spark.consumer.report import RunReport
 from substrait_spark.consumer.resolver import TableResolver
 from substrait_spark.consumer.runner import run_loaded
+from substrait_spark.consumer.sinks import Sink
 
 
 def run_plan(
     plan: str | Path | bytes | LoadedPlan,
     spark: SparkSession | None = None,
     catalogs: TableResolver | None = None,
-    params: dict[str, str] | None = None,
+    params: Mapping[str | int, Any] | None = None,
     *,
-    output: str | Path | None = None,
-    output_format: str = "csv",
-    preview_rows: int = 0,
+    output: Sink | str | dict[str, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
 ) -> RunReport:
-    """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport."""
+    """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
+
+    `params` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`);
+    `output` says where root rows go (see `Sink.parse`; default: run and count).
+    """
     from substrait_spark.hooks.spark import get_session
 
-    if params:
-        raise UnsupportedFeatureError("dynamic parameters are not supported yet", "parameter_bindings")
     loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan)
     if catalogs is None:
         from substrait_spark.consumer.resolver import SessionCatalogResolver
@@ -38,8 +40,7 @@ def run_plan(
         loaded,
         spark or get_session(),
         catalogs,
-        output=Path(output) if output else None,
-        output_format=output_format,
-        preview_rows=preview_rows,
+        sink=Sink.parse(output),
+        parameters=params,
         consumer_class=consumer_class,
     )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
+from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError
 
 PROG = "substrait-spark"
 
@@ -27,9 +27,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def tables(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--tables-dir", help="bind DIR/<name>.parquet (file or folder) to table <name>")
-        sp.add_argument(
-            "--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table"
-        )
+        sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
         sp.add_argument("--master", help="Spark master URL (default local[*])")
 
     run = sub.add_parser("run", help="run plans and write or print their results")
@@ -38,7 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output-dir", help="write <plan stem>.<format> per plan and summary.json here")
     run.add_argument("--output-format", choices=["csv", "parquet", "jsonl"], default="csv")
     run.add_argument(
-        "--param", action="append", default=[], metavar="NAME=VALUE", help="bind a dynamic parameter"
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="bind dynamic parameter NAME (its anchor: 0 or $0) to VALUE, typed as the plan declares",
     )
 
     val = sub.add_parser("validate", help="exit 0 iff every feature of every plan is supported")
@@ -84,12 +86,23 @@ def _print_rows(columns: list[str], rows: list[list[Any]]) -> None:
         print(" | ".join("NULL" if v is None else str(v) for v in r))
 
 
+def _params(specs: list[str]) -> dict[str, str]:
+    """`--param NAME=VALUE` (NAME: the parameter's anchor, `0` or `$0`); the value is typed by the plan."""
+    params = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name:
+            raise PlanInvalidError(f"--param expects NAME=VALUE, got {spec!r}")
+        params[name] = value
+    return params
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.loader import load_plan
     from substrait_spark.consumer.runner import run_loaded
+    from substrait_spark.consumer.sinks import Sink
 
-    if args.param:
-        raise UnsupportedFeatureError("--param: dynamic parameters are not supported yet")
+    params = _params(args.param)
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -101,15 +114,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         entry: dict[str, Any] = {"plan": plan}
         try:
             loaded = load_plan(plan)
-            target = out_dir / f"{Path(plan).stem}.{args.output_format}" if out_dir else None
-            report = run_loaded(
-                loaded,
-                spark,
-                resolver,
-                output=target,
-                output_format=args.output_format,
-                preview_rows=0 if out_dir else 10**9,
-            )
+            if out_dir:
+                target = out_dir / f"{Path(plan).stem}.{args.output_format}"
+                sink = Sink("file", str(target), format=args.output_format)
+            else:
+                sink = Sink("preview", max_rows=None)
+            report = run_loaded(loaded, spark, resolver, sink=sink, parameters=params)
             entry.update(report.to_dict())
             if not out_dir:
                 for o in report.outputs:

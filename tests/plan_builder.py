@@ -284,6 +284,17 @@ def lit(value: Any, type_: Type | None = None) -> Expr:
     return Expr(literal=literal(value, type_))
 
 
+def param(anchor: int, type_: Type) -> Expr:
+    """A dynamic parameter `$anchor` of the given type."""
+    return Expr(dynamic_parameter=alg.DynamicParameter(type=type_, parameter_reference=anchor))
+
+
+def bind(plan: plan_pb2.Plan, anchor: int, value: Any, type_: Type | None = None) -> plan_pb2.Plan:
+    """Add `Plan.parameter_bindings`: the plan's own value for `$anchor`."""
+    plan.parameter_bindings.add(parameter_anchor=anchor, value=literal(value, type_))
+    return plan
+
+
 def null(type_: Type) -> Expr:
     return lit(None, type_)
 

@@ -1,0 +1,168 @@
+"""Dynamic parameters: bound by the caller (API, CLI `--param`) or by the plan's `parameter_bindings`.
+
+A caller's value is typed as the plan declares the parameter; a value that is not of that type, a missing
+value and a value for a parameter the plan does not have are each a clear exit-2 error, never a coercion.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+
+import pytest
+from google.protobuf import json_format
+from plan_builder import (
+    PlanBuilder,
+    bind,
+    boolean,
+    date,
+    decimal_,
+    field,
+    filter_,
+    fp64,
+    i8,
+    i32,
+    i64,
+    named,
+    param,
+    precision_timestamp_tz,
+    project,
+    string,
+    timestamp,
+    tuples,
+    view,
+)
+from substrait_spark.cli import main
+from substrait_spark.consumer import to_dataframe
+from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
+from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+ROWS = [(1, dt.date(2024, 1, 30)), (2, dt.date(2024, 1, 31)), (3, dt.date(2024, 2, 1)), (4, None)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tables(spark):
+    view(spark, "par_t", "k int, d date", ROWS)
+    yield
+    spark.catalog.dropTempView("par_t")
+
+
+def daily_plan():
+    """SELECT k FROM par_t WHERE d = $0 (a date): the shape of a daily report's filter."""
+    b = PlanBuilder()
+    rel = filter_(named("par_t", ["k", "d"], [i32(), date()]), b.call("equal", field(1), param(0, date())))
+    return b.plan(project(rel, field(0), emit=[2]), ["k"])
+
+
+def run(plan, spark, params=None):
+    return tuples(to_dataframe(plan, spark, SessionCatalogResolver(), parameters=params).collect())
+
+
+@pytest.mark.parametrize("name", [0, "0", "$0"])
+def test_caller_binds_a_date_parameter_by_anchor(spark, name):
+    assert run(daily_plan(), spark, {name: "2024-01-31"}) == [(2,)]
+
+
+def test_python_date_value(spark):
+    assert run(daily_plan(), spark, {0: dt.date(2024, 2, 1)}) == [(3,)]
+
+
+def test_plan_binding_is_the_default_and_the_caller_overrides_it(spark):
+    plan = bind(daily_plan(), 0, dt.date(2024, 1, 30))
+    assert run(plan, spark) == [(1,)]
+    assert run(plan, spark, {"$0": "2024-02-01"}) == [(3,)]
+
+
+def test_null_value_is_sql_null(spark):
+    assert run(daily_plan(), spark, {0: None}) == []
+
+
+def test_missing_value_names_the_parameter_and_its_path(spark):
+    with pytest.raises(PlanInvalidError, match=r"\$0 has no value") as exc:
+        run(daily_plan(), spark)
+    assert exc.value.exit_code == 2
+    assert "dynamic_parameter" in exc.value.path
+
+
+def test_value_for_a_parameter_the_plan_lacks_is_refused(spark):
+    with pytest.raises(PlanInvalidError, match=r"parameter \$3 is not used by the plan \(its parameters: \$0\)"):
+        run(daily_plan(), spark, {0: "2024-01-31", 3: "x"})
+
+
+@pytest.mark.parametrize("bad", ["2024-13-01", "yesterday", "2024-01-31T10:00:00"])
+def test_value_not_of_the_declared_type_is_refused(spark, bad):
+    with pytest.raises(PlanInvalidError, match="is not a valid date"):
+        run(daily_plan(), spark, {0: bad})
+
+
+def test_bad_parameter_name(spark):
+    with pytest.raises(PlanInvalidError, match="expected a parameter anchor"):
+        run(daily_plan(), spark, {"day": "2024-01-31"})
+
+
+def _typed(spark, type_, value):
+    b = PlanBuilder()
+    rel = project(named("par_t", ["k", "d"], [i32(), date()]), param(0, type_), emit=[2])
+    rows = tuples(
+        to_dataframe(b.plan(rel, ["v"]), spark, SessionCatalogResolver(), parameters={0: value}).limit(1).collect()
+    )
+    return rows[0][0]
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "expected"),
+    [
+        (boolean(), "true", True),
+        (boolean(), False, False),
+        (i8(), "-128", -128),
+        (i64(), "9007199254740993", 9007199254740993),
+        (fp64(), "2.5", 2.5),
+        (string(), "O'Brien; DROP TABLE x", "O'Brien; DROP TABLE x"),
+        (decimal_(15, 2), "1234.50", decimal.Decimal("1234.50")),
+        (timestamp(), "2024-01-31 06:30:00", dt.datetime(2024, 1, 31, 6, 30)),
+    ],
+)
+def test_values_become_literals_of_the_declared_type(spark, type_, value, expected):
+    got = _typed(spark, type_, value)
+    assert got == expected and type(got) is type(expected)
+
+
+def test_timestamp_with_zone_from_an_airflow_logical_date(spark):
+    # Airflow renders {{ logical_date }} as '2024-01-31 00:00:00+00:00'; the session time zone is UTC.
+    got = _typed(spark, precision_timestamp_tz(6), "2024-01-31 00:00:00+00:00")
+    assert got == dt.datetime(2024, 1, 31, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "why"),
+    [
+        (i8(), "128", "out of range"),
+        (i32(), 1.5, "expected an integer"),
+        (decimal_(5, 2), "1.234", "more than 2 digits"),
+        (decimal_(5, 2), "12345", "does not fit"),
+        (boolean(), "yes", "true or false"),
+        (timestamp(), "2024-01-31T00:00:00+01:00", "without time zone"),
+    ],
+)
+def test_values_that_do_not_fit_are_refused(spark, type_, value, why):
+    with pytest.raises(PlanInvalidError, match=why):
+        _typed(spark, type_, value)
+
+
+def test_list_parameter_is_unsupported(spark):
+    from plan_builder import list_
+
+    with pytest.raises(UnsupportedFeatureError, match="only scalar types"):
+        _typed(spark, list_(i32()), "[1]")
+
+
+def test_cli_param(spark, tmp_path, capsys):
+    plan_file = tmp_path / "daily.json"
+    plan_file.write_text(json.dumps(json_format.MessageToDict(daily_plan())))
+    assert main(["run", str(plan_file), "--param", "0=2024-02-01"]) == 0
+    out = capsys.readouterr().out
+    assert "(root 0, 1 rows)" in out and "\n3\n" in out
+    assert main(["run", str(plan_file), "--param", "0=someday"]) == 2
+    assert "is not a valid date" in capsys.readouterr().err
+    assert main(["run", str(plan_file)]) == 2
