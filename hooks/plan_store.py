@@ -153,7 +153,7 @@ def check_sha256(obj: PlanObject, expected: str) -> None:
         raise PolicyError(f"expected_sha256 must be 64 hex digits, got {expected!r}")
     if obj.sha256 != want:
         raise PlanChangedError(
-            f"plan {obj.uri} changed: expected sha256 {want[:12]}…, read {obj.sha256[:12]}… ({obj.size} bytes)"
+            f"plan {obj.uri} changed: expected sha256 {want[:12]}..., read {obj.sha256[:12]}... ({obj.size} bytes)"
         )
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from s3_server import free_port, new_bucket, s3_client, s3_endpoint  # noqa: F401
-from substrait_spark.consumer.errors import PlanInvalidError
+from substrait_spark.consumer.errors import PlanInvalidError, PolicyError
 from substrait_spark.consumer.loader import parse_plan_bytes
 from substrait_spark.hooks.plan_store import (
     PlanChangedError,
@@ -160,6 +160,8 @@ def test_expected_sha256_applies_to_local_plans(tmp_path: Path):
     path.write_bytes(NOT_UTF8)
     with pytest.raises(PlanChangedError):
         PlanStore().read(path, expected_sha256="0" * 64)
+    with pytest.raises(PolicyError, match="64 hex digits"):  # a truncated pin is refused, never prefix-matched
+        PlanStore().read(path, expected_sha256=hashlib.sha256(NOT_UTF8).hexdigest()[:12])
 
 
 # --- not found ----------------------------------------------------------------------------------------
