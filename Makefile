@@ -11,7 +11,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Touched after a successful `pip install -e '.[test]'`; pip runs again only when these files change.
+# Touched after a successful `pip install -e '.[test,airflow]'`; pip runs again only when these files change.
 STAMP  := $(VENV)/.installed
 INSTALL_INPUTS := setup.cfg pyproject.toml
 
@@ -42,7 +42,7 @@ help:
 	@echo "make demo      set up, then run a few TPC-H plans from \$$CORPUS ($(CORPUS)) and show the results"
 	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
 	@echo "make lint      ruff check"
-	@echo "make venv      create $(VENV) and pip install -e '.[test]' (only when setup.cfg/pyproject.toml change)"
+	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow]' (only when setup.cfg/pyproject.toml change)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
 	@echo "make clean     remove $(VENV), $(DATA) and caches"
@@ -53,7 +53,7 @@ $(PY):
 	bash tools/make_venv.sh "$(PYTHON)" $(VENV)
 
 $(STAMP): $(INSTALL_INPUTS) | $(PY)
-	$(PY) -m pip install -e '.[test]'
+	$(PY) -m pip install -e '.[test,airflow]'
 	touch $@
 
 venv: $(STAMP)

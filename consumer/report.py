@@ -23,6 +23,8 @@ class RunReport:
     producer: str | None
     spec_version: str | None
     status: str = "running"  # running | success | failed
+    plan_version_id: str | None = None  # object-store version of the plan read (S3 VersionId)
+    plan_etag: str | None = None
     error: dict[str, Any] | None = None
     tables_read: list[dict[str, Any]] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)

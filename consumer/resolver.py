@@ -79,6 +79,35 @@ class TableMapResolver:
         tables.update(extra or {})
         return cls(tables)
 
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, str | Mapping[str, str]], source: str = "table map"):
+        """`{name: "URI[:FORMAT]"}` or `{name: {"uri": ..., "format": ...}}` (connection extras, table-map files)."""
+        tables = {}
+        for name, spec in mapping.items():
+            if isinstance(spec, str):
+                tables[name] = TableBinding.parse(spec)
+            elif isinstance(spec, Mapping) and isinstance(spec.get("uri"), str):
+                fmt = str(spec.get("format") or _guess_format(spec["uri"])).lower()
+                if fmt not in FORMATS:
+                    raise ResolutionError(f"{source}: table {name!r} has format {fmt!r} (one of {', '.join(FORMATS)})")
+                tables[name] = TableBinding(spec["uri"], fmt)
+            else:
+                raise ResolutionError(f"{source}: table {name!r} needs a URI string or {{'uri': ..., 'format': ...}}")
+        return cls(tables)
+
+    @classmethod
+    def from_file(cls, path: str | Path):
+        """A JSON or YAML file holding a table map (see `from_mapping`)."""
+        import yaml  # YAML is a superset of JSON: one parser for both
+
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ResolutionError(f"cannot read table map {path}: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise ResolutionError(f"table map {path}: expected a mapping of table name to location")
+        return cls.from_mapping(data, f"table map {path}")
+
     def add(self, name: str, binding: TableBinding) -> None:
         self.tables[name.lower()] = binding
 

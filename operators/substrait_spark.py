@@ -1,0 +1,156 @@
+"""`SubstraitSparkOperator`: run one Substrait plan on Spark as an Airflow task.
+
+Thin by design: the plan store hook reads the plan, the Spark hook gives the session, the consumer translates
+and runs, and the run report comes back as the task's XCom value. The task fails if and only if the plan
+failed, with the consumer's typed error as the message; errors a retry cannot fix (an invalid or unsupported
+plan, a refused plan) fail without retrying.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
+from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.loader import parse_plan_bytes
+from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
+from substrait_spark.consumer.runner import run_loaded
+from substrait_spark.consumer.sinks import Sink
+from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+from substrait_spark.hooks.spark_hook import SubstraitSparkHook
+from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitPlanLink, plan_link
+
+# Exit codes whose errors another try cannot fix: invalid plan (2), unsupported feature (3), policy (5).
+NOT_RETRYABLE = {2, 3, 5}
+REPORT_XCOM_KEY = "substrait_run_report"
+
+
+class SubstraitSparkOperator(BaseOperator):
+    """Run the Substrait plan at `plan_uri` on Spark and return its run report.
+
+    :param plan_uri: where the plan is: a path, `file://` or `s3://bucket/key[?versionId=…]` (templated).
+    :param parameters: values of the plan's dynamic parameters by anchor, e.g. `{"0": "{{ ds }}"}`; each is
+        typed as the plan declares it (templated). (`params` is Airflow's own DAG-params argument.)
+    :param results: where root rows go (templated): None (run and count), `"preview"` / `"preview:N"` (the
+        first N rows in the report, default 20), `"table:NAME"`, a path Spark can write, or a dict
+        `{"path"|"table": …, "format": …, "mode": …}`. (`output` is Airflow's own XComArg property.)
+    :param expected_sha256: refuse the plan unless its bytes have this sha256 (templated).
+    :param tables: a static table map, name → `URI[:FORMAT]` or `{uri, format}` (templated); added to the
+        Spark connection's `tables` extra. Tables not in any map come from Spark's session catalog.
+    :param tables_file: a JSON/YAML file holding such a table map (templated).
+    :param spark_conn_id: a `substrait_spark`, `spark` or `spark_connect` connection; None means `local[*]`.
+    :param aws_conn_id: the AWS connection for `s3://` plans (S3-compatible stores via its `endpoint_url`).
+    :param spark_conf: Spark settings on top of the connection's.
+    """
+
+    template_fields: Sequence[str] = (
+        "plan_uri",
+        "parameters",
+        "results",
+        "expected_sha256",
+        "tables",
+        "tables_file",
+    )
+    template_fields_renderers = {"parameters": "json", "results": "json", "tables": "json"}
+    ui_color = "#e3effc"
+    operator_extra_links = (SubstraitPlanLink(),)
+
+    def __init__(
+        self,
+        *,
+        plan_uri: str,
+        parameters: Mapping[str, Any] | None = None,
+        results: str | Mapping[str, Any] | None = None,
+        expected_sha256: str | None = None,
+        tables: Mapping[str, Any] | None = None,
+        tables_file: str | None = None,
+        spark_conn_id: str | None = None,
+        aws_conn_id: str | None = "aws_default",
+        spark_conf: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.plan_uri = plan_uri
+        self.parameters = parameters
+        self.results = results
+        self.expected_sha256 = expected_sha256
+        self.tables = tables
+        self.tables_file = tables_file
+        self.spark_conn_id = spark_conn_id
+        self.aws_conn_id = aws_conn_id
+        self.spark_conf = spark_conf
+        self._spark_hook: SubstraitSparkHook | None = None
+        self._job_group: str | None = None
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        try:
+            return self._run(context)
+        except SubstraitSparkError as exc:
+            report = getattr(exc, "report", None)
+            if report is not None:
+                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report.to_dict())
+            message = f"{exc.kind}: {exc}"
+            if exc.exit_code in NOT_RETRYABLE:
+                raise AirflowFailException(message) from exc
+            raise AirflowException(message) from exc
+
+    def _run(self, context: Any) -> dict[str, Any]:
+        store = PlanStoreHook(aws_conn_id=self.aws_conn_id)
+        obj = store.read(self.plan_uri, expected_sha256=self.expected_sha256)
+        context["ti"].xcom_push(key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(store)))
+        self.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
+        loaded = parse_plan_bytes(obj.data, uri=obj.uri)
+
+        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
+        spark = self._spark_hook.get_session()
+        self._job_group = job_group_id(context)
+        description = f"{self.dag_id}.{self.task_id}: {obj.uri}"
+        with self._spark_hook.job_group(self._job_group, description):
+            report = run_loaded(
+                loaded,
+                spark,
+                self._resolver(),
+                sink=Sink.parse(self.results),
+                parameters=self.parameters,
+            )
+        report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
+        report.spark_application_id = self._spark_hook.application_id()
+        rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
+        self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
+        return report.to_dict()
+
+    def _resolver(self) -> ChainResolver:
+        """Static table maps (connection extra, then `tables`, then `tables_file`), then Spark's catalog."""
+        assert self._spark_hook is not None
+        maps = [self._spark_hook.table_map, self.tables or {}]
+        resolver = TableMapResolver.from_mapping({k: v for m in maps for k, v in m.items()}, "table map")
+        if self.tables_file:
+            for name, binding in TableMapResolver.from_file(self.tables_file).tables.items():
+                resolver.add(name, binding)
+        return ChainResolver([resolver, SessionCatalogResolver()])
+
+    def on_kill(self) -> None:
+        """Cancel exactly this task's Spark jobs (its job group); other tasks sharing the session go on."""
+        if self._spark_hook is not None and self._job_group is not None:
+            self._spark_hook.cancel(self._job_group)
+
+
+def job_group_id(context: Any) -> str:
+    """One job group per task try: dag, task, run, try (Connect tags take no commas)."""
+    ti = context["ti"]
+    raw = f"substrait:{ti.dag_id}:{ti.task_id}:{ti.run_id}:{getattr(ti, 'map_index', -1)}:{ti.try_number}"
+    return re.sub(r"[,\s]", "_", raw)
+
+
+def _endpoint(store: PlanStoreHook) -> str | None:
+    """The S3-compatible endpoint of the AWS connection, for links; None for AWS itself or no connection."""
+    if not store.aws_conn_id:
+        return None
+    try:
+        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+
+        return S3Hook(aws_conn_id=store.aws_conn_id).conn_config.endpoint_url
+    except Exception:  # a missing connection only costs the link its endpoint
+        return None

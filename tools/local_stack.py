@@ -1,0 +1,244 @@
+"""The embedded stack `make demo` and the end-to-end tests run on: a real S3-compatible server (moto's server
+mode) on 127.0.0.1 holding the example plans, local Spark, and Airflow with SQLite metadata.
+
+Airflow sees everything through environment variables only (`AIRFLOW_CONN_*`, `AIRFLOW_VAR_*`), as a
+deployment would set them; DAGs come from `dags_examples/`. Runs are `airflow dags test` subprocesses, and
+their outcome is read back from Airflow's metadata database: task states and XCom values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DAGS = ROOT / "dags_examples"
+EXAMPLE_PLANS = DAGS / "plans"
+REGION = "us-east-1"
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}  # the local server's dummies
+PLANS_BUCKET = "substrait-plans"
+TPCH_TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier")
+START_TIMEOUT_S = 30.0
+
+# Object key in the plans bucket -> plan file (relative to the corpus, or to dags_examples/plans).
+CORPUS_PLANS = {
+    "tpch/isthmus_q03_shipping_priority.json": "ibm-substrait-compliance-tpch/q03.json",
+    "tpch/duckdb_q06_forecast_revenue.json": "consumer-testing-tpch-snapshots/q06-duckdb_plan.json",
+    "tpch/ibis_q10_returned_items.json": "ibis-substrait-tpch/tpc_h10.json",
+}
+
+
+# --- S3-compatible server -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _moto_command(port: int) -> list[str]:
+    exe = Path(sys.executable).parent / "moto_server"
+    head = [str(exe)] if exe.exists() else [sys.executable, "-m", "moto.server"]
+    return [*head, "-H", "127.0.0.1", "-p", str(port)]
+
+
+def _answers(endpoint: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1) as response:
+            return response.status < 500
+    except OSError:
+        return False
+
+
+@contextmanager
+def running_s3_server(port: int | None = None) -> Iterator[str]:
+    """Start moto's server, wait until it answers HTTP, yield `http://127.0.0.1:PORT`, stop it afterwards."""
+    port = port or free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    proc = subprocess.Popen(
+        _moto_command(port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _answers(endpoint):
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise RuntimeError(f"moto_server exited with {proc.returncode}: {err.strip()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"moto_server did not answer on {endpoint} within {START_TIMEOUT_S:.0f}s")
+            time.sleep(0.1)
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def s3_client(endpoint: str, **config: Any) -> Any:
+    """A boto3 S3 client for the local server (dummy credentials); `config` goes to botocore's Config."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3", endpoint_url=endpoint, region_name=REGION, config=Config(**config) if config else None, **CREDENTIALS
+    )
+
+
+def seed_plans(endpoint: str, corpus: Path, bucket: str = PLANS_BUCKET) -> dict[str, str]:
+    """A versioned bucket holding the example plans; returns key -> VersionId."""
+    client = s3_client(endpoint)
+    existing = {b["Name"] for b in client.list_buckets().get("Buckets", [])}
+    if bucket not in existing:
+        client.create_bucket(Bucket=bucket)
+        client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    files = {f"tpch/{p.name}": p for p in sorted(EXAMPLE_PLANS.glob("*.json"))}
+    files.update({key: corpus / rel for key, rel in CORPUS_PLANS.items()})
+    versions = {}
+    for key, path in files.items():
+        versions[key] = client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes()).get("VersionId")
+    return versions
+
+
+# --- Airflow ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AirflowStack:
+    """An Airflow home (SQLite metadata) with connections and variables given as environment variables."""
+
+    home: Path
+    s3_endpoint: str
+    tables_dir: Path
+    reports_dir: Path
+    spark_master: str = "local[2]"
+    extra_env: Mapping[str, str] | None = None
+
+    def env(self, **overrides: str) -> dict[str, str]:
+        tables = {t: str((self.tables_dir / f"{t}.parquet").resolve()) for t in TPCH_TABLES}
+        aws = {
+            "conn_type": "aws",
+            "login": CREDENTIALS["aws_access_key_id"],
+            "password": CREDENTIALS["aws_secret_access_key"],
+            "extra": {"endpoint_url": self.s3_endpoint, "region_name": REGION},
+        }
+        spark = {
+            "conn_type": "substrait_spark",
+            "host": self.spark_master,
+            "extra": {"tables": tables, "conf": {"spark.sql.shuffle.partitions": "4"}},
+        }
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AIRFLOW"))}
+        env.update(
+            {
+                "AIRFLOW_HOME": str(self.home),
+                "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+                "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+                "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(aws),
+                "AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT": json.dumps(spark),
+                "AIRFLOW_VAR_SUBSTRAIT_PLANS": f"s3://{PLANS_BUCKET}",
+                "AIRFLOW_VAR_SUBSTRAIT_REPORTS_DIR": str(self.reports_dir.resolve()),
+                "SPARK_LOCAL_IP": "127.0.0.1",
+                "PYSPARK_PYTHON": sys.executable,
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.update(self.extra_env or {})
+        env.update(overrides)
+        return env
+
+    def airflow(self, *args: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess[str]:
+        exe = Path(sys.executable).parent / "airflow"
+        return subprocess.run(
+            [str(exe), *args], env=self.env(**env), capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        )
+
+    def migrate(self) -> None:
+        """Create the metadata database once per home (a stamp keeps reruns quick)."""
+        stamp = self.home / ".migrated"
+        self.home.mkdir(parents=True, exist_ok=True)
+        if stamp.exists():
+            return
+        done = self.airflow("db", "migrate")
+        if done.returncode:
+            raise RuntimeError(f"airflow db migrate failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        stamp.touch()
+
+    def dags_test(self, dag_id: str, logical_date: str, timeout: float = 900, **env: str) -> DagRun:
+        done = self.airflow("dags", "test", dag_id, logical_date, timeout=timeout, **env)
+        return self.last_run(dag_id, done)
+
+    def last_run(self, dag_id: str, done: subprocess.CompletedProcess[str] | None = None) -> DagRun:
+        with sqlite3.connect(self.home / "airflow.db") as db:
+            row = db.execute(
+                "SELECT run_id, state FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)
+            ).fetchone()
+            if row is None:
+                output = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}" if done else ""
+                raise RuntimeError(f"no run of {dag_id} in {self.home}:\n{output}")
+            run_id, state = row
+            tasks = db.execute(
+                "SELECT task_id, map_index, state FROM task_instance WHERE dag_id = ? AND run_id = ?",
+                (dag_id, run_id),
+            ).fetchall()
+            xcoms = db.execute(
+                "SELECT task_id, map_index, key, value FROM xcom WHERE dag_id = ? AND run_id = ?", (dag_id, run_id)
+            ).fetchall()
+        return DagRun(
+            dag_id=dag_id,
+            run_id=run_id,
+            state=state,
+            task_states={(t, m): s for t, m, s in tasks},
+            xcom={(t, m, k): _json(v) for t, m, k, v in xcoms},
+            stdout=done.stdout if done else "",
+            stderr=done.stderr if done else "",
+        )
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, bytes):
+        value = value.decode()
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return value
+
+
+@dataclass
+class DagRun:
+    """What one `airflow dags test` left in the metadata database."""
+
+    dag_id: str
+    run_id: str
+    state: str
+    task_states: dict[tuple[str, int], str]
+    xcom: dict[tuple[str, int, str], Any]
+    stdout: str
+    stderr: str
+
+    def state_of(self, task_id: str, map_index: int = -1) -> str | None:
+        return self.task_states.get((task_id, map_index))
+
+    def value(self, task_id: str, key: str = "return_value", map_index: int = -1) -> Any:
+        return self.xcom.get((task_id, map_index, key))
+
+    @property
+    def log(self) -> str:
+        return self.stdout + self.stderr

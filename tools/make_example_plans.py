@@ -1,0 +1,75 @@
+"""Write the example DAGs' plans (dags_examples/plans/) from real producer plans in the shared corpus.
+
+`daily_pricing_summary.json`: TPC-H q1 as IBM's compliance suite (Isthmus) wrote it, with its shipping-date
+cut-off `l_shipdate <= date '1998-09-01'` turned into dynamic parameter $0 (a date; the plan keeps
+1998-09-01 as its default binding), so a daily DAG can pass its logical date. Run again after changing it:
+
+    .venv/bin/python tools/make_example_plans.py [--corpus ../shared/corpus]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from google.protobuf import json_format
+from substrait import algebra_pb2 as alg
+from substrait import type_pb2 as tp
+from substrait_spark.consumer.loader import load_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "dags_examples" / "plans"
+CUTOFF_DAYS = 10470  # 1998-09-01 as days since the epoch, IBM q01's literal
+
+
+def _is_cutoff(item) -> bool:
+    return (
+        isinstance(item, alg.Expression)
+        and item.WhichOneof("rex_type") == "literal"
+        and item.literal.WhichOneof("literal_type") == "date"
+        and item.literal.date == CUTOFF_DAYS
+    )
+
+
+def _replace_cutoff(msg, found: list[int]) -> None:
+    """Replace the date literal CUTOFF_DAYS by `$0` wherever it is (IBM q01 has it once, in the filter)."""
+    for fd, value in msg.ListFields():
+        if fd.message_type is None:
+            continue
+        items = list(value) if fd.is_repeated else [value]
+        for item in items:
+            if _is_cutoff(item):
+                date_type = tp.Type(date=tp.Type.Date(nullability=tp.Type.NULLABILITY_REQUIRED))
+                item.Clear()
+                item.dynamic_parameter.CopyFrom(alg.DynamicParameter(type=date_type, parameter_reference=0))
+                found.append(1)
+                continue
+            if hasattr(item, "ListFields"):
+                _replace_cutoff(item, found)
+
+
+def daily_pricing_summary(corpus: Path) -> str:
+    plan = load_plan(corpus / "ibm-substrait-compliance-tpch" / "q01.json").plan
+    found: list[int] = []
+    _replace_cutoff(plan, found)
+    if len(found) != 1:
+        raise SystemExit(f"expected one cut-off literal in q01, found {len(found)}")
+    plan.parameter_bindings.add(parameter_anchor=0).value.date = CUTOFF_DAYS
+    header = (
+        "// TPC-H q1 (Pricing Summary Report) from IBM's substrait compliance suite (Isthmus), with the cut-off\n"
+        "// l_shipdate <= $0 as a dynamic parameter (a date; default 1998-09-01). Made by tools/make_example_plans.py\n"
+    )
+    return header + json_format.MessageToJson(plan, indent=2) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "daily_pricing_summary.json").write_text(daily_pricing_summary(Path(args.corpus)))
+    print(f"wrote {OUT / 'daily_pricing_summary.json'}")
+
+
+if __name__ == "__main__":
+    main()
