@@ -221,9 +221,11 @@ def _reuse_classic(active: SparkSession, target: SparkTarget) -> SparkSession:
         if missing:
             log.warning("The running Spark session cannot load %s added later: %s", key, ", ".join(sorted(missing)))
     for key, value in target.conf.items():
-        if active.conf.isModifiable(key):
+        if running_conf.get(key) == value:
+            continue
+        try:  # Spark refuses static and core settings on a running session; any other key is fine
             active.conf.set(key, value)
-        elif running_conf.get(key) != value:
+        except Exception:
             log.warning("Spark setting %s only applies to a new session; the running one keeps its value", key)
     log.debug("Reusing the Spark session on %s", active.sparkContext.master)
     return active
