@@ -38,6 +38,12 @@ class PlanInvalidError(SubstraitSparkError):
     kind = "invalid plan"
 
 
+class PlanNotFoundError(PlanInvalidError):
+    """The plan's file, bucket, key or version does not exist (exit 2: the input names nothing)."""
+
+    kind = "plan not found"
+
+
 class UnsupportedFeatureError(SubstraitSparkError):
     """The plan is valid but uses a feature this consumer does not translate (exit 3)."""
 

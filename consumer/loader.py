@@ -28,7 +28,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from substrait.plan_pb2 import Plan
 
 from . import legacy
-from .errors import PlanInvalidError
+from .errors import PlanInvalidError, PlanNotFoundError
 
 # Message nesting allowed. protobuf's default of 100 is too low for real plans (each relation adds two
 # levels, each function call three; the corpus reaches 51) and, raised without a bound, deep input
@@ -75,7 +75,7 @@ def read_plan_bytes(uri: str) -> bytes:
         with open(path, "rb") as f:
             return f.read()
     except FileNotFoundError:
-        raise PlanInvalidError(f"plan not found: {path}") from None
+        raise PlanNotFoundError(f"plan not found: {path}") from None
     except IsADirectoryError:
         raise PlanInvalidError(f"plan path is a directory: {path}") from None
     except OSError as e:

@@ -19,18 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, PolicyError
+from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, PlanNotFoundError, PolicyError
 from substrait_spark.consumer.loader import read_plan_bytes
 
 log = logging.getLogger(__name__)
 
 S3ClientFactory = Callable[[], Any]
-
-
-class PlanNotFoundError(PlanInvalidError):
-    """The plan's bucket, key or version does not exist (exit 2: the input names nothing)."""
-
-    kind = "plan not found"
 
 
 class PlanChangedError(PolicyError):

@@ -24,7 +24,7 @@ def plan_link(uri: str, version_id: str | None = None, endpoint_url: str | None 
 
 
 class SubstraitPlanLink(BaseOperatorLink):
-    """"Substrait plan": the plan object this try read (the operator pushes it to XCom when it has read it)."""
+    """ "Substrait plan": the plan object this try read (the operator pushes it to XCom when it has read it)."""
 
     name = "Substrait plan"
 

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError
 
@@ -97,8 +98,26 @@ def _params(specs: list[str]) -> dict[str, str]:
     return params
 
 
+def _plan_stem(plan: str) -> str:
+    """`dir/q06.json` and `s3://bucket/dir/q06.bin?versionId=x` both name their outputs `q06`."""
+    return Path(urlsplit(plan).path if "://" in plan else plan).stem
+
+
+def _loader():
+    """Plans from paths, file:// and s3:// URIs (boto3's own configuration: AWS_* variables, profiles)."""
+    from substrait_spark.consumer.loader import parse_plan_bytes
+    from substrait_spark.hooks.plan_store import PlanStore
+
+    store = PlanStore()
+
+    def load(plan: str):
+        obj = store.read(plan)
+        return parse_plan_bytes(obj.data, uri=obj.uri), obj
+
+    return load
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from substrait_spark.consumer.loader import load_plan
     from substrait_spark.consumer.runner import run_loaded
     from substrait_spark.consumer.sinks import Sink
 
@@ -108,18 +127,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
     resolver = _resolver(args)
     spark = _session(args)
+    load = _loader()
     summary: list[dict[str, Any]] = []
     exit_code = 0
     for plan in args.plans:
         entry: dict[str, Any] = {"plan": plan}
         try:
-            loaded = load_plan(plan)
+            loaded, obj = load(plan)
             if out_dir:
-                target = out_dir / f"{Path(plan).stem}.{args.output_format}"
+                target = out_dir / f"{_plan_stem(plan)}.{args.output_format}"
                 sink = Sink("file", str(target), format=args.output_format)
             else:
                 sink = Sink("preview", max_rows=None)
             report = run_loaded(loaded, spark, resolver, sink=sink, parameters=params)
+            report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
             entry.update(report.to_dict())
             if not out_dir:
                 for o in report.outputs:
@@ -144,13 +165,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.analyze import validate_plan
-    from substrait_spark.consumer.loader import load_plan
 
+    load = _loader()
     exit_code = 0
     results = []
     for plan in args.plans:
         try:
-            findings = validate_plan(load_plan(plan))
+            findings = validate_plan(load(plan)[0])
         except SubstraitSparkError as exc:
             _report_error(exc, plan, args.debug)
             exit_code = max(exit_code, exc.exit_code)
@@ -171,9 +192,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.consumer import SubstraitConsumer
     from substrait_spark.consumer.explain import plan_tree
-    from substrait_spark.consumer.loader import load_plan
 
-    loaded = load_plan(args.plan)
+    loaded, _ = _loader()(args.plan)
     spark = _session(args)
     consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args))
     try:

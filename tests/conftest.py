@@ -17,9 +17,12 @@ TPCH_SCALE = "0.01"
 TPCH_DIR = REPO_ROOT / ".data" / "tpch" / f"sf{TPCH_SCALE}"
 TPCH_TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
 
-# Test helpers (oracles.py) are imported as top-level modules from this folder, whatever the rootdir.
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
+# Test helpers (oracles.py) and the embedded stack (tools/local_stack.py) are imported as top-level modules.
+for _dir in (TESTS_DIR, REPO_ROOT / "tools"):
+    if str(_dir) not in sys.path:
+        sys.path.insert(0, str(_dir))
+
+from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
 
 
 def pytest_configure(config: pytest.Config) -> None:

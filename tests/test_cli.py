@@ -222,3 +222,33 @@ def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_pat
     assert code == 3
     assert out == ""
     assert err.count("\n") == 1 and "window relation (at relations[0].root.input.window)" in err
+
+
+# --- plans in object storage -------------------------------------------------------------------------------
+
+
+def test_run_reads_a_binary_plan_from_s3(spark, tpch_dir, tmp_path, corpus, s3_endpoint, monkeypatch, capsys):
+    from s3_server import CREDENTIALS, new_bucket, s3_client
+
+    client = s3_client(s3_endpoint)
+    bucket = new_bucket(client, versioned=True)
+    version = client.put_object(Bucket=bucket, Key="tpch/q06.bin", Body=(corpus / IBM / "q06.bin").read_bytes())[
+        "VersionId"
+    ]
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", s3_endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    out_dir = tmp_path / "out"
+    uri = f"s3://{bucket}/tpch/q06.bin?versionId={version}"
+    code, _, err = cli(capsys, "run", uri, "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir))
+    assert code == 0, err
+    with (out_dir / "q06.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert float(rows[1][0]) == pytest.approx(Q06_REVENUE, rel=1e-9)
+    summary = json.loads((out_dir / "summary.json").read_text())["plans"][0]
+    assert summary["plan_uri"] == uri and summary["plan_version_id"] == version and summary["plan_etag"]
+
+    code, _, err = cli(capsys, "run", f"s3://{bucket}/tpch/missing.bin", "--tables-dir", str(tpch_dir))
+    assert code == 2
+    assert f"s3://{bucket}/tpch/missing.bin" in err and "plan not found" in err

@@ -87,9 +87,7 @@ def provision(scale_factor: str, out_dir: Path, force: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale-factor", "-s", required=True, help="TPC-H scale factor, e.g. 0.01 or 1")
     parser.add_argument("--output-dir", "-o", required=True, type=Path)
     parser.add_argument("--force", action="store_true", help="regenerate even when up to date")

@@ -56,9 +56,7 @@ def show_summary(out_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output_dir", type=Path)
     parser.add_argument("stems", nargs="*", help="plan file stems to show (default: every result)")
     parser.add_argument("--rows", type=int, default=10)
