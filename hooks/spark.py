@@ -9,6 +9,7 @@ reuses it, asking for another master stops it first. Connect sessions are gRPC c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -191,8 +193,34 @@ def _same_master(requested: str, running: str) -> bool:
     return requested.strip().lower() == running.strip().lower()
 
 
+def _switch_to_connect() -> None:
+    """Enter Connect mode. pyspark 3.5 picks classic or Connect `functions`/`Column` per process (the
+    SPARK_CONNECT_MODE_ENABLED variable), so a classic session cannot stay usable beside a Connect one."""
+    active = _live_classic_session()
+    if active is not None:
+        log.warning(
+            "Stopping the Spark session on %s (application %s) to use Spark Connect: one kind of session per process",
+            active.sparkContext.master,
+            active.sparkContext.applicationId,
+        )
+        active.stop()
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+
+
+def _switch_to_classic() -> None:
+    """Leave Connect mode (see `_switch_to_connect`): close this process's Connect sessions."""
+    for url, session in list(_connect_sessions.items()):
+        log.warning("Closing the Spark Connect session to %s to start a classic one", redact(url))
+        with contextlib.suppress(Exception):
+            session.stop()
+    if _connect_sessions:
+        _connect_sessions.clear()
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
 def _classic_session(target: SparkTarget) -> SparkSession:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    _switch_to_classic()
     active = _live_classic_session()
     if active is not None:
         running = active.sparkContext.master
@@ -205,8 +233,11 @@ def _classic_session(target: SparkTarget) -> SparkSession:
             target.display,
         )
         active.stop()
+    conf = target.spark_conf()
+    if SparkContext._gateway is not None and conf.get("spark.jars.packages"):
+        log.warning("spark.jars.packages are resolved when the JVM starts; this process's JVM already runs")
     builder = SparkSession.builder.appName(target.app_name).master(target.master or DEFAULT_MASTER)
-    for key, value in target.spark_conf().items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     log.info("Started Spark session on %s (application %s)", session.sparkContext.master, _app_id(session))
@@ -221,7 +252,7 @@ def _reuse_classic(active: SparkSession, target: SparkTarget) -> SparkSession:
         if missing:
             log.warning("The running Spark session cannot load %s added later: %s", key, ", ".join(sorted(missing)))
     for key, value in target.conf.items():
-        if running_conf.get(key) == value:
+        if active.conf.get(key, None) == value:
             continue
         try:  # Spark refuses static and core settings on a running session; any other key is fine
             active.conf.set(key, value)
@@ -246,6 +277,7 @@ def _connect_session(target: SparkTarget) -> SparkSession:
             for key, value in target.conf.items():
                 session.conf.set(key, value)
             return session
+        _switch_to_connect()
         if target.jars or target.packages:
             log.warning("Spark Connect: jars and packages are the server's; ignored for %s", target.display)
         builder = _remote_builder().remote(target.master)

@@ -8,6 +8,7 @@ cluster started by `spark_cluster.py`. Spark Connect is checked up to the builde
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -28,6 +29,10 @@ from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 spark_master_url = spark_cluster.spark_master_url
 
 IBM = "ibm-substrait-compliance-tpch"
+
+# Importing Airflow points logging at the stream pytest captures; py4j's INFO line at interpreter exit would then
+# hit a closed file ("--- Logging error ---"). Its shutdown chatter is not needed.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 GROUP_PROPERTY = "spark.jobGroup.id"
 
 
@@ -304,10 +309,12 @@ class _FakeRemoteBuilder:
         return session
 
 
-def test_spark_connect_builder_gets_the_remote_url(monkeypatch, spark):
+def test_spark_connect_builder_gets_the_remote_url(monkeypatch):
     monkeypatch.setattr(sessions, "_remote_builder", _FakeRemoteBuilder)
     monkeypatch.setattr(sessions, "_connect_sessions", {})
     monkeypatch.setattr(_FakeRemoteBuilder, "created", [])
+    mode_switches: list[str] = []
+    monkeypatch.setattr(sessions, "_switch_to_connect", lambda: mode_switches.append("connect"))  # keeps `spark`
     conn = {
         "conn_type": "spark_connect",
         "host": "connect.example",
@@ -322,7 +329,7 @@ def test_spark_connect_builder_gets_the_remote_url(monkeypatch, spark):
     assert remote.url == "sc://connect.example:15002/;user_id=alice;token=t0ken;use_ssl=true"
     assert remote.settings == {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": "true"}
     assert hook.get_session() is remote and len(_FakeRemoteBuilder.created) == 1  # one client per URL
-    assert get_session() is spark  # the classic session is untouched
+    assert mode_switches == ["connect"]  # pyspark 3.5: Connect mode is per process
 
     with hook.job_group("run-1"):
         assert remote.tags == {"run-1"}
