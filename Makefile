@@ -36,10 +36,12 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv data data-sf1 check-java lint test demo clean
+.PHONY: help setup venv data data-sf1 check-java lint test demo demo-cli clean
 
 help:
-	@echo "make demo      set up, then run a few TPC-H plans from \$$CORPUS ($(CORPUS)) and show the results"
+	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
+	@echo "               example DAGs with airflow dags test; prints the run reports and results"
+	@echo "make demo-cli  run a few TPC-H plans from \$$CORPUS ($(CORPUS)) through the CLI and show the results"
 	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
 	@echo "make lint      ruff check"
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow]' (only when setup.cfg/pyproject.toml change)"
@@ -89,6 +91,11 @@ test: setup lint
 # ---- demo --------------------------------------------------------------------------------------------
 
 demo: setup
+	@[ -d "$(CORPUS)" ] || { echo "error: no corpus at $(CORPUS): set CORPUS=/path/to/shared/corpus" >&2; exit 2; }
+	rm -rf $(DEMO_OUT)
+	$(PY) tools/demo.py --corpus $(CORPUS) --tables-dir $(TPCH_SMALL)
+
+demo-cli: setup
 	@[ -d "$(CORPUS)" ] || { echo "error: no corpus at $(CORPUS): set CORPUS=/path/to/shared/corpus" >&2; exit 2; }
 	@missing=0; for p in $(addprefix $(CORPUS)/,$(DEMO_PLANS)); do \
 	  [ -f "$$p" ] || { echo "error: plan not found: $$p" >&2; missing=1; }; \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -16,10 +17,15 @@ from .report import RootOutput, RunReport
 from .resolver import TableResolver
 from .sinks import Sink, deliver
 
+# A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
+_JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
+
 
 def _spark_error(exc: Exception) -> ExecutionError:
-    text = str(exc).strip().splitlines()
-    first = next((line for line in text if line.strip()), type(exc).__name__)
+    """One line saying what Spark said: the JVM exception's message rather than py4j's "error calling o133.save"."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    cause = next((m for m in map(_JAVA_CAUSE.match, lines) if m), None)
+    first = f"{cause[1]}: {cause[2]}" if cause else (lines[0] if lines else type(exc).__name__)
     return ExecutionError(f"Spark failed: {first[:500]}")
 
 

@@ -23,7 +23,7 @@ REPORTS = "{{ var.value.get('substrait_reports_dir', '/tmp/substrait-reports') }
 
 @dag(
     schedule="@daily",
-    start_date=pendulum.datetime(1995, 6, 1, tz="UTC"),
+    start_date=pendulum.datetime(1992, 1, 1, tz="UTC"),  # TPC-H orders start in 1992
     catchup=False,
     tags=["substrait", "example"],
     doc_md=__doc__,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
@@ -17,6 +19,7 @@ from urllib.parse import quote
 
 from pyspark.sql import SparkSession
 from substrait_spark.hooks import spark as spark_sessions
+from substrait_spark.hooks.connection_form import UI_FIELD_BEHAVIOUR
 from substrait_spark.hooks.spark import SparkTarget, normalize_master
 
 try:
@@ -37,18 +40,10 @@ SPARK_EXTRA_CONF = {
 # Spark Connect URL parameters (pyspark's ChannelBuilder) and the connection fields/extras they come from.
 CONNECT_PARAMS = ("user_id", "token", "use_ssl")
 
-EXTRA_EXAMPLE = {
-    "conf": {"spark.sql.shuffle.partitions": "64", "spark.executor.memory": "4g"},
-    "jars": ["/opt/jars/iceberg-spark-runtime-3.5_2.12.jar"],
-    "packages": "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.6.1",
-    "app_name": "substrait-spark",
-    "tables": {"lineitem": {"uri": "s3://bucket/tpch/lineitem", "format": "parquet"}},
-}
-
 
 def _json_field(extra: Mapping[str, Any], key: str) -> Any:
-    """An extras value that may be given as JSON text (form fields store strings)."""
-    value = extra.get(key)
+    """An extras value that may be given as JSON text (form fields store strings, older forms with a prefix)."""
+    value = extra.get(key, extra.get(f"extra__substrait_spark__{key}"))
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         return json.loads(value)
     return value
@@ -152,6 +147,7 @@ class SubstraitSparkHook(BaseHook):
         self._conf_override = dict(conf or {})
         self._app_name = app_name
         self._extra: Mapping[str, Any] = {}
+        self._open_groups: set[str] = set()  # job groups whose block is running (cancellation must outlast them)
 
     @cached_property
     def target(self) -> SparkTarget:
@@ -191,17 +187,42 @@ class SubstraitSparkHook(BaseHook):
     @contextmanager
     def job_group(self, group_id: str, description: str = "") -> Iterator[SparkSession]:
         """Tag every job this thread starts in the block with `group_id`, so that `cancel(group_id)` stops them."""
-        with spark_sessions.job_group(self.get_session(), group_id, description) as spark:
-            yield spark
+        self._open_groups.add(group_id)
+        try:
+            with spark_sessions.job_group(self.get_session(), group_id, description) as spark:
+                yield spark
+        finally:
+            self._open_groups.discard(group_id)
 
-    def cancel(self, group_id: str) -> bool:
-        """Cancel the jobs of `group_id`. Never starts a session: False when this process has none to cancel."""
-        spark = spark_sessions.active_session(self.target)
-        if spark is None:
-            self.log.info("No Spark session for %s in this process; nothing to cancel", self.target.display)
-            return False
-        spark_sessions.cancel_job_group(spark, group_id)
-        return True
+    def cancel(self, group_id: str, timeout_s: float = 30.0, every_s: float = 1.0) -> bool:
+        """Cancel the jobs of `group_id`, and keep cancelling while its block runs: Spark cancels only the jobs
+        active at the call, and a plan may start its next job (or its first, after translating) a moment later.
+        Never starts a session: False when this process has none to cancel.
+
+        The Spark calls run on a thread of their own: `on_kill` runs in a signal handler on the main thread,
+        which may be blocked inside a py4j call whose connection it must not reuse.
+        """
+        first = threading.Event()
+        outcome: list[bool] = []
+
+        def cancel() -> None:
+            spark = spark_sessions.active_session(self.target)
+            if spark is None:
+                self.log.info("No Spark session for %s in this process; nothing to cancel", self.target.display)
+                outcome.append(False)
+                first.set()
+                return
+            while True:
+                spark_sessions.cancel_job_group(spark, group_id)
+                outcome.append(True)
+                first.set()
+                if group_id not in self._open_groups:
+                    return
+                time.sleep(every_s)
+
+        threading.Thread(target=cancel, name=f"cancel {group_id}", daemon=True).start()
+        first.wait(timeout_s)
+        return bool(outcome and outcome[0])
 
     def application_id(self) -> str | None:
         """Spark's application id of this hook's session (`local-…`, `app-…`, `application_…`)."""
@@ -210,18 +231,4 @@ class SubstraitSparkHook(BaseHook):
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         """The connection form: host is the master URL; login/password only matter for Spark Connect."""
-        return {
-            "hidden_fields": ["schema"],
-            "relabeling": {
-                "host": "Master URL",
-                "login": "User ID (Spark Connect)",
-                "password": "Token (Spark Connect)",
-            },
-            "placeholders": {
-                "host": "spark://127.0.0.1:7077, local[*], yarn, k8s://https://api:6443 or sc://host:15002",
-                "port": "optional: added to a master URL without one",
-                "login": "Spark Connect user_id (optional)",
-                "password": "Spark Connect token (optional)",
-                "extra": json.dumps(EXTRA_EXAMPLE, indent=2),
-            },
-        }
+        return UI_FIELD_BEHAVIOUR

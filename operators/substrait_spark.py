@@ -83,6 +83,7 @@ class SubstraitSparkOperator(BaseOperator):
         self.spark_conf = spark_conf
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
+        self._killed = False
 
     def execute(self, context: Any) -> dict[str, Any]:
         try:
@@ -106,7 +107,10 @@ class SubstraitSparkOperator(BaseOperator):
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
         spark = self._spark_hook.get_session()
         self._job_group = job_group_id(context)
+        if self._killed:  # on_kill came while the session was starting: no job to cancel yet, so none may start
+            raise AirflowException("the task was killed before its plan started")
         description = f"{self.dag_id}.{self.task_id}: {obj.uri}"
+        self.log.info("Running the plan in Spark job group %s", self._job_group)
         with self._spark_hook.job_group(self._job_group, description):
             report = run_loaded(
                 loaded,
@@ -133,6 +137,7 @@ class SubstraitSparkOperator(BaseOperator):
 
     def on_kill(self) -> None:
         """Cancel exactly this task's Spark jobs (its job group); other tasks sharing the session go on."""
+        self._killed = True
         if self._spark_hook is not None and self._job_group is not None:
             self._spark_hook.cancel(self._job_group)
 

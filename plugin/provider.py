@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from substrait_spark import __version__
+from substrait_spark.hooks.connection_form import provider_connection_form
 
 
 def get_provider_info() -> dict[str, Any]:
@@ -42,6 +43,8 @@ def get_provider_info() -> dict[str, Any]:
             {
                 "connection-type": "substrait_spark",
                 "hook-class-name": "substrait_spark.hooks.spark_hook.SubstraitSparkHook",
+                "hook-name": "Substrait on Spark",
+                **provider_connection_form(),
             }
         ],
         "extra-links": ["substrait_spark.operators.links.SubstraitPlanLink"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -9,6 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# py4j logs at INFO while the interpreter shuts down, after pytest closed the streams (noise once Airflow,
+# imported by some tests, has configured logging).
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
@@ -23,6 +28,7 @@ for _dir in (TESTS_DIR, REPO_ROOT / "tools"):
         sys.path.insert(0, str(_dir))
 
 from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
+from spark_cluster import spark_master_url  # noqa: E402, F401  (session fixture: a standalone Spark cluster)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,9 +99,7 @@ def ensure_tpch_data(target: Path = TPCH_DIR, scale: str = TPCH_SCALE) -> Path:
             check=False,
         )
         if proc.returncode != 0:
-            pytest.fail(
-                f"tpchgen-cli failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
-            )
+            pytest.fail(f"tpchgen-cli failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
         missing = [t for t in TPCH_TABLES if not (staging / f"{t}.parquet").exists()]
         if missing:
             pytest.fail(f"tpchgen-cli did not write {missing} into {staging}")

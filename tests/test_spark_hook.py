@@ -25,9 +25,6 @@ from substrait_spark.hooks import spark as sessions
 from substrait_spark.hooks.spark import SparkTarget, cancel_job_group, get_session, job_group, normalize_master
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 
-# Until tests/conftest.py registers spark_cluster as a plugin, the fixture is taken from here.
-spark_master_url = spark_cluster.spark_master_url
-
 IBM = "ibm-substrait-compliance-tpch"
 
 # Importing Airflow points logging at the stream pytest captures; py4j's INFO line at interpreter exit would then

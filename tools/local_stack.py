@@ -129,6 +129,7 @@ class AirflowStack:
     tables_dir: Path
     reports_dir: Path
     spark_master: str = "local[2]"
+    dags: Path = DAGS
     extra_env: Mapping[str, str] | None = None
 
     def env(self, **overrides: str) -> dict[str, str]:
@@ -148,7 +149,7 @@ class AirflowStack:
         env.update(
             {
                 "AIRFLOW_HOME": str(self.home),
-                "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+                "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
                 "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
                 "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
                 "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(aws),

@@ -1,0 +1,216 @@
+"""End to end with real Airflow: `airflow dags test` (SQLite metadata) runs the operator, plans come from a real
+S3-compatible server on 127.0.0.1 (moto's server mode), and Spark runs the plans. Connections exist only as
+`AIRFLOW_CONN_*` environment variables (tools/local_stack.py sets them, as a deployment would).
+
+Covered: the example daily DAG (logical date rendered into the plan's dynamic parameter, result published and
+checked against DuckDB), the multi-plan example pipeline, failures with their typed messages (missing table,
+missing object, changed plan refused by `expected_sha256`, a parameter that is not a date), and `on_kill`
+cancelling a running Spark job when the task is terminated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+from local_stack import PLANS_BUCKET, AirflowStack, s3_client, seed_plans
+from oracles import DuckDBOracle, assert_same_result
+from plan_builder import PlanBuilder, aggregate, cross, i32, i64, named, project
+
+pytestmark = pytest.mark.corpus
+
+TESTS = Path(__file__).resolve().parent
+Q01_SQL = TESTS / "tpch_sql" / "ibm" / "q01.sql"
+DAY = "1995-06-17"
+OTHER_DAY = "1993-03-01"
+
+
+@pytest.fixture(scope="module")
+def plan_versions(s3_endpoint, corpus):
+    return seed_plans(s3_endpoint, corpus)
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory, s3_endpoint, tpch_dir, plan_versions) -> AirflowStack:
+    """Airflow over dags_examples/ (what `make demo` runs)."""
+    home = tmp_path_factory.mktemp("airflow-examples")
+    stack = AirflowStack(home, s3_endpoint, tpch_dir, home / "reports")
+    stack.migrate()
+    return stack
+
+
+@pytest.fixture(scope="module")
+def test_dags(tmp_path_factory, s3_endpoint, tpch_dir, plan_versions) -> AirflowStack:
+    """Airflow over tests/airflow_dags/ (DAGs that must fail or be killed)."""
+    home = tmp_path_factory.mktemp("airflow-tests")
+    stack = AirflowStack(home, s3_endpoint, tpch_dir, home / "reports", dags=TESTS / "airflow_dags")
+    stack.migrate()
+    return stack
+
+
+def _put_plan(endpoint: str, key: str, plan) -> bytes:
+    body = json_format.MessageToJson(plan).encode()
+    s3_client(endpoint).put_object(Bucket=PLANS_BUCKET, Key=key, Body=body)
+    return body
+
+
+def _oracle_q01(tpch_dir: Path, cutoff: str):
+    sql = Q01_SQL.read_text().replace("date '1998-09-01'", f"date '{cutoff}'")
+    assert f"date '{cutoff}'" in sql
+    db = DuckDBOracle(tpch_dir, ["lineitem"])
+    try:
+        return db.run(sql)
+    finally:
+        db.close()
+
+
+def _published_rows(spark, location: str):
+    return [tuple(r) for r in spark.read.parquet(location).collect()]
+
+
+# --- the example DAGs ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("day", [DAY, OTHER_DAY])
+def test_daily_report_binds_the_logical_date_and_publishes(examples, plan_versions, tpch_dir, spark, day):
+    run = examples.dags_test("substrait_daily_report", day)
+    assert run.state == "success", run.log[-5000:]
+    report = run.value("pricing_summary")
+    assert report["status"] == "success"
+    assert report["plan_uri"] == f"s3://{PLANS_BUCKET}/tpch/daily_pricing_summary.json"
+    assert report["plan_version_id"] == plan_versions["tpch/daily_pricing_summary.json"]
+    assert report["plan_etag"] and len(report["plan_sha256"]) == 64
+    assert report["spark_application_id"].startswith("local-")
+    assert [t["name"].lower() for t in report["tables_read"]] == ["lineitem"]
+    out = report["outputs"][0]
+    assert out["location"].endswith(f"pricing_summary/ds={day}") and out["format"] == "parquet"
+    # The published result is TPC-H q1 with the logical date as cut-off, row for row.
+    expected = _oracle_q01(tpch_dir, day)
+    rows = _published_rows(spark, out["location"])
+    assert out["rows"] == len(rows) == len(expected.rows)
+    assert_same_result(rows, expected.rows, context=f"daily report {day}")
+    assert run.value("publish") == out["location"]
+    assert run.value("pricing_summary", "substrait_plan_link").startswith(examples.s3_endpoint)
+
+
+def test_pipeline_runs_plans_of_three_producers(examples, plan_versions):
+    run = examples.dags_test("substrait_tpch_pipeline", "2024-06-01")
+    assert run.state == "success", run.log[-5000:]
+    reports = [run.value("run_plan", map_index=i) for i in range(3)]
+    producers = [r["producer"] for r in reports]
+    assert producers[0].lower().startswith("isthmus") or "isthmus" in producers[0].lower()
+    assert "duckdb" in producers[1].lower() and "ibis" in producers[2].lower()
+    rows = [r["outputs"][0]["rows"] for r in reports]
+    assert rows == [10, 1, 20]  # q03 LIMIT 10, q06 one sum, q10 LIMIT 20
+    assert all(len(r["outputs"][0]["preview"]) == min(3, n) for r, n in zip(reports, rows, strict=True))
+    summary = run.value("summarise")
+    assert [s["rows"] for s in summary] == rows
+
+
+# --- failures --------------------------------------------------------------------------------------------
+
+
+def test_failing_tasks_fail_with_the_typed_error(test_dags, s3_endpoint, corpus):
+    b = PlanBuilder()
+    _put_plan(s3_endpoint, "failures/unknown_table.json", b.plan(named("no_such_table", ["x"], [i32()]), ["x"]))
+    original = (corpus / "ibm-substrait-compliance-tpch" / "q06.json").read_bytes()
+    client = s3_client(s3_endpoint)
+    client.put_object(Bucket=PLANS_BUCKET, Key="failures/pinned.json", Body=original)
+    client.put_object(
+        Bucket=PLANS_BUCKET, Key="failures/pinned.json", Body=b"// edited after it was pinned\n" + original
+    )
+    pinned = hashlib.sha256(original).hexdigest()
+
+    run = test_dags.dags_test("substrait_test_failures", "2024-06-01", AIRFLOW_VAR_PINNED_SHA256=pinned)
+    assert run.state == "failed"
+    states = {t: run.state_of(t) for t in ("missing_table", "missing_object", "changed_plan", "bad_parameter")}
+    assert set(states.values()) == {"failed"}, states
+    log = run.log
+    assert "resolution failed: table 'no_such_table' not found" in log
+    assert f"plan not found: s3://{PLANS_BUCKET}/failures/no_such_plan.json" in log
+    assert "refused by policy" in log or "plan changed" in log
+    assert pinned[:12] in log
+    assert "value 'not-a-date' is not a valid date" in log
+    # Failed tries still leave their run report for the one that failed after loading the plan.
+    report = run.value("missing_table", "substrait_run_report")
+    assert report["status"] == "failed" and report["error"]["exit_code"] == 4
+
+
+def _slow_plan():
+    """count(*) over lineitem x lineitem x nation: ~9e10 row combinations, many minutes of work at sf 0.01."""
+    b = PlanBuilder()
+    li = named("lineitem", ["l_orderkey"], [i64()])
+    rel = cross(cross(li, named("lineitem", ["l_orderkey"], [i64()])), named("nation", ["n_nationkey"], [i64()]))
+    rel = aggregate(project(rel, emit=[0]), measures=[b.agg("count", out=i64(nullable=False))])
+    return b.plan(rel, ["n"])
+
+
+def test_on_kill_cancels_the_running_spark_job(test_dags, s3_endpoint):
+    _put_plan(s3_endpoint, "failures/slow.json", _slow_plan())
+    exe = Path(sys.executable).parent / "airflow"
+    proc = subprocess.Popen(
+        [str(exe), "dags", "test", "substrait_test_kill", "2024-06-01"],
+        env=test_dags.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    assert proc.stdout is not None
+    started = None
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        lines.append(line)
+        if "Running the plan in Spark job group" in line:
+            started = time.monotonic()
+            break
+        assert time.monotonic() < deadline, "".join(lines[-50:])
+    assert started is not None, "".join(lines[-80:])
+    time.sleep(5)  # translation, then the plan's Spark job starts
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rest, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    elapsed = time.monotonic() - started
+    log = "".join(lines) + rest
+    assert "Cancelling Spark job group substrait:substrait_test_kill:slow_plan:" in log, log[-5000:]
+    assert "cancelled" in log.lower(), log[-6000:]
+    assert elapsed < 90, f"the task took {elapsed:.0f} s to stop after SIGTERM"
+    run = test_dags.last_run("substrait_test_kill")
+    assert run.state_of("slow_plan") == "failed"
+
+
+def test_provider_is_listed_with_its_connection_form(examples):
+    listed = examples.airflow("providers", "list", "--output", "json")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    providers = {p["package_name"]: p for p in json.loads(listed.stdout)}
+    assert "substrait-spark" in providers
+    hooks = examples.airflow("providers", "hooks", "--output", "json")
+    ours = [h for h in json.loads(hooks.stdout) if h["connection_type"] == "substrait_spark"]
+    assert ours == [
+        {
+            "connection_type": "substrait_spark",
+            "class": "substrait_spark.hooks.spark_hook.SubstraitSparkHook",
+            "conn_id_attribute_name": "spark_conn_id",
+            "package_name": "substrait-spark",
+            "hook_name": "Substrait on Spark",
+        }
+    ]
+    behaviours = examples.airflow("providers", "behaviours", "--output", "json")
+    assert {"field_behaviours": "substrait_spark"} in json.loads(behaviours.stdout)
+    widgets = examples.airflow("providers", "widgets", "--output", "json")
+    fields = {
+        w["connection_parameter_name"] for w in json.loads(widgets.stdout) if w["package_name"] == "substrait-spark"
+    }
+    assert fields == {f"extra__substrait_spark__{f}" for f in ("conf", "jars", "packages", "tables")}
+    links = examples.airflow("providers", "links")
+    assert "substrait_spark.operators.links.SubstraitPlanLink" in links.stdout
