@@ -166,8 +166,8 @@ def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
                         f"row of {len(row.fields)} values for {width} columns",
                         f"{path}.virtual_table.{where}[{r}]",
                     )
-    if kind == "iceberg_table" and not cx.overridden("read_iceberg_table"):
-        yield Finding("Iceberg table reads (metadata_uri) are not supported yet", f"{path}.{kind}")
+    if kind == "iceberg_table" and rel.iceberg_table.WhichOneof("table_type") != "direct":
+        raise PlanInvalidError("Iceberg table read with no metadata file", f"{path}.{kind}")
     if rel.HasField("projection"):
         for i, item in enumerate(rel.projection.select.struct_items):
             if item.HasField("child"):

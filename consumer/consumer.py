@@ -18,7 +18,7 @@ from substrait.plan_pb2 import Plan
 
 from . import expressions as ex
 from . import subqueries
-from .errors import PlanInvalidError, SubstraitSparkError, UnsupportedFeatureError
+from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, AggregateHandler, Call, Handler
 from .literals import to_column
@@ -27,7 +27,7 @@ from .producers import Quirks
 from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
-from .resolver import TableResolver
+from .resolver import ResolvedTable, TableResolver
 from .scope import Scope, Typed
 from .types import has_struct
 
@@ -96,6 +96,7 @@ class SubstraitConsumer:
         self.views: list[str] = []
         self.tables_read: list[dict[str, Any]] = []
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
+        self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared: dict[int, Relation] = {}
         self._shared_uses: dict[int, int] = {}
 
@@ -147,6 +148,18 @@ class SubstraitConsumer:
     def read_named_table(self, table, names, types, path, outer) -> Relation:
         return read.read_named_table(self, table, names, types, path)
 
+    def resolve_table(self, parts: list[str], path: str) -> ResolvedTable:
+        """The table a NamedTable names, resolved once per run: every read of it sees the same snapshot."""
+        key = tuple(p.lower() for p in parts)
+        if key not in self._resolved:
+            try:
+                resolved = self.resolver.resolve(self.spark, parts)
+            except ResolutionError as exc:
+                raise exc.at(path) from None
+            self._resolved[key] = resolved
+            self.tables_read.append(resolved.report(".".join(parts)))
+        return self._resolved[key]
+
     def read_virtual_table(self, table, names, types, path, outer) -> Relation:
         return read.read_virtual_table(self, table, names, types, path)
 
@@ -160,7 +173,7 @@ class SubstraitConsumer:
         return handler(self, table.detail, [], path)
 
     def read_iceberg_table(self, table, names, types, path, outer) -> Relation:
-        raise UnsupportedFeatureError("Iceberg table reads (metadata_uri) are not supported yet", path)
+        return read.read_iceberg_table(self, table, names, types, path)
 
     def consume_filter(self, rel, path, outer):
         return filter_rel.translate_filter(self, rel, path, outer)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
@@ -23,7 +23,19 @@ class ResolvedTable:
     df: DataFrame
     identity: str  # e.g. "file:///data/lineitem.parquet" or "catalog.db.table"
     format: str
-    snapshot_id: int | None = None
+    snapshot_id: int | None = None  # the snapshot every read of this table in the run reads
+    catalog: str | None = None
+    metadata_location: str | None = None
+    # A catalog table with a declared schema: the plan's base schema must match it exactly (types and
+    # nullability), where files are only checked for columns whose values convert without loss.
+    strict_schema: bool = False
+
+    def report(self, name: str) -> dict[str, Any]:
+        """What the run report records about this table."""
+        entry = {"name": name, "identity": self.identity, "format": self.format, "snapshot_id": self.snapshot_id}
+        if self.catalog is not None:
+            entry.update(catalog=self.catalog, metadata_location=self.metadata_location)
+        return entry
 
     @cached_property
     def fields(self) -> list[T.StructField]:

@@ -259,12 +259,6 @@ def _exchange_rel(doc):
     wrap_root(doc, "exchange")
 
 
-def _iceberg(doc):
-    read = q06_read(doc)
-    del read["namedTable"]
-    read["icebergTable"] = {"direct": {"metadataUri": "file:///warehouse/lineitem/metadata/v1.json"}}
-
-
 def _dwrf(doc):
     read = q06_read(doc)
     del read["namedTable"]
@@ -366,7 +360,6 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("DISTINCT median", _median_distinct, "median:dec: DISTINCT invocation", f"{AGG}.measures[0].measure"),
     ("window relation", _window_rel, "window relation", f"{ROOT}.window"),
     ("exchange relation", _exchange_rel, "exchange relation", f"{ROOT}.exchange"),
-    ("iceberg read", _iceberg, "Iceberg table reads", f"{READ}.iceberg_table"),
     ("dwrf files", _dwrf, "local files in dwrf format", f"{READ}.local_files.items[0]"),
     ("byte-range slice", _byte_range, "byte-range slices", f"{READ}.local_files.items[0]"),
     (

@@ -13,7 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
 from ..relation import Relation, quote
 from ..scope import Scope, Typed
-from ..types import cast, compatible, schema_of
+from ..types import cast, compatible, nullable, schema_of
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -38,7 +38,33 @@ def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope 
     if source is None:
         raise PlanInvalidError("read with no source set", path)
     out = source(getattr(rel, kind), names, types, f"{path}.{kind}", outer)
+    if kind == "named_table" and types is not None:
+        _check_catalog_schema(cx, rel, names, types, f"{path}.{kind}")
     return _filter_and_project(cx, rel, out, path, outer)
+
+
+def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str], types: list[T.DataType], path: str):
+    """A catalog table (Iceberg) has a declared schema: the plan's base schema must match it exactly — names,
+    types and nullability (a column the plan calls required must be required in the table). Lists every
+    difference."""
+    resolved = cx.resolve_table(list(rel.named_table.names), path)
+    if not resolved.strict_schema:
+        return
+    fields = {f.name.lower(): f for f in resolved.fields}
+    problems = []
+    for name, declared, t in zip(names, types, rel.base_schema.struct.types, strict=True):
+        f = fields.get(name.lower())
+        if f is None:
+            continue  # reported by conform()
+        if not compatible(f.dataType, declared):
+            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
+        elif f.nullable and not nullable(t):
+            problems.append(f"column {name!r} is optional (nullable) in the table, plan says required")
+    if problems:
+        table = ".".join(rel.named_table.names)
+        raise ResolutionError(
+            f"table {table!r} ({resolved.identity}) does not match the plan's schema: " + "; ".join(problems), path
+        )
 
 
 def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path: str, outer: Scope | None) -> Relation:
@@ -122,18 +148,7 @@ def read_named_table(
     parts = list(table.names)
     if not parts:
         raise PlanInvalidError("named table with no name", path)
-    try:
-        resolved = cx.resolver.resolve(cx.spark, parts)
-    except ResolutionError as exc:
-        raise exc.at(path) from None
-    cx.tables_read.append(
-        {
-            "name": ".".join(parts),
-            "identity": resolved.identity,
-            "format": resolved.format,
-            "snapshot_id": resolved.snapshot_id,
-        }
-    )
+    resolved = cx.resolve_table(parts, path)
     if types is None:  # a producer that names the columns without typing them (see producers.Quirks)
         by_lower = {f.name.lower(): f.dataType for f in reversed(resolved.fields)}
         types = [by_lower.get(n.lower(), T.NullType()) for n in names]
@@ -229,3 +244,40 @@ def _text_options(text: ReadRel.LocalFiles.FileOrFiles.DelimiterSeparatedTextRea
     if text.max_line_size:
         opts["maxCharsPerColumn"] = str(text.max_line_size)
     return opts
+
+
+def read_iceberg_table(
+    cx: SubstraitConsumer, table: ReadRel.IcebergTable, names: list[str], types: list[T.DataType], path: str
+) -> Relation:
+    """An Iceberg table by its metadata file, no catalog: `snapshot_id` or `snapshot_timestamp` (milliseconds
+    since the epoch, Iceberg's `as-of-timestamp`) travel in time; neither reads the metadata's current snapshot."""
+    if table.WhichOneof("table_type") != "direct":
+        raise PlanInvalidError("Iceberg table read with no metadata file", path)
+    d = table.direct
+    if not d.metadata_uri:
+        raise PlanInvalidError("Iceberg table read without metadata_uri", f"{path}.direct")
+    reader = cx.spark.read.format("iceberg")
+    version = d.WhichOneof("snapshot")
+    if version == "snapshot_timestamp":
+        reader = reader.option("as-of-timestamp", str(d.snapshot_timestamp))
+    elif version == "snapshot_id":
+        if not d.snapshot_id.lstrip("-").isdigit():
+            raise PlanInvalidError(f"Iceberg snapshot id {d.snapshot_id!r} is not a number", f"{path}.direct")
+        reader = reader.option("snapshot-id", d.snapshot_id)
+    try:
+        df = reader.load(d.metadata_uri)
+        fields = list(df.schema.fields)
+    except Exception as exc:  # Spark's errors: missing file, unknown snapshot, no Iceberg runtime
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ResolutionError(f"cannot read Iceberg table {d.metadata_uri}: {first[:300]}", path) from exc
+    cx.tables_read.append(
+        {
+            "name": d.metadata_uri,
+            "identity": d.metadata_uri,
+            "format": "iceberg",
+            "snapshot_id": int(d.snapshot_id) if version == "snapshot_id" else None,
+            "as_of_timestamp_ms": d.snapshot_timestamp if version == "snapshot_timestamp" else None,
+            "metadata_location": d.metadata_uri,
+        }
+    )
+    return conform(cx, df, names, types, path, f"Iceberg table {d.metadata_uri!r}", fields)

@@ -1,0 +1,245 @@
+"""Iceberg catalogs through pyiceberg: configuration, NamedTable resolution with a pinned snapshot, and the
+matching Spark catalog settings.
+
+A plan names `[catalog.]namespace….table`; the catalog's current snapshot at resolution is pinned and read by
+Spark (`snapshot-id`), so a writer committing during the run changes nothing the run sees, and the run report
+says exactly which snapshot it read. pyiceberg finds the table and its snapshot; Spark reads it through an
+Iceberg catalog of the same name, configured on the session here.
+
+Configuration (the CLI's `--catalog-config FILE`, YAML or JSON; the operator's Iceberg connections)::
+
+    default: lake
+    catalogs:
+      lake: {type: sql, uri: "sqlite:////data/catalog.db", warehouse: "file:///data/warehouse"}
+      prod: {type: rest, uri: "https://catalog.example.com", credential: "id:secret", warehouse: "prod"}
+
+Each catalog's properties are pyiceberg's (`load_catalog(name, **properties)`); a `spark:` mapping inside a
+catalog adds or overrides Spark catalog properties (`spark.sql.catalog.<name>.<key>`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pyspark.sql import SparkSession
+from substrait_spark.consumer.errors import ResolutionError
+from substrait_spark.consumer.relation import quote
+from substrait_spark.consumer.resolver import ResolvedTable
+
+CATALOG_IMPL = "org.apache.iceberg.spark.SparkCatalog"
+EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+SECRET_KEYS = ("credential", "token", "password", "secret", "jdbc.password")
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    """One Iceberg catalog: its name (the same in pyiceberg and Spark) and its properties."""
+
+    name: str
+    properties: Mapping[str, str]
+    spark: Mapping[str, str] = field(default_factory=dict)
+
+    def redacted(self) -> dict[str, str]:
+        """Properties fit for logs and reports: secrets masked."""
+        return {k: ("***" if any(s in k.lower() for s in SECRET_KEYS) else v) for k, v in self.properties.items()}
+
+    def spark_properties(self) -> dict[str, str]:
+        """The Spark catalog's properties (`spark.sql.catalog.<name>.<key>` without the prefix)."""
+        kind = str(self.properties.get("type", "rest")).lower()
+        mapper = _SPARK_PROPERTIES.get(kind)
+        if mapper is None:
+            raise ResolutionError(f"catalog {self.name!r}: type {kind!r} has no Spark equivalent here")
+        return {**mapper(self.properties), **{k: str(v) for k, v in self.spark.items()}}
+
+    def spark_conf(self) -> dict[str, str]:
+        prefix = f"spark.sql.catalog.{self.name}"
+        return {prefix: CATALOG_IMPL, **{f"{prefix}.{k}": v for k, v in self.spark_properties().items()}}
+
+
+def _sql(props: Mapping[str, str]) -> dict[str, str]:
+    """pyiceberg's SqlCatalog (SQLAlchemy URL) as Iceberg's JdbcCatalog (JDBC URL), same tables table (V1)."""
+    url = urlsplit(str(props["uri"]))
+    dialect = url.scheme.split("+")[0]
+    out = {"type": "jdbc", "jdbc.schema-version": "V1", "warehouse": str(props.get("warehouse", ""))}
+    if dialect == "sqlite":
+        # sqlite:////abs/path.db -> jdbc:sqlite:/abs/path.db
+        out["uri"] = f"jdbc:sqlite:{url.path[1:] if url.path.startswith('//') else url.path}"
+    elif dialect in ("postgresql", "postgres"):
+        host = url.hostname or "localhost"
+        out["uri"] = f"jdbc:postgresql://{host}:{url.port or 5432}{url.path}"
+        if url.username:
+            out["jdbc.user"] = url.username
+        if url.password:
+            out["jdbc.password"] = url.password
+    else:
+        raise ResolutionError(f"SQL catalog dialect {dialect!r}: only SQLite and PostgreSQL are supported")
+    return out
+
+
+def _passthrough(kind: str, keys: Sequence[str]) -> Any:
+    def mapper(props: Mapping[str, str]) -> dict[str, str]:
+        return {"type": kind, **{k: str(props[k]) for k in keys if k in props}}
+
+    return mapper
+
+
+_SPARK_PROPERTIES = {
+    "sql": _sql,
+    "rest": _passthrough("rest", ("uri", "warehouse", "credential", "token", "scope", "oauth2-server-uri", "prefix")),
+    "glue": _passthrough("glue", ("warehouse", "glue.id", "glue.region")),
+    "hive": _passthrough("hive", ("uri", "warehouse")),
+}
+
+
+@dataclass
+class Catalogs:
+    """Several Iceberg catalogs, one of them the default for names without a catalog part."""
+
+    catalogs: dict[str, CatalogConfig]
+    default: str | None = None
+    _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.default is None and self.catalogs:
+            self.default = next(iter(self.catalogs))
+        if self.default is not None and self.default not in self.catalogs:
+            raise ResolutionError(f"default catalog {self.default!r} is not configured ({self._known()})")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = "catalog config") -> Catalogs:
+        raw = data.get("catalogs")
+        if not isinstance(raw, Mapping) or not raw:
+            raise ResolutionError(f"{source}: expected 'catalogs: {{name: {{type: ..., ...}}}}'")
+        catalogs = {}
+        for name, props in raw.items():
+            if not isinstance(props, Mapping):
+                raise ResolutionError(f"{source}: catalog {name!r} needs a mapping of properties")
+            spark = props.get("spark") or {}
+            plain = {k: str(v) for k, v in props.items() if k != "spark"}
+            catalogs[str(name)] = CatalogConfig(str(name), plain, dict(spark))
+        return cls(catalogs, data.get("default"))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Catalogs:
+        import yaml  # YAML is a superset of JSON: one parser for both
+
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ResolutionError(f"cannot read catalog config {path}: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise ResolutionError(f"catalog config {path}: expected a mapping")
+        return cls.from_mapping(data, f"catalog config {path}")
+
+    def _known(self) -> str:
+        return "configured: " + (", ".join(sorted(self.catalogs)) or "none")
+
+    def find(self, name: str) -> CatalogConfig | None:
+        """A configured catalog by name, case-insensitively."""
+        return self.catalogs.get(name) or next((c for n, c in self.catalogs.items() if n.lower() == name.lower()), None)
+
+    def load(self, name: str) -> Any:
+        """The pyiceberg catalog (loaded once per process)."""
+        config = self.find(name)
+        if config is None:
+            raise ResolutionError(f"catalog {name!r} is not configured ({self._known()})")
+        with self._lock:
+            if config.name not in self._loaded:
+                from pyiceberg.catalog import load_catalog
+
+                try:
+                    self._loaded[config.name] = load_catalog(config.name, **config.properties)
+                except Exception as exc:  # pyiceberg raises many kinds: name the catalog, hide secrets
+                    raise ResolutionError(
+                        f"catalog {config.name!r} cannot be opened ({type(exc).__name__}): {config.redacted()}"
+                    ) from None
+            return self._loaded[config.name]
+
+    def spark_conf(self) -> dict[str, str]:
+        """Every catalog's Spark settings, plus Iceberg's SQL extensions (for a session not started yet)."""
+        conf = {"spark.sql.extensions": EXTENSIONS}
+        for c in self.catalogs.values():
+            conf.update(c.spark_conf())
+        return conf
+
+    def configure(self, spark: SparkSession, name: str) -> None:
+        """Register catalog `name` on a running session (Spark loads catalog plugins lazily, by name)."""
+        config = self.find(name)
+        assert config is not None
+        for k, v in config.spark_conf().items():
+            if spark.conf.get(k, None) != v:
+                spark.conf.set(k, v)
+
+
+@dataclass
+class IcebergCatalogResolver:
+    """NamedTable → an Iceberg table: `[catalog.]namespace….table`, case-insensitive, current snapshot pinned."""
+
+    catalogs: Catalogs
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        if not names:
+            raise ResolutionError("table with no name")
+        catalog_name, parts = self._split(names)
+        catalog = self.catalogs.load(catalog_name)
+        ident = _find_table(catalog, catalog_name, parts)
+        table = catalog.load_table(ident)
+        snapshot = table.current_snapshot()
+        snapshot_id = snapshot.snapshot_id if snapshot is not None else None
+        self.catalogs.configure(spark, catalog_name)
+        reader = spark.read.format("iceberg")
+        if snapshot_id is not None:
+            reader = reader.option("snapshot-id", str(snapshot_id))
+        df = reader.load(".".join(quote(p) for p in (catalog_name, *ident)))
+        return ResolvedTable(
+            df,
+            identity=".".join((catalog_name, *ident)),
+            format="iceberg",
+            snapshot_id=snapshot_id,
+            catalog=catalog_name,
+            metadata_location=table.metadata_location,
+            strict_schema=True,
+        )
+
+    def _split(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        first = self.catalogs.find(names[0]) if len(names) > 1 else None
+        if first is not None:
+            return first.name, list(names[1:])
+        if self.catalogs.default is None:
+            raise ResolutionError(f"table {'.'.join(names)!r}: no catalog configured")
+        return self.catalogs.default, list(names)
+
+
+def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:
+    """The table's identifier as the catalog spells it; a bare table name is searched in every namespace."""
+    wanted = ".".join(parts)
+    namespaces = [tuple(ns) for ns in catalog.list_namespaces()]
+    if len(parts) == 1:
+        candidates = namespaces
+    else:
+        ns = tuple(p.lower() for p in parts[:-1])
+        candidates = [n for n in namespaces if tuple(p.lower() for p in n) == ns]
+        if not candidates:
+            known = ", ".join(".".join(n) for n in namespaces) or "none"
+            raise ResolutionError(
+                f"table {wanted!r} not found in catalog {catalog_name!r}: no namespace "
+                f"{'.'.join(parts[:-1])!r} (namespaces: {known})"
+            )
+    matches = [
+        tuple(t)
+        for n in candidates
+        for t in catalog.list_tables(n)
+        if str(tuple(t)[-1]).lower() == parts[-1].lower()
+    ]
+    if not matches:
+        raise ResolutionError(f"table {wanted!r} not found in catalog {catalog_name!r}")
+    if len(matches) > 1:
+        found = ", ".join(".".join(m) for m in matches)
+        raise ResolutionError(f"table {wanted!r} is ambiguous in catalog {catalog_name!r}: {found}")
+    return matches[0]
