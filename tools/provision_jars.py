@@ -88,9 +88,7 @@ def _run(cmd: list[str], what: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 def _dpkg_installed(package: str) -> bool:
-    proc = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False)
     return proc.returncode == 0 and proc.stdout.strip() == "install ok installed"
 
 
