@@ -20,6 +20,8 @@ TPCH_SMALL := $(DATA)/tpch/sf0.01
 TPCH_SF1   := $(DATA)/tpch/sf1
 # Written by tools/provision_data.py once every table is in place.
 DATA_STAMP := _PROVISIONED.json
+# Iceberg Spark runtime, relocated Jackson, SQLite/PostgreSQL JDBC drivers; stamped by tools/provision_jars.py.
+JARS       := $(DATA)/jars
 
 CORPUS     ?= ../shared/corpus
 DEMO_OUT   := $(DATA)/demo
@@ -36,7 +38,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv data data-sf1 check-java lint test demo demo-cli clean
+.PHONY: help setup venv data data-sf1 jars check-java lint test demo demo-cli clean
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -47,6 +49,7 @@ help:
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow]' (only when setup.cfg/pyproject.toml change)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
+	@echo "make jars      Iceberg runtime + JDBC driver jars in $(JARS) (apt-get installs the Debian parts)"
 	@echo "make clean     remove $(VENV), $(DATA) and caches"
 
 # ---- environment -------------------------------------------------------------------------------------
@@ -63,7 +66,7 @@ venv: $(STAMP)
 check-java:
 	@bash tools/check_java.sh
 
-setup: check-java venv data
+setup: check-java venv data jars
 
 # ---- sample data -------------------------------------------------------------------------------------
 
@@ -76,6 +79,13 @@ $(TPCH_SF1)/$(DATA_STAMP): $(STAMP) tools/provision_data.py
 data: $(TPCH_SMALL)/$(DATA_STAMP)
 
 data-sf1: $(TPCH_SF1)/$(DATA_STAMP)
+
+# ---- jars (the embedded Iceberg stack) -------------------------------------------------------------
+
+$(JARS)/$(DATA_STAMP): $(STAMP) tools/provision_jars.py
+	$(PY) tools/provision_jars.py --output-dir $(JARS)
+
+jars: $(JARS)/$(DATA_STAMP)
 
 # ---- checks ------------------------------------------------------------------------------------------
 
