@@ -24,15 +24,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.relation import quote
 from substrait_spark.consumer.resolver import ResolvedTable
+from substrait_spark.hooks.iceberg_spark import (
+    ICEBERG_EXTENSIONS,
+    SPARK_CATALOG_CLASS,
+    IcebergSetupError,
+    spark_catalog_conf,
+    spark_session_conf,
+)
 
-CATALOG_IMPL = "org.apache.iceberg.spark.SparkCatalog"
-EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 SECRET_KEYS = ("credential", "token", "password", "secret", "jdbc.password")
 
 
@@ -48,51 +52,32 @@ class CatalogConfig:
         """Properties fit for logs and reports: secrets masked."""
         return {k: ("***" if any(s in k.lower() for s in SECRET_KEYS) else v) for k, v in self.properties.items()}
 
-    def spark_properties(self) -> dict[str, str]:
-        """The Spark catalog's properties (`spark.sql.catalog.<name>.<key>` without the prefix)."""
-        kind = str(self.properties.get("type", "rest")).lower()
-        mapper = _SPARK_PROPERTIES.get(kind)
-        if mapper is None:
-            raise ResolutionError(f"catalog {self.name!r}: type {kind!r} has no Spark equivalent here")
-        return {**mapper(self.properties), **{k: str(v) for k, v in self.spark.items()}}
-
     def spark_conf(self) -> dict[str, str]:
+        """The Spark catalog of the same name (`spark.sql.catalog.<name>*`); a SQL catalog becomes Iceberg's
+        JDBC catalog on the same database."""
+        kind = str(self.properties.get("type", "rest")).lower()
+        if kind == "sql":
+            if "uri" not in self.properties:
+                raise ResolutionError(f"catalog {self.name!r}: a SQL catalog needs a 'uri'")
+            conf = spark_catalog_conf(
+                self.name, uri=self.properties["uri"], warehouse=self.properties.get("warehouse", ""), extra=self.spark
+            )
+            return {k: v for k, v in conf.items() if k.startswith("spark.sql.catalog.")}
+        keys = _PASSTHROUGH.get(kind)
+        if keys is None:
+            raise ResolutionError(f"catalog {self.name!r}: type {kind!r} has no Spark equivalent here")
         prefix = f"spark.sql.catalog.{self.name}"
-        return {prefix: CATALOG_IMPL, **{f"{prefix}.{k}": v for k, v in self.spark_properties().items()}}
+        conf = {prefix: SPARK_CATALOG_CLASS, f"{prefix}.type": kind}
+        conf.update({f"{prefix}.{k}": str(self.properties[k]) for k in keys if k in self.properties})
+        conf.update({k if k.startswith("spark.") else f"{prefix}.{k}": str(v) for k, v in self.spark.items()})
+        return conf
 
 
-def _sql(props: Mapping[str, str]) -> dict[str, str]:
-    """pyiceberg's SqlCatalog (SQLAlchemy URL) as Iceberg's JdbcCatalog (JDBC URL), same tables table (V1)."""
-    url = urlsplit(str(props["uri"]))
-    dialect = url.scheme.split("+")[0]
-    out = {"type": "jdbc", "jdbc.schema-version": "V1", "warehouse": str(props.get("warehouse", ""))}
-    if dialect == "sqlite":
-        # sqlite:////abs/path.db -> jdbc:sqlite:/abs/path.db
-        out["uri"] = f"jdbc:sqlite:{url.path[1:] if url.path.startswith('//') else url.path}"
-    elif dialect in ("postgresql", "postgres"):
-        host = url.hostname or "localhost"
-        out["uri"] = f"jdbc:postgresql://{host}:{url.port or 5432}{url.path}"
-        if url.username:
-            out["jdbc.user"] = url.username
-        if url.password:
-            out["jdbc.password"] = url.password
-    else:
-        raise ResolutionError(f"SQL catalog dialect {dialect!r}: only SQLite and PostgreSQL are supported")
-    return out
-
-
-def _passthrough(kind: str, keys: Sequence[str]) -> Any:
-    def mapper(props: Mapping[str, str]) -> dict[str, str]:
-        return {"type": kind, **{k: str(props[k]) for k in keys if k in props}}
-
-    return mapper
-
-
-_SPARK_PROPERTIES = {
-    "sql": _sql,
-    "rest": _passthrough("rest", ("uri", "warehouse", "credential", "token", "scope", "oauth2-server-uri", "prefix")),
-    "glue": _passthrough("glue", ("warehouse", "glue.id", "glue.region")),
-    "hive": _passthrough("hive", ("uri", "warehouse")),
+# Catalog types whose pyiceberg properties carry over to Iceberg's Spark catalog under the same keys.
+_PASSTHROUGH: dict[str, tuple[str, ...]] = {
+    "rest": ("uri", "warehouse", "credential", "token", "scope", "oauth2-server-uri", "prefix"),
+    "glue": ("warehouse", "glue.id", "glue.region"),
+    "hive": ("uri", "warehouse"),
 }
 
 
@@ -122,6 +107,8 @@ class Catalogs:
                 raise ResolutionError(f"{source}: catalog {name!r} needs a mapping of properties")
             spark = props.get("spark") or {}
             plain = {k: str(v) for k, v in props.items() if k != "spark"}
+            if plain.get("type") == "sql":
+                plain.setdefault("schema_version", "v1")  # the catalog-table layout Spark's JDBC catalog uses
             catalogs[str(name)] = CatalogConfig(str(name), plain, dict(spark))
         return cls(catalogs, data.get("default"))
 
@@ -163,7 +150,7 @@ class Catalogs:
 
     def spark_conf(self) -> dict[str, str]:
         """Every catalog's Spark settings, plus Iceberg's SQL extensions (for a session not started yet)."""
-        conf = {"spark.sql.extensions": EXTENSIONS}
+        conf = {"spark.sql.extensions": ICEBERG_EXTENSIONS}
         for c in self.catalogs.values():
             conf.update(c.spark_conf())
         return conf
@@ -232,10 +219,7 @@ def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str,
                 f"{'.'.join(parts[:-1])!r} (namespaces: {known})"
             )
     matches = [
-        tuple(t)
-        for n in candidates
-        for t in catalog.list_tables(n)
-        if str(tuple(t)[-1]).lower() == parts[-1].lower()
+        tuple(t) for n in candidates for t in catalog.list_tables(n) if str(tuple(t)[-1]).lower() == parts[-1].lower()
     ]
     if not matches:
         raise ResolutionError(f"table {wanted!r} not found in catalog {catalog_name!r}")
@@ -243,3 +227,14 @@ def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str,
         found = ", ".join(".".join(m) for m in matches)
         raise ResolutionError(f"table {wanted!r} is ambiguous in catalog {catalog_name!r}: {found}")
     return matches[0]
+
+
+def session_conf(catalogs: Catalogs, jars_dir: str | Path | None = None) -> dict[str, str]:
+    """Everything a new Spark session needs for these catalogs: the provisioned Iceberg jars, Iceberg's SQL
+    extensions and each catalog. On a cluster that gets Iceberg from `spark.jars.packages`, pass the catalogs'
+    `spark_conf()` alone."""
+    try:
+        base = spark_session_conf(jars_dir)
+    except IcebergSetupError as exc:
+        raise ResolutionError(str(exc)) from None
+    return {**base, **catalogs.spark_conf()}

@@ -29,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     def tables(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--tables-dir", help="bind DIR/<name>.parquet (file or folder) to table <name>")
         sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
-        sp.add_argument("--master", help="Spark master URL (default local[*])")
+        sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
+        sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
 
     run = sub.add_parser("run", help="run plans and write or print their results")
     run.add_argument("plans", nargs="+", metavar="PLAN")
@@ -69,13 +70,31 @@ def _resolver(args: argparse.Namespace):
             raise PlanInvalidError(f"--table expects NAME=URI[:FORMAT], got {spec!r}")
         extra[name] = TableBinding.parse(target)
     table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra) if args.tables_dir else TableMapResolver(extra)
-    return ChainResolver([table_map, SessionCatalogResolver()])
+    resolvers = [table_map]
+    if args.catalog_config:
+        from substrait_spark.hooks.iceberg import IcebergCatalogResolver
+
+        resolvers.append(IcebergCatalogResolver(_catalogs(args)))
+    return ChainResolver([*resolvers, SessionCatalogResolver()])
+
+
+def _catalogs(args: argparse.Namespace):
+    from substrait_spark.hooks.iceberg import Catalogs
+
+    if not hasattr(args, "_catalogs"):
+        args._catalogs = Catalogs.from_file(args.catalog_config)
+    return args._catalogs
 
 
 def _session(args: argparse.Namespace):
     from substrait_spark.hooks.spark import get_session
 
-    spark = get_session(args.master)
+    conf = {}
+    if args.catalog_config:
+        from substrait_spark.hooks.iceberg import session_conf
+
+        conf = session_conf(_catalogs(args))
+    spark = get_session(args.master, conf)
     with contextlib.suppress(Exception):  # Spark Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -44,22 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local Spark 3.5 session for the whole test run."""
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    """One local Spark 3.5 session for the whole test run, started with the Iceberg jars on its classpath (a
+    JVM's jars are fixed at start; Iceberg catalogs can be added later, see tests/iceberg_stack.py)."""
+    from iceberg_stack import start_iceberg_session
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("substrait-spark-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_iceberg_session()
     yield session
     session.stop()
 

@@ -37,9 +37,9 @@ def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope 
     }.get(kind or "")
     if source is None:
         raise PlanInvalidError("read with no source set", path)
-    out = source(getattr(rel, kind), names, types, f"{path}.{kind}", outer)
     if kind == "named_table" and types is not None:
         _check_catalog_schema(cx, rel, names, types, f"{path}.{kind}")
+    out = source(getattr(rel, kind), names, types, f"{path}.{kind}", outer)
     return _filter_and_project(cx, rel, out, path, outer)
 
 
@@ -55,8 +55,8 @@ def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str],
     for name, declared, t in zip(names, types, rel.base_schema.struct.types, strict=True):
         f = fields.get(name.lower())
         if f is None:
-            continue  # reported by conform()
-        if not compatible(f.dataType, declared):
+            problems.append(f"column {name!r} missing")
+        elif not compatible(f.dataType, declared):
             problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
         elif f.nullable and not nullable(t):
             problems.append(f"column {name!r} is optional (nullable) in the table, plan says required")
