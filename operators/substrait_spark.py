@@ -18,6 +18,7 @@ from substrait_spark.consumer.loader import parse_plan_bytes
 from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
 from substrait_spark.consumer.runner import run_loaded
 from substrait_spark.consumer.sinks import Sink
+from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, session_conf
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitPlanLink, plan_link
@@ -40,6 +41,10 @@ class SubstraitSparkOperator(BaseOperator):
     :param tables: a static table map, name → `URI[:FORMAT]` or `{uri, format}` (templated); added to the
         Spark connection's `tables` extra. Tables not in any map come from Spark's session catalog.
     :param tables_file: a JSON/YAML file holding such a table map (templated).
+    :param catalog_config: an Iceberg catalog configuration file, the same the CLI's `--catalog-config` reads
+        (templated).
+    :param catalog_conn_ids: Iceberg catalogs from Airflow connections (the Iceberg provider's `iceberg` type, or
+        any connection whose extras hold pyiceberg properties); the first is the default unless the file names one.
     :param spark_conn_id: a `substrait_spark`, `spark` or `spark_connect` connection; None means `local[*]`.
     :param aws_conn_id: the AWS connection for `s3://` plans (S3-compatible stores via its `endpoint_url`).
     :param spark_conf: Spark settings on top of the connection's.
@@ -52,6 +57,7 @@ class SubstraitSparkOperator(BaseOperator):
         "expected_sha256",
         "tables",
         "tables_file",
+        "catalog_config",
     )
     template_fields_renderers = {"parameters": "json", "results": "json", "tables": "json"}
     ui_color = "#e3effc"
@@ -66,6 +72,8 @@ class SubstraitSparkOperator(BaseOperator):
         expected_sha256: str | None = None,
         tables: Mapping[str, Any] | None = None,
         tables_file: str | None = None,
+        catalog_config: str | None = None,
+        catalog_conn_ids: Sequence[str] = (),
         spark_conn_id: str | None = None,
         aws_conn_id: str | None = "aws_default",
         spark_conf: Mapping[str, Any] | None = None,
@@ -78,6 +86,8 @@ class SubstraitSparkOperator(BaseOperator):
         self.expected_sha256 = expected_sha256
         self.tables = tables
         self.tables_file = tables_file
+        self.catalog_config = catalog_config
+        self.catalog_conn_ids = list(catalog_conn_ids)
         self.spark_conn_id = spark_conn_id
         self.aws_conn_id = aws_conn_id
         self.spark_conf = spark_conf
@@ -104,7 +114,9 @@ class SubstraitSparkOperator(BaseOperator):
         self.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
         loaded = parse_plan_bytes(obj.data, uri=obj.uri)
 
-        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
+        catalogs = self._catalogs()
+        conf = {**(session_conf(catalogs) if catalogs else {}), **(self.spark_conf or {})}
+        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=conf)
         spark = self._spark_hook.get_session()
         self._job_group = job_group_id(context)
         if self._killed:  # on_kill came while the session was starting: no job to cancel yet, so none may start
@@ -115,7 +127,7 @@ class SubstraitSparkOperator(BaseOperator):
             report = run_loaded(
                 loaded,
                 spark,
-                self._resolver(),
+                self._resolver(catalogs),
                 sink=Sink.parse(self.results),
                 parameters=self.parameters,
             )
@@ -125,15 +137,26 @@ class SubstraitSparkOperator(BaseOperator):
         self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
         return report.to_dict()
 
-    def _resolver(self) -> ChainResolver:
-        """Static table maps (connection extra, then `tables`, then `tables_file`), then Spark's catalog."""
+    def _catalogs(self) -> Catalogs | None:
+        """The Iceberg catalogs: the configuration file's, then the connections'."""
+        base = Catalogs.from_file(self.catalog_config) if self.catalog_config else None
+        if self.catalog_conn_ids:
+            from substrait_spark.hooks.iceberg_hook import catalogs_from_connections
+
+            return catalogs_from_connections(self.catalog_conn_ids, base)
+        return base
+
+    def _resolver(self, catalogs: Catalogs | None) -> ChainResolver:
+        """Static table maps (connection extra, then `tables`, then `tables_file`), Iceberg catalogs, then
+        Spark's own catalog."""
         assert self._spark_hook is not None
         maps = [self._spark_hook.table_map, self.tables or {}]
         resolver = TableMapResolver.from_mapping({k: v for m in maps for k, v in m.items()}, "table map")
         if self.tables_file:
             for name, binding in TableMapResolver.from_file(self.tables_file).tables.items():
                 resolver.add(name, binding)
-        return ChainResolver([resolver, SessionCatalogResolver()])
+        iceberg = [IcebergCatalogResolver(catalogs)] if catalogs else []
+        return ChainResolver([resolver, *iceberg, SessionCatalogResolver()])
 
     def on_kill(self) -> None:
         """Cancel exactly this task's Spark jobs (its job group); other tasks sharing the session go on."""

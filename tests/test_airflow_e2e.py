@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: F401  (fixtures `iceberg_spark`, `lake`)
 from local_stack import PLANS_BUCKET, AirflowStack, s3_client, seed_plans
 from oracles import DuckDBOracle, assert_same_result
-from plan_builder import PlanBuilder, aggregate, cross, i32, i64, named, project
+from plan_builder import PlanBuilder, aggregate, cross, i32, i64, named, project, string
 
 pytestmark = pytest.mark.corpus
 
@@ -214,3 +215,49 @@ def test_provider_is_listed_with_its_connection_form(examples):
     assert fields == {f"extra__substrait_spark__{f}" for f in ("conf", "jars", "packages", "tables")}
     links = examples.airflow("providers", "links")
     assert "substrait_spark.operators.links.SubstraitPlanLink" in links.stdout
+
+
+# --- Iceberg: the operator and the CLI through one catalog configuration ----------------------------------------
+
+
+def test_operator_and_cli_resolve_through_the_same_catalog_config(test_dags, s3_endpoint, lake, tmp_path, capsys):
+    import pyarrow as pa
+    import yaml
+    from substrait_spark.cli import main
+    from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
+
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    lake.catalog.create_namespace_if_not_exists("airflow_e2e")
+    table = lake.catalog.create_table("airflow_e2e.customers", schema=schema)
+    table.append(pa.Table.from_pylist([{"id": i, "name": f"c{i}"} for i in range(6)], schema=schema))
+    snapshot = lake.catalog.load_table("airflow_e2e.customers").current_snapshot().snapshot_id
+    config = tmp_path / "catalogs.yaml"
+    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
+    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    plan = PlanBuilder().plan(
+        project(named(["AIRFLOW_E2E", "CUSTOMERS"], ["id", "name"], [i64(), string()]), emit=[0, 1]), ["id", "name"]
+    )
+    body = _put_plan(s3_endpoint, "iceberg/read.json", plan)
+
+    run = test_dags.dags_test("substrait_test_iceberg", "2024-06-01", AIRFLOW_VAR_CATALOG_CONFIG=str(config))
+    assert run.state == "success", run.log[-5000:]
+    report = run.value("iceberg_read")
+    assert report["tables_read"] == [
+        {
+            "name": "AIRFLOW_E2E.CUSTOMERS",
+            "identity": f"{lake.name}.airflow_e2e.customers",
+            "format": "iceberg",
+            "snapshot_id": snapshot,
+            "catalog": lake.name,
+            "metadata_location": lake.catalog.load_table("airflow_e2e.customers").metadata_location,
+        }
+    ]
+    assert sorted(map(tuple, report["outputs"][0]["preview"])) == [(i, f"c{i}") for i in range(6)]
+
+    plan_file = tmp_path / "read.json"
+    plan_file.write_bytes(body)
+    out = tmp_path / "out"
+    assert main(["run", str(plan_file), "--catalog-config", str(config), "--output-dir", str(out)]) == 0
+    cli_report = json.loads((out / "summary.json").read_text())["plans"][0]
+    assert cli_report["tables_read"] == report["tables_read"]
+    assert cli_report["outputs"][0]["rows"] == 6

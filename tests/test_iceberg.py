@@ -87,8 +87,12 @@ def test_table_written_by_pyiceberg_is_read_with_its_snapshot(lake, catalogs, ns
 def test_table_written_by_spark_is_resolved_case_insensitively(lake, catalogs, ns):
     spark = lake.spark
     full = f"{lake.name}.{ns}.orders"
-    spark.range(4).selectExpr("id", "concat('n', id) AS name", "CAST(id * 1.5 AS DOUBLE) AS amount").writeTo(full).create()
-    spark.range(4, 6).selectExpr("id", "concat('n', id) AS name", "CAST(id * 1.5 AS DOUBLE) AS amount").writeTo(full).append()
+    spark.range(4).selectExpr("id", "concat('n', id) AS name", "CAST(id * 1.5 AS DOUBLE) AS amount").writeTo(
+        full
+    ).create()
+    spark.range(4, 6).selectExpr("id", "concat('n', id) AS name", "CAST(id * 1.5 AS DOUBLE) AS amount").writeTo(
+        full
+    ).append()
     latest = spark.sql(f"SELECT snapshot_id FROM {full}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[0]
     # catalog part, upper case, as producers write it
     rows, read = run(spark, read_plan([lake.name.upper(), ns.upper(), "ORDERS"]), catalogs)
