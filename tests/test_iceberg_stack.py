@@ -141,6 +141,8 @@ def test_pyiceberg_table_is_read_by_spark(lake: Lake):
     spark_df = lake.spark.table("lake.from_py.orders")
     assert _rows(spark_df) == _arrow_rows(first)
     assert _latest_snapshot(lake.spark, "lake.from_py.orders") == table.current_snapshot().snapshot_id
+    assert table.metadata_location.startswith("file:///")  # pyiceberg's spelling; Spark writes file:/...
+    assert lake.spark.read.format("iceberg").load(table.metadata_location).count() == 3
 
     # A later pyiceberg commit is visible at once: no cached table, no SQLite lock held by Spark's catalog.
     table.append(pa.table({"id": [4], "name": ["d"], "amount": [4.0]}, schema=ARROW_SCHEMA))
