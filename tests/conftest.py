@@ -27,6 +27,7 @@ for _dir in (TESTS_DIR, REPO_ROOT / "tools"):
     if str(_dir) not in sys.path:
         sys.path.insert(0, str(_dir))
 
+from postgres_server import postgres_uri  # noqa: E402, F401  (session fixture: a PostgreSQL server)
 from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
 from spark_cluster import spark_master_url  # noqa: E402, F401  (session fixture: a standalone Spark cluster)
 

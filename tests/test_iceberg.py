@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import yaml
 from google.protobuf import json_format
-from iceberg_stack import Lake, iceberg_spark_fixture, lake_fixture  # noqa: F401  (fixtures)
+from iceberg_stack import Lake, iceberg_spark_fixture  # noqa: F401  (fixture `iceberg_spark`)
 from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main
@@ -20,7 +20,7 @@ from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.resolver import ChainResolver
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
-from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
+from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, pyiceberg_catalog_properties, register_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 COLUMNS = (["id", "name", "amount"], [i64(), string(), fp64()])
@@ -28,6 +28,20 @@ COLUMNS = (["id", "name", "amount"], [i64(), string(), fp64()])
 
 def arrow(ids: range) -> pa.Table:
     return pa.Table.from_pylist([{"id": i, "name": f"n{i}", "amount": i * 1.5} for i in ids], schema=SCHEMA)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def lake(request, iceberg_spark, tmp_path_factory) -> Lake:
+    """The catalog store: a SQLite file (the embedded default) or a PostgreSQL database started on 127.0.0.1.
+    Names of their own: Spark keeps a catalog it has loaded for the life of the session."""
+    root = tmp_path_factory.mktemp(f"lake-{request.param}")
+    if request.param == "sqlite":
+        name, uri = "sqlake", root / "catalog.db"
+    else:
+        name, uri = "pglake", request.getfixturevalue("postgres_uri")
+    settings = {"uri": uri, "warehouse": root / "warehouse"}
+    register_catalog(iceberg_spark, name, **settings)
+    return Lake(name, uri, settings["warehouse"], iceberg_spark, pyiceberg_catalog(name, **settings))
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,8 @@ JACKSON_PROBES = (
 JARJAR = ("libjarjar-java", Path("/usr/share/java/jarjar.jar"))
 SQLITE_JDBC = ("libxerial-sqlite-jdbc-java", Path("/usr/share/java/sqlite-jdbc.jar"))
 POSTGRES_JDBC = ("libpostgresql-jdbc-java", Path("/usr/share/java/postgresql.jar"))
+# The production-like catalog store the tests start on 127.0.0.1 (not a jar, but the same Debian step).
+POSTGRES_SERVER = ("postgresql", Path("/usr/lib/postgresql"))
 
 
 class ProvisionError(RuntimeError):
@@ -218,7 +220,7 @@ def provision(out_dir: Path, force: bool = False, package: str = ICEBERG_PACKAGE
         return json.loads((out_dir / STAMP).read_text())
 
     started = time.monotonic()
-    ensure_debian_packages([JARJAR, SQLITE_JDBC, POSTGRES_JDBC])
+    ensure_debian_packages([JARJAR, SQLITE_JDBC, POSTGRES_JDBC, POSTGRES_SERVER])
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
