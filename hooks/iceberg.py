@@ -229,10 +229,14 @@ def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str,
     return matches[0]
 
 
-def session_conf(catalogs: Catalogs, jars_dir: str | Path | None = None) -> dict[str, str]:
-    """Everything a new Spark session needs for these catalogs: the provisioned Iceberg jars, Iceberg's SQL
-    extensions and each catalog. On a cluster that gets Iceberg from `spark.jars.packages`, pass the catalogs'
-    `spark_conf()` alone."""
+def session_conf(
+    catalogs: Catalogs, jars_dir: str | Path | None = None, packages: Sequence[str] = ()
+) -> dict[str, str]:
+    """Everything a new Spark session needs for these catalogs: Iceberg's SQL extensions, each catalog, and the
+    provisioned Iceberg jars — unless the session gets Iceberg from `spark.jars.packages` (`packages`), as on a
+    cluster."""
+    if any("iceberg-spark-runtime" in p for p in packages):
+        return catalogs.spark_conf()
     try:
         base = spark_session_conf(jars_dir)
     except IcebergSetupError as exc:

@@ -115,7 +115,11 @@ class SubstraitSparkOperator(BaseOperator):
         loaded = parse_plan_bytes(obj.data, uri=obj.uri)
 
         catalogs = self._catalogs()
-        conf = {**(session_conf(catalogs) if catalogs else {}), **(self.spark_conf or {})}
+        conf = dict(self.spark_conf or {})
+        if catalogs:
+            target = SubstraitSparkHook(self.spark_conn_id, conf=conf).target  # the connection's own packages
+            packages = [*target.packages, *target.conf.get("spark.jars.packages", "").split(",")]
+            conf = {**session_conf(catalogs, packages=packages), **conf}
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=conf)
         spark = self._spark_hook.get_session()
         self._job_group = job_group_id(context)
