@@ -29,6 +29,8 @@ from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
 from .resolver import ResolvedTable, TableResolver
 from .scope import Scope, Typed
+from .steps import writes as write_steps
+from .steps.log import StepLog
 from .types import has_struct
 
 Expression = alg.Expression
@@ -48,6 +50,7 @@ REL_METHODS: dict[str, str] = {
     "extension_single": "consume_extension_single",
     "extension_multi": "consume_extension_multi",
     "extension_leaf": "consume_extension_leaf",
+    "write": "consume_write",  # steps: applied during translation, in plan order (consumer/steps)
 }
 EXPR_METHODS: dict[str, str] = {
     "literal": "literal",
@@ -99,6 +102,7 @@ class SubstraitConsumer:
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared: dict[int, Relation] = {}
         self._shared_uses: dict[int, int] = {}
+        self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
 
     # --- relations -----------------------------------------------------------------------------------------
 
@@ -160,6 +164,11 @@ class SubstraitConsumer:
             self.tables_read.append(resolved.report(".".join(parts)))
         return self._resolved[key]
 
+    def forget_table(self, identity: str) -> None:
+        """After a step changed a table, later reads in this run resolve (and pin) its new snapshot."""
+        for key in [k for k, t in self._resolved.items() if t.identity == identity]:
+            del self._resolved[key]
+
     def read_virtual_table(self, table, names, types, path, outer) -> Relation:
         return read.read_virtual_table(self, table, names, types, path)
 
@@ -213,6 +222,11 @@ class SubstraitConsumer:
         self._shared_uses[i] += 1
         shared = self._shared[i]
         return shared if self._shared_uses[i] == 1 else shared.renamed(self.names)
+
+    # --- steps (consumer/steps): each applies one atomic commit when translated ---------------------------
+
+    def consume_write(self, rel: alg.WriteRel, path: str, outer: Scope | None) -> Relation:
+        return write_steps.consume_write(self, rel, path, outer)
 
     def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
         handler = self.extension_relations.get(rel.detail.type_url)

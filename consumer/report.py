@@ -17,6 +17,23 @@ class RootOutput:
 
 
 @dataclass
+class Step:
+    """One Write/DDL/Update the plan made, in plan order (`consumer/steps`)."""
+
+    index: int
+    kind: str  # insert | delete | update | ctas | create_table | alter_table | drop_table | ...
+    target: str  # the table's identity (catalog.namespace.table)
+    path: str  # where the relation sits in the plan
+    status: str = "running"  # committed | skipped | failed
+    reason: str | None = None  # why skipped or failed
+    rows: int | None = None  # rows inserted, deleted or updated
+    snapshot_before: int | None = None
+    snapshot_after: int | None = None
+    idempotency_key: str | None = None  # stored in the commit's snapshot summary
+    duration_s: float | None = None
+
+
+@dataclass
 class RunReport:
     plan_uri: str | None
     plan_sha256: str
@@ -27,7 +44,7 @@ class RunReport:
     plan_etag: str | None = None
     error: dict[str, Any] | None = None
     tables_read: list[dict[str, Any]] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     outputs: list[RootOutput] = field(default_factory=list)
     started_at: str | None = None
     duration_s: float | None = None

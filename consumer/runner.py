@@ -16,6 +16,8 @@ from .loader import LoadedPlan
 from .report import RootOutput, RunReport
 from .resolver import TableResolver
 from .sinks import Sink, deliver
+from .steps.log import StepLog
+from .steps.targets import WriteTargets, targets_of
 
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
@@ -37,9 +39,15 @@ def run_loaded(
     sink: Sink | None = None,
     parameters: Mapping[str | int, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+    run_key: str | None = None,
+    targets: WriteTargets | None = None,
 ) -> RunReport:
     """Execute every root of the plan into `sink` (default: run and count). Errors are recorded in the report
-    and re-raised typed; the report rides on the error as `exc.report`."""
+    and re-raised typed; the report rides on the error as `exc.report`.
+
+    Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
+    name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
+    earlier run with the same key committed is skipped."""
     sink = sink or Sink()
     report = RunReport(
         plan_uri=loaded.uri,
@@ -54,6 +62,11 @@ def run_loaded(
     consumer = None
     try:
         consumer = consumer_class(spark, loaded.plan, resolver, parameters)
+        consumer.steps = StepLog(
+            targets if targets is not None else targets_of(resolver),
+            run_key or f"adhoc-{consumer.run_id}",
+            loaded.sha256,
+        )
         report.notes.extend(consumer.quirks.notes())
         roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
         for n in range(len(roots)):
@@ -84,4 +97,5 @@ def run_loaded(
         report.duration_s = round(time.perf_counter() - start, 3)
         if consumer is not None:
             report.tables_read = consumer.tables_read
+            report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
             consumer.close()

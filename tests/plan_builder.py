@@ -596,6 +596,64 @@ def reference(ordinal: int) -> Rel:
     return Rel(reference=alg.ReferenceRel(subtree_ordinal=ordinal))
 
 
+# --- writes, DDL, updates ------------------------------------------------------------------------------------
+
+WriteRel = alg.WriteRel
+DdlRel = alg.DdlRel
+
+
+def write(
+    table: str | Sequence[str],
+    input: Rel,
+    names: Sequence[str],
+    types: Sequence[Type],
+    op: int = WriteRel.WRITE_OP_INSERT,
+    create_mode: int = WriteRel.CREATE_MODE_UNSPECIFIED,
+    output: int = WriteRel.OUTPUT_MODE_NO_OUTPUT,
+) -> Rel:
+    """A WriteRel of `input` into a named table whose schema is `names`/`types`."""
+    parts = [table] if isinstance(table, str) else list(table)
+    body = WriteRel(input=input, table_schema=_schema(names, types), op=op, create_mode=create_mode, output=output)
+    body.named_table.names.extend(parts)
+    return Rel(write=body)
+
+
+def ddl(
+    table: str | Sequence[str],
+    op: int,
+    object_: int = DdlRel.DDL_OBJECT_TABLE,
+    names: Sequence[str] = (),
+    types: Sequence[Type] = (),
+    view_definition: Rel | None = None,
+) -> Rel:
+    parts = [table] if isinstance(table, str) else list(table)
+    body = DdlRel(op=op, object=object_)
+    body.named_object.names.extend(parts)
+    if names:
+        body.table_schema.CopyFrom(_schema(names, types))
+    if view_definition is not None:
+        body.view_definition.CopyFrom(view_definition)
+    return Rel(ddl=body)
+
+
+def update(
+    table: str | Sequence[str],
+    names: Sequence[str],
+    types: Sequence[Type],
+    condition: Expr | None,
+    transformations: dict[int, Expr],
+) -> Rel:
+    """An UpdateRel: `transformations` maps a column position to its new value's expression."""
+    parts = [table] if isinstance(table, str) else list(table)
+    body = alg.UpdateRel(table_schema=_schema(names, types))
+    body.named_table.names.extend(parts)
+    if condition is not None:
+        body.condition.CopyFrom(condition)
+    for target, e in transformations.items():
+        body.transformations.add(column_target=target, transformation=e)
+    return Rel(update=body)
+
+
 # --- the plan ----------------------------------------------------------------------------------------------
 
 
@@ -687,8 +745,14 @@ class PlanBuilder:
     def not_(self, a: Expr) -> Expr:
         return self.call("not", a, out=boolean())
 
-    def plan(self, root: Rel, names: Sequence[str], shared: Sequence[Rel] = ()) -> plan_pb2.Plan:
-        """A plan whose `relations` are the `shared` subtrees (ordinals 0..) followed by the root."""
+    def plan(
+        self,
+        root: Rel,
+        names: Sequence[str],
+        shared: Sequence[Rel] = (),
+        more: Sequence[tuple[Rel, Sequence[str]]] = (),
+    ) -> plan_pb2.Plan:
+        """A plan whose `relations` are the `shared` subtrees (ordinals 0..), the root, then `more` roots."""
         p = plan_pb2.Plan()
         p.version.minor_number = 81
         p.version.producer = "tests/plan_builder"
@@ -696,9 +760,10 @@ class PlanBuilder:
         p.extensions.extend(self._decls)
         for rel in shared:
             p.relations.add().rel.CopyFrom(rel)
-        r = p.relations.add().root
-        r.input.CopyFrom(root)
-        r.names.extend(names)
+        for rel, rel_names in [(root, names), *more]:
+            r = p.relations.add().root
+            r.input.CopyFrom(rel)
+            r.names.extend(rel_names)
         return p
 
 

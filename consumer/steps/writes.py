@@ -1,0 +1,295 @@
+"""WriteRel: INSERT, DELETE, UPDATE and CTAS on catalog tables, each step one atomic Iceberg commit.
+
+- INSERT appends (DataFrameWriterV2.append).
+- DELETE and UPDATE rewrite the table: the rows to keep (DELETE) or the table with the after-images swapped in
+  (UPDATE) are computed from the snapshot this run pinned, and committed with `overwrite(true)` validated from
+  that snapshot at serializable isolation. Spark 3.5's DataFrame API has no row-level DELETE, and Iceberg's
+  overwrite-by-filter (`overwrite(condition)`) refuses files where only some rows match, so the rewrite is the
+  one DataFrame-API way that is exact for any predicate; a concurrent commit makes it fail, never lose rows.
+  A filter directly over a read of the same table deletes by that predicate; any other input deletes the
+  table's rows equal (null-safe) to an input row.
+- UPDATE matches after-images to rows by the table's identifier fields (refused when it has none).
+- CTAS creates the table (atomic create-with-data); if it exists the create mode decides.
+Output: NO_OUTPUT (and UNSPECIFIED) give no rows; MODIFIED_RECORDS the rows inserted, deleted or after-images,
+recomputed from pinned snapshots so they equal what was committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import reduce
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from ..errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
+from ..relation import Relation
+from ..report import Step
+from ..scope import Scope
+from ..types import schema_of
+from . import common as c
+from .log import Outcome, StepLog
+from .targets import WriteTarget
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+    from ..resolver import ResolvedTable
+
+WriteRel = alg.WriteRel
+_RECORDS = {
+    WriteRel.OUTPUT_MODE_UNSPECIFIED: False,
+    WriteRel.OUTPUT_MODE_NO_OUTPUT: False,
+    WriteRel.OUTPUT_MODE_MODIFIED_RECORDS: True,
+}
+
+
+@dataclass
+class WriteJob:
+    """One WriteRel being applied: its plan parts, target and step record."""
+
+    cx: SubstraitConsumer
+    rel: alg.WriteRel
+    path: str
+    outer: Scope | None
+    target: WriteTarget
+    names: list[str]
+    types: list[T.DataType]
+    log: StepLog
+    step: Step
+    _input: Relation | None = field(default=None, repr=False)
+
+    @property
+    def parts(self) -> list[str]:
+        return list(self.rel.named_table.names)
+
+    def input(self) -> Relation:
+        """The input relation, translated on first use (DELETE by predicate translates its parts instead)."""
+        if self._input is None:
+            self._input = self.cx.rel(self.rel.input, f"{self.path}.input", self.outer)
+            c.check_input(self._input, self.names, self.types, f"{self.path}.input")
+        return self._input
+
+    def table(self) -> ResolvedTable:
+        return c.pinned(self.cx, self.target, self.parts, f"{self.path}.named_table")
+
+    def columns(self, fields: list[T.StructField]) -> list[str]:
+        return c.table_columns(fields, self.names, self.types, f"table {self.target.identity}", self.path)
+
+    def current_columns(self) -> list[str]:
+        """The table's columns as Spark sees them now (without recording a read of the table)."""
+        return self.columns(list(self.cx.spark.read.table(self.target.spark_name).schema.fields))
+
+    def writer(self, df: DataFrame, **options: str):
+        return c.writer(df, self.target, self.log, self.step, **options)
+
+    def records(self, df: DataFrame) -> DataFrame:
+        """Modified rows under the plan's column names."""
+        return df.toDF(*self.names)
+
+
+Result = tuple[Outcome, DataFrame | None]
+
+
+def consume_write(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Scope | None) -> Relation:
+    log = c.step_log(cx, path)
+    kind = rel.WhichOneof("write_type")
+    if kind is None:
+        raise PlanInvalidError("write with no target set", path)
+    if kind != "named_table":
+        raise UnsupportedFeatureError(f"write to an {kind}", f"{path}.{kind}")
+    op = _OPS.get(rel.op)
+    if op is None:
+        raise (PlanInvalidError if rel.op == WriteRel.WRITE_OP_UNSPECIFIED else UnsupportedFeatureError)(
+            f"write op {WriteRel.WriteOp.Name(rel.op) if rel.op in WriteRel.WriteOp.values() else rel.op}",
+            f"{path}.op",
+        )
+    if rel.output not in _RECORDS:
+        raise UnsupportedFeatureError(f"write output mode {rel.output}", f"{path}.output")
+    if not rel.table_schema.names:
+        raise PlanInvalidError("write with no table_schema", f"{path}.table_schema")
+    names, types = schema_of(rel.table_schema, f"{path}.table_schema")
+    target = c.locate(cx, log, rel.named_table.names, f"{path}.named_table")
+    kind_name = WriteRel.WriteOp.Name(rel.op).removeprefix("WRITE_OP_").lower()
+    modified = None
+    with log.step(kind_name, target, path) as step:
+        job = WriteJob(cx, rel, path, outer, target, names, types, log, step)
+        if not log.already_committed(step, target):
+            outcome, modified = op(job)
+            step.rows = outcome.rows
+            if outcome.skipped:
+                step.status, step.reason = "skipped", outcome.skipped
+        elif rel.op != WriteRel.WRITE_OP_CTAS:
+            job.input()  # still check the plan's input on a retry
+    cx.forget_table(target.identity)  # later reads in this run see the new snapshot
+    if _RECORDS[rel.output]:
+        if modified is None and step.status == "skipped" and step.reason and "already committed" in step.reason:
+            raise UnsupportedFeatureError(
+                "MODIFIED_RECORDS of a step an earlier try already committed (its rows are not recomputed)",
+                f"{path}.output",
+            )
+        return c.as_relation(cx, modified) if modified is not None else c.empty(cx, names, types)
+    return c.empty(cx, names, types)
+
+
+# --- the ops -----------------------------------------------------------------------------------------------
+
+
+def _insert(job: WriteJob) -> Result:
+    df = c.named(job.input(), job.current_columns())
+    counted, obs = c.observed(df, rows=c.count_rows())
+    job.writer(counted).append()
+    return Outcome(int(obs.get["rows"])), job.records(df)
+
+
+def _ctas(job: WriteJob) -> Result:
+    if not job.target.exists():
+        df = c.named(job.input(), job.names)
+        counted, obs = c.observed(df, rows=c.count_rows())
+        job.writer(counted).create()
+        return Outcome(int(obs.get["rows"])), job.records(df)
+    mode = _CREATE_MODES.get(job.rel.create_mode)
+    if mode is None:
+        raise UnsupportedFeatureError(f"create mode {job.rel.create_mode}", f"{job.path}.create_mode")
+    return mode(job)
+
+
+def _append_if_exists(job: WriteJob) -> Result:
+    return _insert(job)
+
+
+def _replace_if_exists(job: WriteJob) -> Result:
+    """An atomic replace: new schema and rows in one commit; the table's history (and keys) are kept."""
+    df = c.named(job.input(), job.names)
+    counted, obs = c.observed(df, rows=c.count_rows())
+    job.writer(counted).replace()
+    return Outcome(int(obs.get["rows"])), job.records(df)
+
+
+def _ignore_if_exists(job: WriteJob) -> Result:
+    job.input()
+    return Outcome(0, skipped="table exists (CREATE_MODE_IGNORE_IF_EXISTS)"), None
+
+
+def _error_if_exists(job: WriteJob) -> Result:
+    mode = WriteRel.CreateMode.Name(job.rel.create_mode)
+    raise ExecutionError(f"table {job.target.identity} already exists ({mode})", f"{job.path}.create_mode")
+
+
+def _delete(job: WriteJob) -> Result:
+    by_predicate = _same_table_predicate(job)
+    return by_predicate if by_predicate is not None else _delete_matching(job)
+
+
+def _same_table_predicate(job: WriteJob) -> Result | None:
+    """`DELETE … WHERE p`: the input is a filter directly over a plain read of the target table."""
+    inp = job.rel.input
+    if inp.WhichOneof("rel_type") != "filter" or inp.filter.common.WhichOneof("emit_kind") == "emit":
+        return None
+    read = inp.filter.input
+    if read.WhichOneof("rel_type") != "read" or read.read.WhichOneof("read_type") != "named_table":
+        return None
+    body = read.read
+    if body.HasField("projection") or body.common.WhichOneof("emit_kind") == "emit":
+        return None
+    read_path = f"{job.path}.input.filter.input.read.named_table"
+    if job.cx.resolve_table(list(body.named_table.names), read_path).identity != job.target.identity:
+        return None
+    path = f"{job.path}.input.filter"
+    source = job.cx.rel(read, f"{path}.input", job.outer)
+    c.check_input(source, job.names, job.types, f"{job.path}.input")
+    resolved = job.table()
+    columns = job.columns(resolved.fields)
+    hit = F.coalesce(
+        job.cx.expression(inp.filter.condition, Scope(source, job.outer), f"{path}.condition").col, F.lit(False)
+    )
+    counted, obs = c.observed(source.df, removed=c.count_if(hit))
+    keep = counted.filter(~hit)
+    job.writer(c.named(source.with_df(keep), columns), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
+    removed = source.df.filter(hit)
+    return Outcome(int(obs.get["removed"])), job.records(removed.select(*source.cols()))
+
+
+def _delete_matching(job: WriteJob) -> Result:
+    """Remove the table's rows equal, null-safe, to any input row."""
+    inp, resolved = job.input(), job.table()
+    columns = job.columns(resolved.fields)
+    before = _aliased(resolved.df, columns, "__t")
+    rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
+    match = _all(column_pairs(len(columns), "__t", "__d", null_safe=True))
+    counted, obs = c.observed(before, total=c.count_rows())
+    keep, kept = c.observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
+    back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
+    job.writer(keep.select(*back), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
+    removed = before.join(rows, match, "left_semi").select(*back)
+    return Outcome(int(obs.get["total"]) - int(kept.get["kept"])), job.records(removed)
+
+
+def _update(job: WriteJob) -> Result:
+    """After-images replace the rows with the same identifier-field values; other input rows match nothing."""
+    keys = job.target.identifier_fields()
+    if not keys:
+        raise UnsupportedFeatureError(
+            f"UPDATE write: table {job.target.identity} has no identifier fields to match after-images by",
+            f"{job.path}.op",
+        )
+    inp, resolved = job.input(), job.table()
+    columns = job.columns(resolved.fields)
+    lowered = [n.lower() for n in columns]
+    missing = [k for k in keys if k.lower() not in lowered]
+    if missing:
+        raise PlanInvalidError(f"UPDATE write: key column(s) {missing} not in the table_schema", job.path)
+    at = [lowered.index(k.lower()) for k in keys]
+    after = inp.df.select(*[inp.col(i).alias(f"__u{i}") for i in range(len(columns))], F.lit(True).alias("__m"))
+    _refuse_duplicate_keys(after, at, keys, job.path)
+    before = _aliased(resolved.df, columns, "__t")
+    match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
+    joined, obs = c.observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
+    new = joined.select(
+        *[
+            F.when(c.column("__m").isNotNull(), c.column(f"__u{i}")).otherwise(c.column(f"__t{i}")).alias(n)
+            for i, n in enumerate(columns)
+        ]
+    )
+    job.writer(new, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
+    images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
+    return Outcome(int(obs.get["updated"])), job.records(images)
+
+
+def _refuse_duplicate_keys(after: DataFrame, at: list[int], keys: list[str], path: str) -> None:
+    dup = after.groupBy(*[c.column(f"__u{i}") for i in at]).count().filter(F.col("count") > 1).limit(1).collect()
+    if dup:
+        raise ExecutionError(
+            f"UPDATE write: several after-images for key {dict(zip(keys, dup[0][:-1], strict=True))}", path
+        )
+
+
+def _aliased(df: DataFrame, columns: list[str], prefix: str) -> DataFrame:
+    return df.select(*[c.column(n).alias(f"{prefix}{i}") for i, n in enumerate(columns)])
+
+
+def column_pairs(n: int, left: str, right: str, null_safe: bool) -> list[Column]:
+    eq = (lambda a, b: a.eqNullSafe(b)) if null_safe else (lambda a, b: a == b)
+    return [eq(c.column(f"{left}{i}"), c.column(f"{right}{i}")) for i in range(n)]
+
+
+def _all(conds: list[Column]) -> Column:
+    return reduce(lambda a, b: a & b, conds) if conds else F.lit(True)
+
+
+_OPS: dict[int, Callable[[WriteJob], Result]] = {
+    WriteRel.WRITE_OP_INSERT: _insert,
+    WriteRel.WRITE_OP_DELETE: _delete,
+    WriteRel.WRITE_OP_UPDATE: _update,
+    WriteRel.WRITE_OP_CTAS: _ctas,
+}
+_CREATE_MODES: dict[int, Callable[[WriteJob], Result]] = {
+    WriteRel.CREATE_MODE_UNSPECIFIED: _error_if_exists,  # as SQL's CREATE TABLE … AS
+    WriteRel.CREATE_MODE_ERROR_IF_EXISTS: _error_if_exists,
+    WriteRel.CREATE_MODE_APPEND_IF_EXISTS: _append_if_exists,
+    WriteRel.CREATE_MODE_REPLACE_IF_EXISTS: _replace_if_exists,
+    WriteRel.CREATE_MODE_IGNORE_IF_EXISTS: _ignore_if_exists,
+}

@@ -1,0 +1,101 @@
+"""Write targets in Iceberg catalogs through pyiceberg: the engine's `WriteTargets` interface
+(`consumer/steps/targets.py`).
+
+pyiceberg answers what Spark's session cache may not: whether a table exists now, its current snapshot
+(reloaded after each commit), its identifier fields, and which snapshot carries a step's idempotency key.
+The data itself is written by Spark through the Iceberg catalog of the same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+from substrait_spark.consumer.errors import ResolutionError
+from substrait_spark.consumer.relation import quote
+from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, _find_table
+
+
+@dataclass
+class IcebergTarget:
+    """One table, existing or about to be created, in a pyiceberg catalog."""
+
+    catalog: Any
+    catalog_name: str
+    ident: tuple[str, ...]
+
+    @property
+    def identity(self) -> str:
+        return ".".join((self.catalog_name, *self.ident))
+
+    @property
+    def spark_name(self) -> str:
+        return ".".join(quote(p) for p in (self.catalog_name, *self.ident))
+
+    def _table(self) -> Any:
+        return self.catalog.load_table(self.ident)
+
+    def exists(self) -> bool:
+        return bool(self.catalog.table_exists(self.ident))
+
+    def snapshot_id(self) -> int | None:
+        snapshot = self._table().current_snapshot()
+        return snapshot.snapshot_id if snapshot is not None else None
+
+    def identifier_fields(self) -> list[str]:
+        schema = self._table().schema()
+        return [schema.find_column_name(i) for i in schema.identifier_field_ids]
+
+    def committed(self, prop: str, value: str) -> int | None:
+        for snapshot in self._table().snapshots():
+            summary = snapshot.summary
+            if summary is not None and summary.additional_properties.get(prop) == value:
+                return snapshot.snapshot_id
+        return None
+
+    def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        self.catalog.create_table(self.ident, schema=to_arrow_schema(schema), properties=dict(properties))
+
+    def drop(self) -> None:
+        self.catalog.drop_table(self.ident)
+
+
+@dataclass
+class IcebergWriteTargets:
+    """Names in a plan's Write/DDL/Update → tables of the configured catalogs (as reads resolve them)."""
+
+    catalogs: Catalogs
+
+    def write_target(self, spark: SparkSession, names: Sequence[str]) -> IcebergTarget:
+        catalog_name, parts = IcebergCatalogResolver(self.catalogs)._split(names)
+        catalog = self.catalogs.load(catalog_name)
+        self.catalogs.configure(spark, catalog_name)
+        try:
+            ident = _find_table(catalog, catalog_name, parts)
+        except ResolutionError:
+            ident = _new_table(catalog, catalog_name, parts)
+        return IcebergTarget(catalog, catalog_name, ident)
+
+
+def _new_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:
+    """A table not there yet: its namespace must exist (matched case-insensitively)."""
+    if len(parts) < 2:
+        raise ResolutionError(f"new table {parts[-1]!r} needs a namespace (catalog {catalog_name!r})")
+    wanted = tuple(p.lower() for p in parts[:-1])
+    for ns in catalog.list_namespaces():
+        if tuple(str(p).lower() for p in ns) == wanted:
+            return (*tuple(ns), parts[-1])
+    raise ResolutionError(f"namespace {'.'.join(parts[:-1])!r} not found in catalog {catalog_name!r}")
+
+
+@dataclass
+class WritableIcebergResolver(IcebergCatalogResolver):
+    """The Iceberg resolver that also names write targets: pass it where plans write."""
+
+    def write_target(self, spark: SparkSession, names: Sequence[str]) -> IcebergTarget:
+        return IcebergWriteTargets(self.catalogs).write_target(spark, names)

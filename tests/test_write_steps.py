@@ -1,0 +1,341 @@
+"""WriteRel on real Iceberg tables as run steps: INSERT, DELETE, UPDATE, CTAS, every create mode and output mode,
+checked through pyiceberg's snapshots as well as Spark; the run report's steps; retries skip committed steps;
+a failing step leaves its table as it was."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from iceberg_stack import Lake, iceberg_spark_fixture, lake_fixture  # noqa: F401  (fixtures)
+from plan_builder import (
+    PlanBuilder,
+    WriteRel,
+    aggregate,
+    cast,
+    field,
+    filter_,
+    fp64,
+    i64,
+    lit,
+    named,
+    project,
+    sorted_rows,
+    string,
+    virtual,
+    write,
+)
+from pyiceberg.schema import Schema
+from pyiceberg.types import DoubleType, LongType, NestedField, StringType
+from substrait_spark.consumer.errors import (
+    ExecutionError,
+    PlanInvalidError,
+    ResolutionError,
+    SubstraitSparkError,
+    UnsupportedFeatureError,
+)
+from substrait_spark.consumer.loader import LoadedPlan
+from substrait_spark.consumer.runner import run_loaded
+from substrait_spark.consumer.sinks import Sink
+from substrait_spark.consumer.steps.log import KEY_PROPERTY
+from substrait_spark.hooks.iceberg import Catalogs
+from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
+from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
+
+NAMES = ["id", "name", "amount"]
+TYPES = [i64(), string(), fp64()]
+ARROW = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
+KEYED = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "name", StringType(), required=False),
+    NestedField(3, "amount", DoubleType(), required=False),
+    identifier_field_ids=[1],
+)
+W = WriteRel
+
+
+@pytest.fixture(scope="module")
+def catalogs(lake: Lake) -> Catalogs:
+    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
+    return Catalogs.from_mapping({"default": lake.name, "catalogs": {lake.name: props}})
+
+
+@pytest.fixture
+def ns(lake: Lake, request) -> str:
+    name = "w_" + request.node.name.replace("[", "_").replace("]", "").replace("-", "_")[:60].lower()
+    lake.catalog.create_namespace_if_not_exists(name)
+    return name
+
+
+def rows_of(ids, names=None) -> list[tuple]:
+    return [(i, (names or {}).get(i, f"n{i}"), i * 1.5) for i in ids]
+
+
+def table(lake: Lake, ns: str, ids=range(3), schema=ARROW, name: str = "t"):
+    t = lake.catalog.create_table(f"{ns}.{name}", schema=schema)
+    if ids:
+        t.append(
+            pa.Table.from_pylist([dict(zip(NAMES, r, strict=True)) for r in rows_of(ids)], schema=t.schema().as_arrow())
+        )
+    return lake.catalog.load_table(f"{ns}.{name}")
+
+
+def values(rows) -> object:
+    return virtual(NAMES, TYPES, rows)
+
+
+def run(lake, catalogs, plan, run_key=None):
+    loaded = LoadedPlan(plan, None, "0" * 64, "binary", plan.version.producer, None)
+    resolver = WritableIcebergResolver(catalogs)
+    return run_loaded(loaded, lake.spark, resolver, sink=Sink("preview", max_rows=None), run_key=run_key)
+
+
+def plan_of(*rels, names=NAMES, b: PlanBuilder | None = None):
+    b = b or PlanBuilder()
+    return b.plan(rels[0], names, more=[(r, names) for r in rels[1:]])
+
+
+def content(lake, ns, name="t") -> list[tuple]:
+    """The table's rows as pyiceberg reads its current snapshot."""
+    return sorted_rows(tuple(r.values()) for r in lake.catalog.load_table(f"{ns}.{name}").scan().to_arrow().to_pylist())
+
+
+def spark_rows(lake, ns, name="t") -> list[tuple]:
+    return sorted_rows(lake.spark.read.format("iceberg").load(f"{lake.name}.{ns}.{name}").collect())
+
+
+def snapshots(lake, ns, name="t"):
+    return lake.catalog.load_table(f"{ns}.{name}").snapshots()
+
+
+def step_dict(report, i=0) -> dict:
+    return report.to_dict()["steps"][i]
+
+
+# --- INSERT ------------------------------------------------------------------------------------------------
+
+
+def test_insert_appends_in_one_commit_carrying_its_key(lake, catalogs, ns):
+    before = table(lake, ns).current_snapshot().snapshot_id
+    report = run(lake, catalogs, plan_of(write([ns, "t"], values(rows_of([7, 8])), NAMES, TYPES)), run_key="d/r/t")
+    assert content(lake, ns) == spark_rows(lake, ns) == rows_of([0, 1, 2, 7, 8])
+    snaps = snapshots(lake, ns)
+    assert len(snaps) == 2 and snaps[-1].summary.operation.value == "append"
+    assert snaps[-1].summary.additional_properties[KEY_PROPERTY] == "d/r/t/step-0"
+    step = step_dict(report)
+    assert step["kind"] == "insert" and step["status"] == "committed" and step["rows"] == 2
+    assert step["target"] == f"{lake.name}.{ns}.t" and step["path"] == "relations[0].root.input.write"
+    assert (step["snapshot_before"], step["snapshot_after"]) == (before, snaps[-1].snapshot_id)
+    assert step["idempotency_key"] == "d/r/t/step-0" and step["duration_s"] >= 0
+    assert report.outputs[0].rows == 0  # NO_OUTPUT: the table's columns, no rows
+
+
+def test_insert_modified_records_reach_the_parent(lake, catalogs, ns):
+    table(lake, ns)
+    b = PlanBuilder()
+    w = write([ns, "t"], values(rows_of([5, 6, 9])), NAMES, TYPES, output=W.OUTPUT_MODE_MODIFIED_RECORDS)
+    plan = b.plan(aggregate(w, measures=[b.agg("count", field(0), out=i64(False))]), ["n"])
+    report = run(lake, catalogs, plan)
+    assert report.outputs[0].preview == [[3]]
+    assert step_dict(report)["rows"] == 3
+    assert len(content(lake, ns)) == 6
+
+
+def test_insert_reading_the_target_sees_the_snapshot_before_it(lake, catalogs, ns):
+    table(lake, ns)
+    b = PlanBuilder()
+    shifted = project(
+        named([ns, "t"], NAMES, TYPES),
+        b.call("add", field(0), lit(10, i64()), out=i64()),
+        field(1),
+        field(2),
+        emit=[3, 4, 5],
+    )
+    report = run(
+        lake, catalogs, b.plan(write([ns, "t"], shifted, NAMES, TYPES, output=W.OUTPUT_MODE_MODIFIED_RECORDS), NAMES)
+    )
+    assert sorted(r[0] for r in content(lake, ns)) == [0, 1, 2, 10, 11, 12]
+    assert sorted(r[0] for r in report.outputs[0].preview) == [10, 11, 12]
+
+
+def test_table_schema_is_checked_against_the_table_and_the_input(lake, catalogs, ns):
+    t = table(lake, ns)
+    snap = t.current_snapshot().snapshot_id
+    wrong = write([ns, "t"], virtual(["id", "nom"], [i64(), string()], [(1, "x")]), ["id", "nom"], [i64(), string()])
+    with pytest.raises(ResolutionError, match=r"column 'nom' missing; column 'name' is not in .*'amount' is not in"):
+        run(lake, catalogs, plan_of(wrong, names=["id", "nom"]))
+    narrow = write([ns, "t"], virtual(["id"], [i64()], [(1,)]), NAMES, TYPES)
+    with pytest.raises(PlanInvalidError, match="the input has 1 columns, table_schema 3"):
+        run(lake, catalogs, plan_of(narrow))
+    assert lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id == snap
+
+
+# --- DELETE ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output", [W.OUTPUT_MODE_NO_OUTPUT, W.OUTPUT_MODE_MODIFIED_RECORDS])
+def test_delete_by_predicate_over_the_same_table(lake, catalogs, ns, output):
+    t = table(lake, ns, range(6))
+    before = t.current_snapshot().snapshot_id
+    b = PlanBuilder()
+    doomed = filter_(named([ns.upper(), "T"], NAMES, TYPES), b.call("gt", field(0), lit(2, i64()), out=None))
+    report = run(
+        lake, catalogs, plan_of(write([ns, "t"], doomed, NAMES, TYPES, op=W.WRITE_OP_DELETE, output=output), b=b)
+    )
+    assert content(lake, ns) == spark_rows(lake, ns) == rows_of(range(3))
+    last = snapshots(lake, ns)[-1]
+    assert last.summary.operation.value in ("overwrite", "delete") and last.parent_snapshot_id == before
+    step = step_dict(report)
+    assert (step["kind"], step["rows"], step["snapshot_before"]) == ("delete", 3, before)
+    expected = rows_of(range(3, 6)) if output == W.OUTPUT_MODE_MODIFIED_RECORDS else []
+    assert sorted_rows(report.outputs[0].preview) == expected
+
+
+def test_delete_of_other_rows_is_null_safe(lake, catalogs, ns):
+    t = table(lake, ns, range(4))
+    t.append(pa.Table.from_pylist([{"id": 9, "name": None, "amount": None}], schema=ARROW))
+    doomed = values([(9, None, None), (1, "n1", 1.5), (5, "n5", 7.5)])
+    report = run(lake, catalogs, plan_of(write([ns, "t"], doomed, NAMES, TYPES, op=W.WRITE_OP_DELETE)))
+    assert content(lake, ns) == rows_of([0, 2, 3])
+    assert step_dict(report)["rows"] == 2
+
+
+# --- UPDATE ------------------------------------------------------------------------------------------------
+
+
+def test_update_matches_after_images_by_identifier_fields(lake, catalogs, ns):
+    table(lake, ns, range(4), schema=KEYED)
+    after = values([(1, "one", 100.0), (3, "three", 300.0), (42, "nobody", 0.0)])
+    w = write(
+        [ns, "t"],
+        after,
+        NAMES,
+        [i64(False), string(), fp64()],
+        op=W.WRITE_OP_UPDATE,
+        output=W.OUTPUT_MODE_MODIFIED_RECORDS,
+    )
+    report = run(lake, catalogs, plan_of(w))
+    assert (
+        content(lake, ns)
+        == spark_rows(lake, ns)
+        == [(0, "n0", 0.0), (1, "one", 100.0), (2, "n2", 3.0), (3, "three", 300.0)]
+    )
+    assert step_dict(report)["rows"] == 2
+    assert sorted_rows(report.outputs[0].preview) == [(1, "one", 100.0), (3, "three", 300.0)]
+
+
+def test_update_without_a_key_is_refused_and_changes_nothing(lake, catalogs, ns):
+    snap = table(lake, ns).current_snapshot().snapshot_id
+    w = write([ns, "t"], values(rows_of([1])), NAMES, TYPES, op=W.WRITE_OP_UPDATE)
+    with pytest.raises(UnsupportedFeatureError, match="no identifier fields") as info:
+        run(lake, catalogs, plan_of(w))
+    assert info.value.path == "relations[0].root.input.write.op"
+    assert info.value.report.steps[0].status == "failed"
+    assert lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id == snap
+
+
+# --- CTAS --------------------------------------------------------------------------------------------------
+
+EXISTING = {
+    W.CREATE_MODE_APPEND_IF_EXISTS: ("committed", rows_of([0, 1, 2, 7, 8])),
+    W.CREATE_MODE_REPLACE_IF_EXISTS: ("committed", rows_of([7, 8])),
+    W.CREATE_MODE_IGNORE_IF_EXISTS: ("skipped", rows_of([0, 1, 2])),
+    W.CREATE_MODE_ERROR_IF_EXISTS: ("failed", rows_of([0, 1, 2])),
+}
+
+
+@pytest.mark.parametrize("exists", [False, True], ids=["new", "exists"])
+@pytest.mark.parametrize("mode", list(EXISTING), ids=lambda m: W.CreateMode.Name(m).removeprefix("CREATE_MODE_"))
+@pytest.mark.parametrize("output", [W.OUTPUT_MODE_NO_OUTPUT, W.OUTPUT_MODE_MODIFIED_RECORDS], ids=["none", "records"])
+def test_ctas_with_every_create_mode(lake, catalogs, ns, exists, mode, output):
+    if exists:
+        table(lake, ns)
+    w = write([ns, "t"], values(rows_of([7, 8])), NAMES, TYPES, op=W.WRITE_OP_CTAS, create_mode=mode, output=output)
+    status, expected = EXISTING[mode] if exists else ("committed", rows_of([7, 8]))
+    if status == "failed":
+        with pytest.raises(ExecutionError, match="already exists") as info:
+            run(lake, catalogs, plan_of(w))
+        report = info.value.report
+    else:
+        report = run(lake, catalogs, plan_of(w))
+    assert content(lake, ns) == spark_rows(lake, ns) == expected
+    step = step_dict(report)
+    assert (step["kind"], step["status"]) == ("ctas", status)
+    current = lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id
+    assert step["snapshot_after"] == current
+    if status == "committed":
+        assert step["rows"] == 2
+        assert snapshots(lake, ns)[-1].summary.additional_properties[KEY_PROPERTY] == step["idempotency_key"]
+        if output == W.OUTPUT_MODE_MODIFIED_RECORDS:
+            assert sorted_rows(report.outputs[0].preview) == rows_of([7, 8])
+    if status != "failed" and output == W.OUTPUT_MODE_NO_OUTPUT:
+        assert report.outputs[0].preview == []
+
+
+# --- steps, retries, failures -------------------------------------------------------------------------------
+
+
+def pipeline(ns: str):
+    """CTAS ns.s from values, INSERT into ns.t, DELETE from ns.t by predicate: three steps, three roots."""
+    b = PlanBuilder()
+    ctas = write([ns, "s"], values(rows_of([1, 2])), NAMES, TYPES, op=W.WRITE_OP_CTAS)
+    insert = write([ns, "t"], values(rows_of([10, 11])), NAMES, TYPES)
+    doomed = filter_(named([ns, "t"], NAMES, TYPES), b.call("lt", field(0), lit(2, i64()), out=None))
+    delete = write([ns, "t"], doomed, NAMES, TYPES, op=W.WRITE_OP_DELETE)
+    return b.plan(ctas, NAMES, more=[(insert, NAMES), (delete, NAMES)])
+
+
+def test_steps_run_in_plan_order_and_later_steps_see_earlier_commits(lake, catalogs, ns):
+    table(lake, ns)
+    report = run(lake, catalogs, pipeline(ns), run_key="dag/run-1/task")
+    assert [(s.index, s.kind, s.status, s.rows) for s in report.steps] == [
+        (0, "ctas", "committed", 2),
+        (1, "insert", "committed", 2),
+        (2, "delete", "committed", 2),
+    ]
+    assert report.steps[2].snapshot_before == report.steps[1].snapshot_after
+    assert content(lake, ns) == rows_of([2, 10, 11]) and content(lake, ns, "s") == rows_of([1, 2])
+    assert report.to_dict()["steps"][0]["target"] == f"{lake.name}.{ns}.s"
+
+
+def test_a_retry_skips_the_steps_already_committed(lake, catalogs, ns):
+    table(lake, ns)
+    first = run(lake, catalogs, pipeline(ns), run_key="dag/run-1/task")
+    history = [s.snapshot_id for s in snapshots(lake, ns)]
+    again = run(lake, catalogs, pipeline(ns), run_key="dag/run-1/task")
+    assert [s.status for s in again.steps] == ["skipped"] * 3
+    assert all("already committed" in s.reason for s in again.steps)
+    assert [s.snapshot_id for s in snapshots(lake, ns)] == history
+    assert content(lake, ns) == rows_of([2, 10, 11]) and content(lake, ns, "s") == rows_of([1, 2])
+    assert [s.snapshot_after for s in again.steps][1:] == [history[-1], history[-1]]
+    with pytest.raises(ExecutionError, match="already exists") as info:  # another run key applies them again
+        run(lake, catalogs, pipeline(ns), run_key="dag/run-2/task")
+    assert [s.status for s in info.value.report.steps] == ["failed"] and first.status == "success"
+
+
+def test_a_failing_step_leaves_its_table_as_it_was_and_earlier_steps_committed(lake, catalogs, ns):
+    table(lake, ns)
+    b = PlanBuilder()
+    ok = write([ns, "t"], values(rows_of([5])), NAMES, TYPES)
+    bad_rows = project(
+        values(rows_of([6])), cast(lit("not a number"), i64(), throw=True), field(1), field(2), emit=[3, 4, 5]
+    )
+    bad = write([ns, "t"], bad_rows, NAMES, TYPES)
+    with pytest.raises(SubstraitSparkError) as info:
+        run(lake, catalogs, b.plan(ok, NAMES, more=[(bad, NAMES)]), run_key="dag/run-f/task")
+    steps = info.value.report.steps
+    assert [(s.kind, s.status) for s in steps] == [("insert", "committed"), ("insert", "failed")]
+    assert steps[1].snapshot_before == steps[1].snapshot_after == steps[0].snapshot_after
+    assert steps[1].path == "relations[1].root.input.write" and steps[1].reason
+    assert content(lake, ns) == rows_of([0, 1, 2, 5])
+    assert snapshots(lake, ns)[-1].snapshot_id == steps[0].snapshot_after
+
+
+def test_writes_outside_a_run_are_refused(lake, catalogs, ns):
+    from substrait_spark.consumer import to_dataframe
+
+    table(lake, ns)
+    plan = plan_of(write([ns, "t"], values(rows_of([5])), NAMES, TYPES))
+    with pytest.raises(UnsupportedFeatureError, match="outside a run") as info:
+        to_dataframe(plan, lake.spark, WritableIcebergResolver(catalogs))
+    assert info.value.path == "relations[0].root.input.write"
+    assert content(lake, ns) == rows_of(range(3))
