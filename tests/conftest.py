@@ -27,6 +27,9 @@ for _dir in (TESTS_DIR, REPO_ROOT / "tools"):
     if str(_dir) not in sys.path:
         sys.path.insert(0, str(_dir))
 
+# Session fixtures, registered here once: a session fixture imported by several test modules is one fixture per
+# module (a second `lake` would re-point pyiceberg while Spark keeps the catalog it loaded first).
+from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: E402, F401  (Spark with Iceberg, `lake`)
 from postgres_server import postgres_uri  # noqa: E402, F401  (session fixture: a PostgreSQL server)
 from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
 from spark_cluster import spark_master_url  # noqa: E402, F401  (session fixture: a standalone Spark cluster)

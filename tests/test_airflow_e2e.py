@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: F401  (fixtures `iceberg_spark`, `lake`)
 from local_stack import PLANS_BUCKET, AirflowStack, s3_client, seed_plans
 from oracles import DuckDBOracle, assert_same_result
 from plan_builder import PlanBuilder, aggregate, cross, i32, i64, named, project, string

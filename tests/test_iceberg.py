@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import yaml
 from google.protobuf import json_format
-from iceberg_stack import Lake, iceberg_spark_fixture  # noqa: F401  (fixture `iceberg_spark`)
+from iceberg_stack import Lake
 from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main

@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from iceberg_stack import (  # noqa: F401  (fixtures `iceberg_spark`, `lake`)
+from iceberg_stack import (
     FRESH_JVM_ENV,
     Lake,
     has_iceberg_jars,
-    iceberg_spark_fixture,
-    lake_fixture,
     run_in_fresh_jvm,
     running_session,
 )

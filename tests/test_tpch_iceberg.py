@@ -6,7 +6,6 @@ the catalog (IBM's plans write `LINEITEM`: found case-insensitively in the defau
 from __future__ import annotations
 
 import pytest
-from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: F401  (fixtures `iceberg_spark`, `lake`)
 from oracles import assert_same_result
 from plan_builder import tuples
 from substrait_spark.consumer import TableMapResolver, load_plan
