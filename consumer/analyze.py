@@ -513,6 +513,22 @@ AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
 }
 
 
+def _write(cx: Context, rel: alg.WriteRel, path: str) -> Iterator[Finding]:
+    """What consumer/steps/writes.py refuses (besides errors only a catalog can tell)."""
+    if rel.WhichOneof("write_type") == "extension_table":
+        yield Finding("write to an extension_table", f"{path}.extension_table")
+
+
+def _ddl(cx: Context, rel: alg.DdlRel, path: str) -> Iterator[Finding]:
+    """What consumer/steps/ddl.py refuses: views, extension objects, column defaults."""
+    if rel.object == alg.DdlRel.DDL_OBJECT_VIEW:
+        yield Finding("DDL on views", f"{path}.object")
+    if rel.WhichOneof("write_type") == "extension_object":
+        yield Finding("DDL on an extension_object", f"{path}.extension_object")
+    if rel.HasField("table_defaults") and rel.table_defaults.fields:
+        yield Finding("DDL table_defaults (column default values)", f"{path}.table_defaults")
+
+
 # --- the table of checks ------------------------------------------------------------------------------------
 
 CHECKS: dict[type[Message], tuple[Check, ...]] = {
@@ -533,6 +549,8 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.JoinRel: (_join,),
     alg.CrossRel: (_cross,),
     alg.SetRel: (_set,),
+    alg.WriteRel: (_write,),
+    alg.DdlRel: (_ddl,),
     Expression: (_expression_kind,),
     Expression.FieldReference: (_field_reference,),
     Expression.Literal: (_literal,),

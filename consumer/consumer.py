@@ -29,6 +29,8 @@ from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
 from .resolver import ResolvedTable, TableResolver
 from .scope import Scope, Typed
+from .steps import ddl as ddl_steps
+from .steps import update as update_steps
 from .steps import writes as write_steps
 from .steps.log import StepLog
 from .types import has_struct
@@ -51,6 +53,8 @@ REL_METHODS: dict[str, str] = {
     "extension_multi": "consume_extension_multi",
     "extension_leaf": "consume_extension_leaf",
     "write": "consume_write",  # steps: applied during translation, in plan order (consumer/steps)
+    "ddl": "consume_ddl",
+    "update": "consume_update",
 }
 EXPR_METHODS: dict[str, str] = {
     "literal": "literal",
@@ -227,6 +231,12 @@ class SubstraitConsumer:
 
     def consume_write(self, rel: alg.WriteRel, path: str, outer: Scope | None) -> Relation:
         return write_steps.consume_write(self, rel, path, outer)
+
+    def consume_ddl(self, rel: alg.DdlRel, path: str, outer: Scope | None) -> Relation:
+        return ddl_steps.consume_ddl(self, rel, path, outer)
+
+    def consume_update(self, rel: alg.UpdateRel, path: str, outer: Scope | None) -> Relation:
+        return update_steps.consume_update(self, rel, path, outer)
 
     def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
         handler = self.extension_relations.get(rel.detail.type_url)

@@ -49,20 +49,53 @@ class IcebergTarget:
         schema = self._table().schema()
         return [schema.find_column_name(i) for i in schema.identifier_field_ids]
 
-    def committed(self, prop: str, value: str) -> int | None:
-        for snapshot in self._table().snapshots():
+    def committed(self, prop: str, value: str) -> str | None:
+        table = self._table()
+        for snapshot in table.snapshots():
             summary = snapshot.summary
             if summary is not None and summary.additional_properties.get(prop) == value:
-                return snapshot.snapshot_id
+                return f"snapshot {snapshot.snapshot_id}"
+        if value in table.properties.get(prop, "").split("\n"):
+            return "table properties"
         return None
 
     def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
-        from pyspark.sql.pandas.types import to_arrow_schema
+        self.catalog.create_table(self.ident, schema=_arrow(schema), properties=_merged({}, properties))
 
-        self.catalog.create_table(self.ident, schema=to_arrow_schema(schema), properties=dict(properties))
+    def alter(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
+        """One transaction: Iceberg's union-by-name (adds columns, promotes types), optional columns made
+        optional, and the DDL's key in the table properties."""
+        table = self._table()
+        with table.transaction() as tx:
+            with tx.update_schema() as update:
+                update.union_by_name(_arrow(schema))
+                required = {f.name.lower(): f.name for f in table.schema().fields if f.required}
+                for f in schema.fields:
+                    if f.nullable and f.name.lower() in required:
+                        update.make_column_optional(required[f.name.lower()])
+            tx.set_properties(_merged(table.properties, properties))
 
     def drop(self) -> None:
         self.catalog.drop_table(self.ident)
+
+
+# DDL commits have no snapshot: their keys are kept in a table property, the most recent ones.
+_KEPT_KEYS = 50
+
+
+def _merged(current: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str]:
+    """Each property's values as a newline-separated list, newest last."""
+    out = {}
+    for k, v in new.items():
+        values = [x for x in current.get(k, "").split("\n") if x and x != v]
+        out[k] = "\n".join([*values, v][-_KEPT_KEYS:])
+    return out
+
+
+def _arrow(schema: T.StructType) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
 
 
 @dataclass

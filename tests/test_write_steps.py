@@ -53,14 +53,14 @@ KEYED = Schema(
 W = WriteRel
 
 
-@pytest.fixture(scope="module")
-def catalogs(lake: Lake) -> Catalogs:
+@pytest.fixture(scope="session", name="catalogs")
+def catalogs_fixture(lake: Lake) -> Catalogs:
     props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
     return Catalogs.from_mapping({"default": lake.name, "catalogs": {lake.name: props}})
 
 
-@pytest.fixture
-def ns(lake: Lake, request) -> str:
+@pytest.fixture(name="ns")
+def ns_fixture(lake: Lake, request) -> str:
     name = "w_" + request.node.name.replace("[", "_").replace("]", "").replace("-", "_")[:60].lower()
     lake.catalog.create_namespace_if_not_exists(name)
     return name

@@ -77,7 +77,7 @@ class StepLog:
         found = target.committed(KEY_PROPERTY, step.idempotency_key)
         if found is None:
             return False
-        step.status, step.reason = "skipped", f"already committed (snapshot {found})"
+        step.status, step.reason = "skipped", f"already committed ({found})"
         return True
 
 

@@ -26,11 +26,18 @@ class WriteTarget(Protocol):
 
     def identifier_fields(self) -> list[str]: ...
 
-    def committed(self, prop: str, value: str) -> int | None:
-        """The id of a snapshot whose summary has `prop = value` (an earlier try's commit), if any."""
+    def committed(self, prop: str, value: str) -> str | None:
+        """Where an earlier commit with `prop = value` is recorded (a snapshot's summary, or the table's
+        properties for DDL), if any."""
         ...
 
-    def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None: ...
+    def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
+        """Create the table (nullability kept), recording `properties` as a DDL commit's `committed` finds."""
+        ...
+
+    def alter(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
+        """Add columns and widen types to reach `schema` (already checked safe), in one commit."""
+        ...
 
     def drop(self) -> None: ...
 
