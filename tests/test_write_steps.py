@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from iceberg_stack import Lake, iceberg_spark_fixture, lake_fixture  # noqa: F401  (fixtures)
+from iceberg_stack import Lake  # fixtures `iceberg_spark` and `lake` come from conftest (one per session)
 from plan_builder import (
     PlanBuilder,
     WriteRel,
@@ -53,7 +53,7 @@ KEYED = Schema(
 W = WriteRel
 
 
-@pytest.fixture(scope="session", name="catalogs")
+@pytest.fixture(scope="module", name="catalogs")
 def catalogs_fixture(lake: Lake) -> Catalogs:
     props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
     return Catalogs.from_mapping({"default": lake.name, "catalogs": {lake.name: props}})
