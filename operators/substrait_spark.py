@@ -19,6 +19,7 @@ from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResol
 from substrait_spark.consumer.runner import run_loaded
 from substrait_spark.consumer.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, session_conf
+from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitPlanLink, plan_link
@@ -134,6 +135,8 @@ class SubstraitSparkOperator(BaseOperator):
                 self._resolver(catalogs),
                 sink=Sink.parse(self.results),
                 parameters=self.parameters,
+                run_key=run_key(context),
+                targets=IcebergWriteTargets(catalogs) if catalogs else None,
             )
         report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
         report.spark_application_id = self._spark_hook.application_id()
@@ -167,6 +170,12 @@ class SubstraitSparkOperator(BaseOperator):
         self._killed = True
         if self._spark_hook is not None and self._job_group is not None:
             self._spark_hook.cancel(self._job_group)
+
+
+def run_key(context: Any) -> str:
+    """What makes write steps retry-safe: the same for every try of this task in this DAG run."""
+    ti = context["ti"]
+    return f"{ti.dag_id}/{ti.run_id}/{ti.task_id}/{getattr(ti, 'map_index', -1)}"
 
 
 def job_group_id(context: Any) -> str:

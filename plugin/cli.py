@@ -38,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output-dir", help="write <plan stem>.<format> per plan and summary.json here")
     run.add_argument("--output-format", choices=["csv", "parquet", "jsonl"], default="csv")
     run.add_argument(
+        "--run-key",
+        metavar="KEY",
+        help="make write/DDL steps retry-safe: a step a run with the same key committed is skipped",
+    )
+    run.add_argument(
         "--param",
         action="append",
         default=[],
@@ -147,6 +152,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     resolver = _resolver(args)
     spark = _session(args)
     load = _loader()
+    targets = None
+    if args.catalog_config:  # plans that write, write to tables of these catalogs
+        from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
+
+        targets = IcebergWriteTargets(_catalogs(args))
     summary: list[dict[str, Any]] = []
     exit_code = 0
     for plan in args.plans:
@@ -158,7 +168,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 sink = Sink("file", str(target), format=args.output_format)
             else:
                 sink = Sink("preview", max_rows=None)
-            report = run_loaded(loaded, spark, resolver, sink=sink, parameters=params)
+            report = run_loaded(
+                loaded, spark, resolver, sink=sink, parameters=params, run_key=args.run_key, targets=targets
+            )
             report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
             entry.update(report.to_dict())
             if not out_dir:

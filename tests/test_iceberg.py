@@ -249,3 +249,30 @@ def test_cli_resolves_through_the_catalog_config(lake, ns, tmp_path, capsys):
     missing.write_text(json.dumps(json_format.MessageToDict(read_plan([ns, "absent"]))))
     assert main(["run", str(missing), "--catalog-config", str(config)]) == 4
     assert f"table '{ns}.absent' not found in catalog '{lake.name}'" in capsys.readouterr().err
+
+
+def test_cli_writes_are_retry_safe_with_a_run_key(lake, ns, tmp_path, capsys):
+    """`run --run-key`: the same plan run twice with one key inserts once; another key inserts again."""
+    from plan_builder import virtual, write
+
+    lake.catalog.create_table(f"{ns}.cli_target", schema=SCHEMA).append(arrow(range(2)))
+    config = tmp_path / "catalogs.yaml"
+    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
+    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    rows = virtual(*COLUMNS, [(10, "n10", 15.0), (11, "n11", 16.5)])
+    plan = tmp_path / "insert.json"
+    plan.write_text(
+        json.dumps(json_format.MessageToDict(PlanBuilder().plan(write([ns, "cli_target"], rows, *COLUMNS), COLUMNS[0])))
+    )
+    out = tmp_path / "out"
+
+    def run_with(key: str) -> dict:
+        args = ["run", str(plan), "--catalog-config", str(config), "--run-key", key, "--output-dir", str(out)]
+        assert main(args) == 0, capsys.readouterr().err
+        return json.loads((out / "summary.json").read_text())["plans"][0]["steps"][0]
+
+    first, retry, other = run_with("nightly/2024-06-01"), run_with("nightly/2024-06-01"), run_with("nightly/2024-06-02")
+    assert (first["status"], retry["status"], other["status"]) == ("committed", "skipped", "committed")
+    assert first["rows"] == 2 and first["target"] == f"{lake.name}.{ns}.cli_target"
+    ids = sorted(r["id"] for r in lake.catalog.load_table(f"{ns}.cli_target").scan().to_arrow().to_pylist())
+    assert ids == [0, 1, 10, 10, 11, 11]
