@@ -1,4 +1,4 @@
-"""TPC-H loaded into Iceberg tables (catalog `lake`, namespace `tpch`, written by Spark from the sf 0.01 parquet)
+"""TPC-H loaded into Iceberg tables (catalog `tpchlake`, namespace `tpch`, written by Spark from the sf 0.01 parquet)
 gives the same results as the parquet files, for every plan of IBM's compliance suite, resolved by name through
 the catalog (IBM's plans write `LINEITEM`: found case-insensitively in the default catalog's namespaces).
 """
@@ -6,12 +6,13 @@ the catalog (IBM's plans write `LINEITEM`: found case-insensitively in the defau
 from __future__ import annotations
 
 import pytest
+from iceberg_stack import Lake
 from oracles import assert_same_result
 from plan_builder import tuples
 from substrait_spark.consumer import TableMapResolver, load_plan
 from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
-from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
+from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties, register_catalog
 
 pytestmark = pytest.mark.corpus
 
@@ -19,8 +20,17 @@ TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "regio
 
 
 @pytest.fixture(scope="module")
+def lake(iceberg_spark, tmp_path_factory) -> Lake:
+    """A catalog of its own (bare TPC-H names must not meet other tests' `orders` tables)."""
+    root = tmp_path_factory.mktemp("tpch-lake")
+    settings = {"uri": root / "catalog.db", "warehouse": root / "warehouse"}
+    register_catalog(iceberg_spark, "tpchlake", **settings)
+    return Lake("tpchlake", settings["uri"], settings["warehouse"], iceberg_spark, None)
+
+
+@pytest.fixture(scope="module")
 def iceberg_tpch(lake, tpch_dir):
-    """The eight TPC-H tables as Iceberg tables `lake.tpch.<table>`."""
+    """The eight TPC-H tables as Iceberg tables `tpchlake.tpch.<table>`."""
     lake.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {lake.name}.tpch")
     for t in TABLES:
         lake.spark.read.parquet(str(tpch_dir / f"{t}.parquet")).writeTo(f"{lake.name}.tpch.{t}").createOrReplace()
