@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
@@ -27,7 +26,7 @@ from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import COMPARISONS
 from .relation import Relation, column, quote
 from .scope import Scope, Typed
-from .walk import messages, value_args
+from .walk import descendants, value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -94,7 +93,7 @@ def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expressio
 
 def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str) -> Relation:
     refuse_unmarked_correlation(cx, rel, path)
-    return cx.rel(rel, path, outer=scope)
+    return cx.rel(rel, path, outer=scope).materialized()
 
 
 def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
@@ -103,9 +102,7 @@ def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) 
     way may run a different query, so such plans are refused rather than guessed at."""
     if not cx.quirks.unmarked_outer_references:
         return
-    for msg in _descendants(rel):
-        if not isinstance(msg, alg.FilterRel):
-            continue
+    for msg in descendants(rel, alg.FilterRel):
         for c in conjuncts(cx, msg.condition):
             if c.WhichOneof("rex_type") != "scalar_function":
                 continue
@@ -119,12 +116,6 @@ def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) 
                     "column cannot be known",
                     path,
                 )
-
-
-def _descendants(msg) -> Iterator:
-    for child in messages(msg):
-        yield child
-        yield from _descendants(child)
 
 
 def _bare_field(e: alg.Expression) -> bool:

@@ -14,6 +14,8 @@ from ..scope import Scope
 from ..subqueries import conjunct_paths, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels, value_args
 
+Subquery = alg.Expression.Subquery
+
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
@@ -22,9 +24,16 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     source = cx.rel(rel.input, f"{path}.input", outer)
     if not rel.HasField("condition"):
         return source
+    parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
+    if source.can_defer() and not any(reference_levels(c) - {0} or contains(c, Subquery) for c, _ in parts):
+        # Plain predicates: filter the frame, keep any pending projection pending.
+        scope = Scope(source, outer)
+        conds = [cx.expression(c, scope, p).col for c, p in parts]
+        return source.over(source.frame.filter(functools.reduce(operator.and_, conds)))
+    source = source.materialized()
     scope = Scope(source, outer)
     conds, pending = [], list(source.pending)
-    for c, p in conjunct_paths(cx, rel.condition, f"{path}.condition"):
+    for c, p in parts:
         levels = reference_levels(c)
         if levels - {0}:
             pending.append(correlated_conjunct(cx, c, scope, levels, p))

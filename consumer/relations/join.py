@@ -51,8 +51,8 @@ def _merge_correlation(left: Relation, right: Relation, df, names, types, path: 
 
 
 def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope | None) -> Relation:
-    left = cx.rel(rel.left, f"{path}.left", outer)
-    right = cx.rel(rel.right, f"{path}.right", outer)
+    left = cx.rel(rel.left, f"{path}.left", outer).materialized()
+    right = cx.rel(rel.right, f"{path}.right", outer).materialized()
     jt = rel.type
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")

@@ -47,7 +47,7 @@ def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path
     for field in ("filter", "best_effort_filter"):
         if rel.HasField(field):
             cond = cx.expression(getattr(rel, field), Scope(out, outer), f"{path}.{field}")
-            out = out.with_df(out.df.filter(cond.col))
+            out = out.over(out.frame.filter(cond.col))
     if rel.HasField("projection"):
         mask = rel.projection
         # maintain_singular_struct only matters when a mask picks one field out of a nested struct; masks
