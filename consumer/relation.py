@@ -124,6 +124,7 @@ class Relation:
     keyed: bool = False  # at most one row per correlation key (an aggregate absorbed the keys)
     count_bug: bool = False  # that aggregate counts: its value for a missing key would be 0, not NULL
     exprs: dict[str, Column] | None = None  # lazy: name -> Column over `frame` (other names: frame columns)
+    frame_names: tuple[str, ...] = ()  # lazy: the names of `frame`'s columns (they need not be unique)
 
     def __post_init__(self) -> None:
         if not self.types:
@@ -138,12 +139,17 @@ class Relation:
             exprs = self.exprs
             self.frame = self.frame.select(*[exprs[n].alias(n) if n in exprs else column(n) for n in self.names])
             self.exprs = None
+            self.frame_names = ()
         return self.frame
 
     def materialized(self) -> Relation:
         """This relation with its pending projection applied (before Columns are built for code using `df`)."""
         self.df  # noqa: B018 - applies the projection
         return self
+
+    def columns(self) -> tuple[str, ...]:
+        """The names of `frame`'s columns."""
+        return self.frame_names if self.exprs is not None else (*self.names, *self.hidden)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -169,8 +175,9 @@ class Relation:
     def over(self, frame: DataFrame) -> Relation:
         """Same columns, pending expressions included, over a new frame made from `frame` by an operation
         that keeps its columns (filter, sort, limit)."""
-        exprs = None if self.exprs is None else dict(self.exprs)
-        return Relation(frame, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug, exprs)
+        if self.exprs is None:
+            return self.with_df(frame)
+        return Relation(frame, self.names, self.types, exprs=dict(self.exprs), frame_names=self.frame_names)
 
     def carried(self, visible: Sequence[str]) -> list[str]:
         """Columns pending predicates still need that `visible` does not hold: they travel as hidden."""
@@ -195,7 +202,7 @@ class Relation:
         assert self.can_defer()
         inherited = self.exprs or {}
         pending = {n: exprs[n] if n in exprs else inherited[n] for n in names if n in exprs or n in inherited}
-        return Relation(self.frame, names, types, exprs=pending)
+        return Relation(self.frame, names, types, exprs=pending, frame_names=self.columns())
 
     def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
         """Keep the given positions in order; repeated positions get fresh names so they stay distinct."""
@@ -226,3 +233,23 @@ class Relation:
         assert not self.hidden and not self.pending, "only uncorrelated relations are shared"
         new = [names.fresh() for _ in self.names]
         return self.project(new, list(self.types), {n: self.col(i) for i, n in enumerate(new)})
+
+
+def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
+    """Two uncorrelated relations whose frames can be joined: pending projections are applied (right first)
+    while the frames share a column name, which Spark could not resolve (a table read twice keeps its own
+    names in its frame until then)."""
+    for rel in (right, left):
+        if not {n.lower() for n in left.columns()} & {n.lower() for n in right.columns()}:
+            break
+        rel.materialized()
+    return left, right
+
+
+def beside(left: Relation, right: Relation, names: list[str], types: list[T.DataType], frame: DataFrame) -> Relation:
+    """The relation over `frame`, a join of the two frames (see `side_by_side`), with both inputs' pending
+    projections still pending."""
+    if left.exprs is None and right.exprs is None:
+        return Relation(frame, names, types)
+    exprs = {**(left.exprs or {}), **(right.exprs or {})}
+    return Relation(frame, names, types, exprs=exprs, frame_names=(*left.columns(), *right.columns()))

@@ -261,7 +261,8 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     value = body.names[0]
     if body.keyed:
         host = scope.rel
-        joined = host.df.join(body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left")
+        # The body holds its one column and the correlation keys (hidden): joined as it is.
+        joined = host.df.join(body.df, on=_and(_pending(body)), how="left")
         scope.rel = Relation(
             joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
         )

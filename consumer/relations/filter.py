@@ -43,6 +43,9 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
         conds.append(cx.expression(c, scope, p).col)
     out = scope.rel
     df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df
+    if not pending and source.can_defer():
+        # What subquery joins appended stays in the frame until an operation needs this relation's columns.
+        return Relation(df, source.names, source.types, exprs={}, frame_names=out.columns())
     # Drop what subquery joins appended; keep the input's columns and the correlation state.
     result = Relation(df, source.names, source.types, [], pending, source.keyed, source.count_bug)
     hidden = result.carried(source.names)
