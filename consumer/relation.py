@@ -106,14 +106,15 @@ class Relation:
     `hidden` columns ride along in the DataFrame without a position (correlation keys on their way up);
     `pending` are correlated predicates still to be applied (non-empty only inside subquery bodies).
 
-    A relation may be *lazy*: `exprs` then maps some of its names to Columns over `frame` that have not been
-    selected yet (a projection or emit not applied), and `frame` may hold columns the relation does not
-    have. In classic PySpark every DataFrame operation runs Spark's analyzer over the whole plan so far, so
-    a projection is applied only when something needs its columns by name: `df` selects them (once).
-    Translators that can take the pending expressions inline (filter, sort, fetch, aggregate, project,
-    emit, the root) work on `frame` and `col(i)` instead. Only uncorrelated relations (no hidden columns,
-    no pending predicates) are lazy. Build no Column from `col(i)` before reading `df` of the same relation:
-    reading `df` applies the projection, after which the pending expressions no longer resolve.
+    A relation may be *lazy*: `exprs` then maps some of its names (visible or hidden) to Columns over `frame`
+    that have not been selected yet (a projection, a rename or an emit not applied), and `frame` may hold
+    columns the relation does not have. In classic PySpark every DataFrame operation runs Spark's analyzer
+    over the whole plan so far, so a projection is applied only when something needs the columns by name:
+    `df` selects them (once). Translators that can take the pending expressions inline (filter, sort, fetch,
+    aggregate, project, emit, cross and inner joins, the root) work on `frame` and `col(i)` instead.
+    Build no Column from `col(i)` before reading `df` of the same relation: reading `df` applies the
+    projection, after which the pending expressions no longer resolve (`materialized()` first). Pending
+    correlated predicates refer to columns by name (`named()`): they are applied above, once the projection is.
     """
 
     frame: DataFrame
@@ -130,14 +131,12 @@ class Relation:
         if not self.types:
             by_name = {f.name: f.dataType for f in self.frame.schema.fields}
             self.types = [by_name[n] for n in self.names]
-        assert self.exprs is None or not (self.hidden or self.pending), "only uncorrelated relations are lazy"
 
     @property
     def df(self) -> DataFrame:
         """The DataFrame with exactly this relation's columns (and hidden ones), by name."""
         if self.exprs is not None:
-            exprs = self.exprs
-            self.frame = self.frame.select(*[exprs[n].alias(n) if n in exprs else column(n) for n in self.names])
+            self.frame = self.frame.select(*self.named_cols([*self.names, *self.hidden]))
             self.exprs = None
             self.frame_names = ()
         return self.frame
@@ -147,6 +146,10 @@ class Relation:
         self.df  # noqa: B018 - applies the projection
         return self
 
+    def named(self) -> Relation:
+        """A view of this relation whose columns are referred to by name (what `df` will hold)."""
+        return Relation(self.frame, self.names, self.types) if self.exprs is not None else self
+
     def columns(self) -> tuple[str, ...]:
         """The names of `frame`'s columns."""
         return self.frame_names if self.exprs is not None else (*self.names, *self.hidden)
@@ -154,13 +157,18 @@ class Relation:
     def __len__(self) -> int:
         return len(self.names)
 
+    def ref(self, name: str) -> Column:
+        """A column of this relation by name, as an expression over `frame`."""
+        expr = self.exprs.get(name) if self.exprs is not None else None
+        return column(name) if expr is None else expr
+
+    def named_cols(self, names: Sequence[str]) -> list[Column]:
+        """The columns `names` over `frame`, each under its own name."""
+        exprs = self.exprs or {}
+        return [exprs[n].alias(n) if n in exprs else column(n) for n in names]
+
     def col(self, i: int) -> Column:
-        name = self.names[i]
-        if self.exprs is not None:
-            expr = self.exprs.get(name)
-            if expr is not None:
-                return expr
-        return column(name)
+        return self.ref(self.names[i])
 
     def cols(self) -> list[Column]:
         return [self.col(i) for i in range(len(self.names))]
@@ -172,12 +180,16 @@ class Relation:
         """Same columns and correlation state over a new DataFrame (e.g. after a filter or sort of `df`)."""
         return Relation(df, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
 
-    def over(self, frame: DataFrame) -> Relation:
+    def over(self, frame: DataFrame, pending: list[Pending] | None = None) -> Relation:
         """Same columns, pending expressions included, over a new frame made from `frame` by an operation
-        that keeps its columns (filter, sort, limit)."""
-        if self.exprs is None:
-            return self.with_df(frame)
-        return Relation(frame, self.names, self.types, exprs=dict(self.exprs), frame_names=self.frame_names)
+        that keeps its columns (filter, sort, limit); with `pending`, these correlated predicates instead."""
+        out = Relation(frame, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
+        if pending is not None:
+            out.pending = pending
+            out.hidden = out.carried(self.names)
+        if self.exprs is not None:
+            out.exprs, out.frame_names = dict(self.exprs), self.frame_names
+        return out
 
     def carried(self, visible: Sequence[str]) -> list[str]:
         """Columns pending predicates still need that `visible` does not hold: they travel as hidden."""
@@ -193,19 +205,25 @@ class Relation:
         return bool(self.pending)
 
     def can_defer(self) -> bool:
-        """Whether a projection over this relation may stay pending (see the class docstring)."""
+        """Whether this relation may enter a join or emit with its projection pending: it is uncorrelated."""
         return not (self.pending or self.hidden)
 
     def project(self, names: list[str], types: list[T.DataType], exprs: dict[str, Column]) -> Relation:
-        """A pending projection over this (uncorrelated) relation: `names`, with `exprs` for those that are
-        not columns of this relation under the same name. No DataFrame operation."""
-        assert self.can_defer()
+        """A pending projection over this relation: `names`, with `exprs` for those that are not columns of
+        this relation under the same name (the hidden columns are carried). No DataFrame operation."""
+        hidden = self.carried(names)
         inherited = self.exprs or {}
-        pending = {n: exprs[n] if n in exprs else inherited[n] for n in names if n in exprs or n in inherited}
-        return Relation(self.frame, names, types, exprs=pending, frame_names=self.columns())
+        pending = {
+            n: exprs[n] if n in exprs else inherited[n] for n in (*names, *hidden) if n in exprs or n in inherited
+        }
+        return Relation(
+            self.frame, names, types, hidden, self.pending, self.keyed, self.count_bug, pending, self.columns()
+        )
 
     def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
         """Keep the given positions in order; repeated positions get fresh names so they stay distinct."""
+        if not self.can_defer():
+            self.materialized()
         seen: set[str] = set()
         out_names: list[str] = []
         renamed: dict[str, Column] = {}

@@ -25,11 +25,8 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     if not rel.HasField("condition"):
         return source
     parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
-    if source.can_defer() and not any(reference_levels(c) - {0} or contains(c, Subquery) for c, _ in parts):
-        # Plain predicates: filter the frame, keep any pending projection pending.
-        scope = Scope(source, outer)
-        conds = [cx.expression(c, scope, p).col for c, p in parts]
-        return source.over(source.frame.filter(functools.reduce(operator.and_, conds)))
+    if (source.exprs is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
+        return _filter_frame(cx, source, parts, outer)
     source = source.materialized()
     scope = Scope(source, outer)
     conds, pending = [], list(source.pending)
@@ -53,6 +50,21 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     if list(df.columns) != keep:
         df = df.select(*[column(n) for n in keep])
     return Relation(df, source.names, source.types, hidden, pending, source.keyed, source.count_bug)
+
+
+def _filter_frame(cx: SubstraitConsumer, source: Relation, parts, outer: Scope | None) -> Relation:
+    """Conjuncts without subqueries filter the frame; a pending projection stays pending. Correlated
+    conjuncts become pending predicates over the columns by name (they are applied above, after it)."""
+    local = Scope(source, outer)
+    conds, pending = [], list(source.pending)
+    for c, p in parts:
+        levels = reference_levels(c)
+        if levels - {0}:
+            pending.append(correlated_conjunct(cx, c, Scope(source.named(), outer), levels, p))
+        else:
+            conds.append(cx.expression(c, local, p).col)
+    frame = source.frame.filter(functools.reduce(operator.and_, conds)) if conds else source.frame
+    return source.over(frame, pending)
 
 
 def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, levels: set[int], path: str) -> Pending:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, outer: Scope | None) -> Relation:
     """The projection and its emit as one pending projection (see `Relation`), else as one `select`."""
     source = cx.rel(rel.input, f"{path}.input", outer)
-    deferred = source.can_defer() and all(_deferrable(cx, e) for e in rel.expressions)
+    deferred = all(_deferrable(cx, e) for e in rel.expressions)
     if not deferred:
         source = source.materialized()
     scope = Scope(source, outer)
