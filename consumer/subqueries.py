@@ -24,7 +24,7 @@ from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import COMPARISONS
-from .relation import Relation, column, quote
+from .relation import Relation, column, quote, side_by_side
 from .scope import Scope, Typed
 from .walk import descendants, value_args
 
@@ -91,9 +91,14 @@ def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expressio
 # --- body translation --------------------------------------------------------------------------------------
 
 
-def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str) -> Relation:
+def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False) -> Relation:
+    """The subquery's relation. For a `semi` (or anti) join, which reads the body's columns only in its
+    condition, an uncorrelated body keeps a pending projection (see `Relation`); otherwise it is applied."""
     refuse_unmarked_correlation(cx, rel, path)
-    return cx.rel(rel, path, outer=scope).materialized()
+    body = cx.rel(rel, path, outer=scope)
+    if semi and body.can_defer():
+        return side_by_side(scope.rel, body)[1]
+    return body.materialized()
 
 
 def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
@@ -131,8 +136,7 @@ def _pending(body: Relation) -> list[Column]:
 
 
 def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
-    right = body.df
-    scope.rel = scope.rel.with_df(scope.rel.df.join(right, on=cond, how=how))
+    scope.rel = scope.rel.with_df(scope.rel.df.join(body.frame, on=cond, how=how))
 
 
 # --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
@@ -154,12 +158,12 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     if kind == "set_predicate":
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return False
-        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples")
+        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples", semi=True)
         _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
-        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack")
+        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack", semi=True)
         match = _match(needles, body, operator.eq, p)
         _apply_any(scope, body, match, negated)
         return True
@@ -168,7 +172,7 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
             raise PlanInvalidError("set comparison without ANY or ALL", p)
         left = cx.expression(sc.left, scope, f"{p}.left")
-        body = _body(cx, sc.right, scope, f"{p}.right")
+        body = _body(cx, sc.right, scope, f"{p}.right", semi=True)
         is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
         op = _comparison(sc.comparison_op, p)
         if is_all:
@@ -250,7 +254,7 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     if len(body.names) != 1:
         raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
     if not body.pending:
-        view = cx.register_view(body.df.select(body.col(0)))
+        view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
         col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
         return Typed(col, body.types[0])
     count_output = body.count_bug and body.keyed and _count_output(cx, sc.input)
