@@ -132,7 +132,7 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
         out = out.select_positions(order, cx.names)
     if post is not None:
         out = out.over(out.frame.filter(post))
-    if out.exprs is not None:
+    if deferred:  # uncorrelated inputs: the frame holds the columns `out` says it does
         return out
     keep = [*out.names, *out.hidden]
     if list(out.df.columns) != keep:
