@@ -242,7 +242,7 @@ class SubstraitConsumer:
         handler = self.extension_relations.get(rel.detail.type_url)
         if handler is None:
             raise UnsupportedFeatureError(f"extension relation {rel.detail.type_url or '(no type URL)'}", path)
-        return handler(self, rel.detail, inputs, path)
+        return handler(self, rel.detail, [r.materialized() for r in inputs], path)
 
     def consume_extension_single(self, rel, path, outer):
         return self._extension_rel(rel, path, outer, [self.rel(rel.input, f"{path}.input", outer)])
@@ -354,7 +354,7 @@ class SubstraitConsumer:
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:
     """Attach the plan's output names (nested struct field names included, depth-first)."""
     if not names:
-        return out.df.select(*out.cols())
+        return out.frame.select(*[c.alias(n) for c, n in zip(out.cols(), out.names, strict=True)])
     cols, k = [], 0
     for i, t in enumerate(out.types):
         if k >= len(names):
@@ -368,7 +368,7 @@ def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:
         cols.append(col.alias(top))
     if k != len(names):
         raise PlanInvalidError(f"{len(names)} output names for {len(out.names)} columns", f"{path}.names")
-    return out.df.select(*cols)
+    return out.frame.select(*cols)  # any pending projection is applied here, in the same select
 
 
 def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[T.DataType, int]:

@@ -105,26 +105,70 @@ class Relation:
 
     `hidden` columns ride along in the DataFrame without a position (correlation keys on their way up);
     `pending` are correlated predicates still to be applied (non-empty only inside subquery bodies).
+
+    A relation may be *lazy*: `exprs` then maps some of its names (visible or hidden) to Columns over `frame`
+    that have not been selected yet (a projection, a rename or an emit not applied), and `frame` may hold
+    columns the relation does not have. In classic PySpark every DataFrame operation runs Spark's analyzer
+    over the whole plan so far, so a projection is applied only when something needs the columns by name:
+    `df` selects them (once). Translators that can take the pending expressions inline (filter, sort, fetch,
+    aggregate, project, emit, cross and inner joins, the root) work on `frame` and `col(i)` instead.
+    Build no Column from `col(i)` before reading `df` of the same relation: reading `df` applies the
+    projection, after which the pending expressions no longer resolve (`materialized()` first). Pending
+    correlated predicates refer to columns by name (`named()`): they are applied above, once the projection is.
     """
 
-    df: DataFrame
+    frame: DataFrame
     names: list[str]
     types: list[T.DataType] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
     keyed: bool = False  # at most one row per correlation key (an aggregate absorbed the keys)
     count_bug: bool = False  # that aggregate counts: its value for a missing key would be 0, not NULL
+    exprs: dict[str, Column] | None = None  # lazy: name -> Column over `frame` (other names: frame columns)
+    frame_names: tuple[str, ...] = ()  # lazy: the names of `frame`'s columns (they need not be unique)
 
     def __post_init__(self) -> None:
         if not self.types:
-            by_name = {f.name: f.dataType for f in self.df.schema.fields}
+            by_name = {f.name: f.dataType for f in self.frame.schema.fields}
             self.types = [by_name[n] for n in self.names]
+
+    @property
+    def df(self) -> DataFrame:
+        """The DataFrame with exactly this relation's columns (and hidden ones), by name."""
+        if self.exprs is not None:
+            self.frame = self.frame.select(*self.named_cols([*self.names, *self.hidden]))
+            self.exprs = None
+            self.frame_names = ()
+        return self.frame
+
+    def materialized(self) -> Relation:
+        """This relation with its pending projection applied (before Columns are built for code using `df`)."""
+        self.df  # noqa: B018 - applies the projection
+        return self
+
+    def named(self) -> Relation:
+        """A view of this relation whose columns are referred to by name (what `df` will hold)."""
+        return Relation(self.frame, self.names, self.types) if self.exprs is not None else self
+
+    def columns(self) -> tuple[str, ...]:
+        """The names of `frame`'s columns."""
+        return self.frame_names if self.exprs is not None else (*self.names, *self.hidden)
 
     def __len__(self) -> int:
         return len(self.names)
 
+    def ref(self, name: str) -> Column:
+        """A column of this relation by name, as an expression over `frame`."""
+        expr = self.exprs.get(name) if self.exprs is not None else None
+        return column(name) if expr is None else expr
+
+    def named_cols(self, names: Sequence[str]) -> list[Column]:
+        """The columns `names` over `frame`, each under its own name."""
+        exprs = self.exprs or {}
+        return [exprs[n].alias(n) if n in exprs else column(n) for n in names]
+
     def col(self, i: int) -> Column:
-        return column(self.names[i])
+        return self.ref(self.names[i])
 
     def cols(self) -> list[Column]:
         return [self.col(i) for i in range(len(self.names))]
@@ -133,8 +177,19 @@ class Relation:
         return [column(n) for n in self.hidden]
 
     def with_df(self, df: DataFrame) -> Relation:
-        """Same columns and correlation state over a new DataFrame (e.g. after a filter or sort)."""
+        """Same columns and correlation state over a new DataFrame (e.g. after a filter or sort of `df`)."""
         return Relation(df, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
+
+    def over(self, frame: DataFrame, pending: list[Pending] | None = None) -> Relation:
+        """Same columns, pending expressions included, over a new frame made from `frame` by an operation
+        that keeps its columns (filter, sort, limit); with `pending`, these correlated predicates instead."""
+        out = Relation(frame, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
+        if pending is not None:
+            out.pending = pending
+            out.hidden = out.carried(self.names)
+        if self.exprs is not None:
+            out.exprs, out.frame_names = dict(self.exprs), self.frame_names
+        return out
 
     def carried(self, visible: Sequence[str]) -> list[str]:
         """Columns pending predicates still need that `visible` does not hold: they travel as hidden."""
@@ -149,30 +204,70 @@ class Relation:
     def correlated(self) -> bool:
         return bool(self.pending)
 
+    def can_defer(self) -> bool:
+        """Whether this relation may enter a join or emit with its projection pending: it is uncorrelated."""
+        return not (self.pending or self.hidden)
+
+    def project(self, names: list[str], types: list[T.DataType], exprs: dict[str, Column]) -> Relation:
+        """A pending projection over this relation: `names`, with `exprs` for those that are not columns of
+        this relation under the same name (the hidden columns are carried). No DataFrame operation."""
+        hidden = self.carried(names)
+        inherited = self.exprs or {}
+        pending = {
+            n: exprs[n] if n in exprs else inherited[n] for n in (*names, *hidden) if n in exprs or n in inherited
+        }
+        return Relation(
+            self.frame, names, types, hidden, self.pending, self.keyed, self.count_bug, pending, self.columns()
+        )
+
     def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
         """Keep the given positions in order; repeated positions get fresh names so they stay distinct."""
+        if not self.can_defer():
+            self.materialized()
         seen: set[str] = set()
-        out_cols: list[Column] = []
         out_names: list[str] = []
+        renamed: dict[str, Column] = {}
         for p in positions:
             name = self.names[p]
             if name in seen:
                 new = names.fresh()
-                out_cols.append(self.col(p).alias(new))
+                renamed[new] = self.col(p)
                 out_names.append(new)
             else:
                 seen.add(name)
-                out_cols.append(self.col(p))
                 out_names.append(name)
         if out_names == self.names:
             return self
+        types = [self.types[p] for p in positions]
+        if self.can_defer():
+            return self.project(out_names, types, renamed)
         hidden = self.carried(out_names)
-        df = self.df.select(*out_cols, *[column(n) for n in hidden])
-        return self.derive(df, out_names, [self.types[p] for p in positions], hidden)
+        cols = [renamed[n].alias(n) if n in renamed else column(n) for n in out_names]
+        df = self.df.select(*cols, *[column(n) for n in hidden])
+        return self.derive(df, out_names, types, hidden)
 
     def renamed(self, names: NameSource) -> Relation:
         """The same rows with all-new column names: for a subtree used twice in one plan."""
         assert not self.hidden and not self.pending, "only uncorrelated relations are shared"
         new = [names.fresh() for _ in self.names]
-        df = self.df.select(*[self.col(i).alias(n) for i, n in enumerate(new)])
-        return Relation(df, new, list(self.types))
+        return self.project(new, list(self.types), {n: self.col(i) for i, n in enumerate(new)})
+
+
+def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
+    """Two uncorrelated relations whose frames can be joined: pending projections are applied (right first)
+    while the frames share a column name, which Spark could not resolve (a table read twice keeps its own
+    names in its frame until then)."""
+    for rel in (right, left):
+        if not {n.lower() for n in left.columns()} & {n.lower() for n in right.columns()}:
+            break
+        rel.materialized()
+    return left, right
+
+
+def beside(left: Relation, right: Relation, names: list[str], types: list[T.DataType], frame: DataFrame) -> Relation:
+    """The relation over `frame`, a join of the two frames (see `side_by_side`), with both inputs' pending
+    projections still pending."""
+    if left.exprs is None and right.exprs is None:
+        return Relation(frame, names, types)
+    exprs = {**(left.exprs or {}), **(right.exprs or {})}
+    return Relation(frame, names, types, exprs=exprs, frame_names=(*left.columns(), *right.columns()))

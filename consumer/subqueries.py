@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
@@ -25,9 +24,9 @@ from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import COMPARISONS
-from .relation import Relation, column, quote
+from .relation import Relation, column, quote, side_by_side
 from .scope import Scope, Typed
-from .walk import messages, value_args
+from .walk import descendants, value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -92,9 +91,14 @@ def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expressio
 # --- body translation --------------------------------------------------------------------------------------
 
 
-def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str) -> Relation:
+def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False) -> Relation:
+    """The subquery's relation. For a `semi` (or anti) join, which reads the body's columns only in its
+    condition, an uncorrelated body keeps a pending projection (see `Relation`); otherwise it is applied."""
     refuse_unmarked_correlation(cx, rel, path)
-    return cx.rel(rel, path, outer=scope)
+    body = cx.rel(rel, path, outer=scope)
+    if semi and body.can_defer():
+        return side_by_side(scope.rel, body)[1]
+    return body.materialized()
 
 
 def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
@@ -103,9 +107,7 @@ def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) 
     way may run a different query, so such plans are refused rather than guessed at."""
     if not cx.quirks.unmarked_outer_references:
         return
-    for msg in _descendants(rel):
-        if not isinstance(msg, alg.FilterRel):
-            continue
+    for msg in descendants(rel, alg.FilterRel):
         for c in conjuncts(cx, msg.condition):
             if c.WhichOneof("rex_type") != "scalar_function":
                 continue
@@ -121,12 +123,6 @@ def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) 
                 )
 
 
-def _descendants(msg) -> Iterator:
-    for child in messages(msg):
-        yield child
-        yield from _descendants(child)
-
-
 def _bare_field(e: alg.Expression) -> bool:
     return e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
 
@@ -140,8 +136,7 @@ def _pending(body: Relation) -> list[Column]:
 
 
 def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
-    right = body.df
-    scope.rel = scope.rel.with_df(scope.rel.df.join(right, on=cond, how=how))
+    scope.rel = scope.rel.with_df(scope.rel.df.join(body.frame, on=cond, how=how))
 
 
 # --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
@@ -163,12 +158,12 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     if kind == "set_predicate":
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return False
-        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples")
+        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples", semi=True)
         _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
-        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack")
+        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack", semi=True)
         match = _match(needles, body, operator.eq, p)
         _apply_any(scope, body, match, negated)
         return True
@@ -177,7 +172,7 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
             raise PlanInvalidError("set comparison without ANY or ALL", p)
         left = cx.expression(sc.left, scope, f"{p}.left")
-        body = _body(cx, sc.right, scope, f"{p}.right")
+        body = _body(cx, sc.right, scope, f"{p}.right", semi=True)
         is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
         op = _comparison(sc.comparison_op, p)
         if is_all:
@@ -259,7 +254,7 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     if len(body.names) != 1:
         raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
     if not body.pending:
-        view = cx.register_view(body.df.select(body.col(0)))
+        view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
         col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
         return Typed(col, body.types[0])
     count_output = body.count_bug and body.keyed and _count_output(cx, sc.input)
@@ -270,7 +265,8 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     value = body.names[0]
     if body.keyed:
         host = scope.rel
-        joined = host.df.join(body.df.select(body.col(0), *body.hidden_cols()), on=_and(_pending(body)), how="left")
+        # The body holds its one column and the correlation keys (hidden): joined as it is.
+        joined = host.df.join(body.df, on=_and(_pending(body)), how="left")
         scope.rel = Relation(
             joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
         )

@@ -21,6 +21,14 @@ def messages(msg: Message) -> Iterator[Message]:
             yield value
 
 
+def descendants(msg: Message, kind: type[Message] = Message) -> Iterator[Message]:
+    """Every message of type `kind` inside `msg` (not `msg` itself), depth first."""
+    for child in messages(msg):
+        if isinstance(child, kind):
+            yield child
+        yield from descendants(child, kind)
+
+
 def field_references(msg: Message, depth: int = 0) -> Iterator[tuple[FieldReference, int]]:
     """Field references in an expression with the number of subquery boundaries crossed to reach them."""
     if isinstance(msg, FieldReference):

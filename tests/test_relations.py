@@ -230,6 +230,31 @@ def test_post_join_filter_removes_null_extended_rows(spark):
     assert_same_rows(got, want)
 
 
+@pytest.mark.parametrize(
+    "jt, how", [(J.JOIN_TYPE_LEFT, "left join"), (J.JOIN_TYPE_RIGHT, "right join"), (J.JOIN_TYPE_OUTER, "full join")]
+)
+def test_outer_join_of_projected_literals(spark, jt, how):
+    # Projections may stay pending through joins; on a side the join fills with NULLs a literal must read NULL.
+    b = PlanBuilder()
+    left = project(tbl("rel_l"), lit(1), emit=[0, 2])
+    right = project(tbl("rel_r"), lit(2), emit=[0, 2])
+    rel = join(left, right, jt, b.eq(field(0), field(2)))
+    got = run(b.plan(rel, ["k", "one", "k2", "two"]), spark)
+    want = spark.sql(
+        f"select l.k, l.one, r.k, r.two from (select k, 1 as one from rel_l) l {how} (select k, 2 as two from rel_r) r"
+        " on l.k = r.k"
+    )
+    assert_same_rows(got, want)
+
+
+def test_table_read_twice_in_one_cross(spark):
+    # The second read keeps the table's own names in its frame until the cross needs them apart.
+    b = PlanBuilder()
+    rel = filter_(cross(tbl("rel_l"), project(tbl("rel_l"), lit(7), emit=[0, 2])), b.eq(field(0), field(2)))
+    got = run(b.plan(rel, ["k", "a", "k2", "seven"]), spark)
+    assert_same_rows(got, spark.sql("select x.k, x.a, y.k, 7 from rel_l x join rel_l y on x.k = y.k"))
+
+
 def test_self_join(spark):
     b = PlanBuilder()
     rel = join(tbl("rel_l"), tbl("rel_l"), J.JOIN_TYPE_INNER, b.eq(field(0), field(2)))

@@ -119,12 +119,13 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
     key_names = [cx.names.fresh() for _ in keys]
     measure_names = [cx.names.fresh() for _ in measures]
     extra = [column(n) for n in absorbed]
+    extra_in = source.named_cols(absorbed)  # over the source's frame (its projection may be pending)
 
     def one_set(index: list[int], for_union: bool) -> DataFrame:
         group_cols = [keys[k].col.alias(key_names[k]) for k in dict.fromkeys(index)]
         aggs = [m.col.alias(n) for m, n in zip(measures, measure_names, strict=True)]
-        grouped = source.df.groupBy(*group_cols, *extra)
-        df = grouped.agg(*aggs) if aggs else source.df.select(*group_cols, *extra).distinct()
+        grouped = source.frame.groupBy(*group_cols, *extra_in)
+        df = grouped.agg(*aggs) if aggs else source.frame.select(*group_cols, *extra_in).distinct()
         present = {key_names[k] for k in index}
         if not for_union and len(present) == len(key_names):
             return df  # columns are found by name: no reordering select needed

@@ -14,6 +14,8 @@ from ..scope import Scope
 from ..subqueries import conjunct_paths, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels, value_args
 
+Subquery = alg.Expression.Subquery
+
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
@@ -22,9 +24,13 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     source = cx.rel(rel.input, f"{path}.input", outer)
     if not rel.HasField("condition"):
         return source
+    parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
+    if (source.exprs is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
+        return _filter_frame(cx, source, parts, outer)
+    source = source.materialized()
     scope = Scope(source, outer)
     conds, pending = [], list(source.pending)
-    for c, p in conjunct_paths(cx, rel.condition, f"{path}.condition"):
+    for c, p in parts:
         levels = reference_levels(c)
         if levels - {0}:
             pending.append(correlated_conjunct(cx, c, scope, levels, p))
@@ -34,6 +40,9 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
         conds.append(cx.expression(c, scope, p).col)
     out = scope.rel
     df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df
+    if not pending and source.can_defer():
+        # What subquery joins appended stays in the frame until an operation needs this relation's columns.
+        return Relation(df, source.names, source.types, exprs={}, frame_names=out.columns())
     # Drop what subquery joins appended; keep the input's columns and the correlation state.
     result = Relation(df, source.names, source.types, [], pending, source.keyed, source.count_bug)
     hidden = result.carried(source.names)
@@ -41,6 +50,21 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     if list(df.columns) != keep:
         df = df.select(*[column(n) for n in keep])
     return Relation(df, source.names, source.types, hidden, pending, source.keyed, source.count_bug)
+
+
+def _filter_frame(cx: SubstraitConsumer, source: Relation, parts, outer: Scope | None) -> Relation:
+    """Conjuncts without subqueries filter the frame; a pending projection stays pending. Correlated
+    conjuncts become pending predicates over the columns by name (they are applied above, after it)."""
+    local = Scope(source, outer)
+    conds, pending = [], list(source.pending)
+    for c, p in parts:
+        levels = reference_levels(c)
+        if levels - {0}:
+            pending.append(correlated_conjunct(cx, c, Scope(source.named(), outer), levels, p))
+        else:
+            conds.append(cx.expression(c, local, p).col)
+    frame = source.frame.filter(functools.reduce(operator.and_, conds)) if conds else source.frame
+    return source.over(frame, pending)
 
 
 def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, levels: set[int], path: str) -> Pending:

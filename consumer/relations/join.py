@@ -10,8 +10,9 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import Relation, column
+from ..relation import Relation, beside, column, side_by_side
 from ..scope import Scope
+from ..walk import contains
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -25,6 +26,18 @@ _SPARK_HOW = {
     JoinRel.JOIN_TYPE_LEFT_SEMI: "left_semi",
     JoinRel.JOIN_TYPE_LEFT_ANTI: "left_anti",
 }
+# Join types whose inputs may keep pending projections: the sides (0 left, 1 right) that must not, because
+# the join gives them NULL rows where a pending expression would not yield NULL (e.g. a literal).
+_NULLABLE: dict[int, tuple[int, ...]] = {
+    JoinRel.JOIN_TYPE_INNER: (),
+    JoinRel.JOIN_TYPE_LEFT_SEMI: (),
+    JoinRel.JOIN_TYPE_LEFT_ANTI: (),
+    JoinRel.JOIN_TYPE_RIGHT_SEMI: (),
+    JoinRel.JOIN_TYPE_RIGHT_ANTI: (),
+    JoinRel.JOIN_TYPE_LEFT: (1,),
+    JoinRel.JOIN_TYPE_RIGHT: (0,),
+    JoinRel.JOIN_TYPE_OUTER: (0, 1),
+}
 # Right-side variants run as their left-side twin with the inputs swapped.
 _SWAPPED = {
     JoinRel.JOIN_TYPE_RIGHT_SEMI: JoinRel.JOIN_TYPE_LEFT_SEMI,
@@ -36,7 +49,7 @@ _SWAPPED = {
 
 def _concat(left: Relation, right: Relation) -> Relation:
     """The record a join condition sees: left columns then right columns (a view, not a DataFrame op)."""
-    return Relation(left.df, [*left.names, *right.names], [*left.types, *right.types])
+    return beside(left, right, [*left.names, *right.names], [*left.types, *right.types], left.frame)
 
 
 def _merge_correlation(left: Relation, right: Relation, df, names, types, path: str) -> Relation:
@@ -56,6 +69,19 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
     jt = rel.type
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")
+    deferred = (
+        jt in _NULLABLE
+        and left.can_defer()
+        and right.can_defer()
+        and not any(contains(getattr(rel, f), alg.Expression.Subquery) for f in ("expression", "post_join_filter"))
+    )
+    if deferred:
+        # Pending projections stay pending through the join, except on a side the join may fill with NULLs.
+        left, right = side_by_side(left, right)
+        for side in _NULLABLE[jt]:
+            (left, right)[side].materialized()
+    else:
+        left, right = left.materialized(), right.materialized()
     if (left.correlated() or right.correlated()) and jt != JoinRel.JOIN_TYPE_INNER:
         raise UnsupportedFeatureError("correlated input under a non-inner join in a subquery", path)
     both = _concat(left, right)
@@ -75,14 +101,21 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
 
     if jt in _SPARK_HOW:
         how = _SPARK_HOW[jt]
-        df = left.df.join(right.df, on=cond, how=how) if cond is not None else left.df.join(right.df, how=how)
+        df = (
+            left.frame.join(right.frame, on=cond, how=how)
+            if cond is not None
+            else left.frame.join(right.frame, how=how)
+        )
         if how in ("left_semi", "left_anti"):
-            names, types = left.names, left.types
             if post is not None:
                 raise UnsupportedFeatureError("post-join filter on a semi or anti join", f"{path}.post_join_filter")
+            out = left.over(df) if deferred else _merge_correlation(left, right, df, left.names, left.types, path)
         else:
             names, types = [*left.names, *right.names], [*left.types, *right.types]
-        out = _merge_correlation(left, right, df, names, types, path)
+            if deferred:
+                out = beside(left, right, names, types, df)
+            else:
+                out = _merge_correlation(left, right, df, names, types, path)
     elif jt == JoinRel.JOIN_TYPE_LEFT_SINGLE:
         out, _ = single_join(cx, left, right, cond, path)
         out = Relation(out.df, [*left.names, *right.names], [*left.types, *right.types])
@@ -98,7 +131,9 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
         order = [*range(n_right, len(out.names)), *range(n_right)]
         out = out.select_positions(order, cx.names)
     if post is not None:
-        out = out.with_df(out.df.filter(post))
+        out = out.over(out.frame.filter(post))
+    if deferred:  # uncorrelated inputs: the frame holds the columns `out` says it does
+        return out
     keep = [*out.names, *out.hidden]
     if list(out.df.columns) != keep:
         out = out.with_df(out.df.select(*[column(n) for n in keep]))
@@ -108,6 +143,10 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
 def translate_cross(cx: SubstraitConsumer, rel: alg.CrossRel, path: str, outer: Scope | None) -> Relation:
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
+    if left.can_defer() and right.can_defer():
+        left, right = side_by_side(left, right)
+        names, types = [*left.names, *right.names], [*left.types, *right.types]
+        return beside(left, right, names, types, left.frame.crossJoin(right.frame))
     df = left.df.crossJoin(right.df)
     return _merge_correlation(left, right, df, [*left.names, *right.names], [*left.types, *right.types], path)
 

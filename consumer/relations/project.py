@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..functions import SCALAR
 from ..relation import Relation, column
 from ..scope import Scope
-from ..walk import reference_levels
+from ..walk import contains, descendants, reference_levels
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
 
 def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, outer: Scope | None) -> Relation:
-    """One `select` for the projection and its emit: unselected outputs are never built."""
+    """The projection and its emit as one pending projection (see `Relation`), else as one `select`."""
     source = cx.rel(rel.input, f"{path}.input", outer)
+    deferred = all(_deferrable(cx, e) for e in rel.expressions)
+    if not deferred:
+        source = source.materialized()
     scope = Scope(source, outer)
     exprs = []
     for i, e in enumerate(rel.expressions):
@@ -29,22 +34,38 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     width = 0 if cx.quirks.project_outputs_expressions_only else len(source.names)
     total = width + len(exprs)
     mapping = list(rel.common.emit.output_mapping) if rel.common.WhichOneof("emit_kind") == "emit" else range(total)
-    cols, names, types, used = [], [], [], set()
+    new: dict[str, Column] = {}
+    names, types, used = [], [], set()
     for m in mapping:
         if not 0 <= m < total:
             raise PlanInvalidError(
                 f"emit position {m} out of range: the relation has {total} columns", f"{path}.common.emit"
             )
         if m < width and source.names[m] not in used:
-            name, col = source.names[m], source.col(m)
+            name = source.names[m]
         else:
             name = cx.names.fresh()
-            col = (source.col(m) if m < width else exprs[m - width].col).alias(name)
+            new[name] = source.col(m) if m < width else exprs[m - width].col
         used.add(name)
-        cols.append(col)
         names.append(name)
         types.append(source.types[m] if m < width else exprs[m - width].type)
+    if deferred:
+        return source.project(names, types, new)
     hidden = source.carried(names)
     # Subquery joins may have widened scope.rel; select from it, then only the declared outputs remain.
+    cols = [new[n].alias(n) if n in new else column(n) for n in names]
     df = scope.rel.df.select(*cols, *[column(n) for n in hidden])
     return source.derive(df, names, types, hidden)
+
+
+def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:
+    """An expression that may be evaluated where its column is used: it reads only its own input, holds no
+    subquery, and calls only the consumer's own (deterministic) functions."""
+    if reference_levels(e) - {0} or contains(e, alg.Expression.Subquery):
+        return False
+    return all(_builtin(cx, fn) for fn in descendants(e, alg.Expression.ScalarFunction))
+
+
+def _builtin(cx: SubstraitConsumer, fn: alg.Expression.ScalarFunction) -> bool:
+    ref = cx.extensions.functions.get(fn.function_reference)
+    return ref is not None and cx.scalar_functions.get(ref.base) is SCALAR.get(ref.base)

@@ -11,7 +11,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
-from ..relation import Relation, quote
+from ..relation import Relation, column
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
 
@@ -73,7 +73,7 @@ def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path
     for field in ("filter", "best_effort_filter"):
         if rel.HasField(field):
             cond = cx.expression(getattr(rel, field), Scope(out, outer), f"{path}.{field}")
-            out = out.with_df(out.df.filter(cond.col))
+            out = out.over(out.frame.filter(cond.col))
     if rel.HasField("projection"):
         mask = rel.projection
         # maintain_singular_struct only matters when a mask picks one field out of a nested struct; masks
@@ -115,20 +115,16 @@ def conform(
     if problems:
         raise ResolutionError(f"{what} does not match the plan's schema: " + "; ".join(problems), path)
     exact = all(compatible(f.dataType, t) for f, t in zip(found, types, strict=True))
-    if exact and [f.name for f in fields] == [f.name for f in found]:
-        own = [f.name for f in found]
-        if cx.names.claim(own):  # the table's own names are still unique in this translation: no rename
-            return Relation(df, own, list(types))
-        fresh = [cx.names.fresh() for _ in names]
-        return Relation(df.toDF(*fresh), fresh, list(types))  # one call instead of two per column
+    own = [f.name for f in found]
+    if exact and [f.name for f in fields] == own and cx.names.claim(own):
+        # The table's own names are still unique in this translation: no rename.
+        return Relation(df, own, list(types))
+    # Fresh names (and casts to the declared types), pending until an operation needs them (see Relation).
     fresh = [cx.names.fresh() for _ in names]
-    cols = []
+    exprs = {}
     for f, declared, new in zip(found, types, fresh, strict=True):
-        col = F.col(quote(f.name))
-        if not compatible(f.dataType, declared):
-            col = cast(col, declared)
-        cols.append(col.alias(new))
-    return Relation(df.select(*cols), fresh, list(types))
+        exprs[new] = column(f.name) if compatible(f.dataType, declared) else cast(column(f.name), declared)
+    return Relation(df, fresh, list(types), exprs=exprs, frame_names=tuple(f.name for f in fields))
 
 
 def _castable(actual: T.DataType, declared: T.DataType) -> bool:

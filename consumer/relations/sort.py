@@ -45,7 +45,7 @@ def translate_sort(cx: SubstraitConsumer, rel: alg.SortRel, path: str, outer: Sc
     orders = sort_columns(cx, rel.sorts, Scope(source, outer), f"{path}.sorts")
     if not orders:
         return source
-    return source.with_df(source.df.orderBy(*orders))
+    return source.over(source.frame.orderBy(*orders))
 
 
 def _constant_int(cx: SubstraitConsumer, e: alg.Expression, path: str) -> int | None:
@@ -82,9 +82,9 @@ def translate_fetch(cx: SubstraitConsumer, rel: alg.FetchRel, path: str, outer: 
         raise PlanInvalidError(f"negative fetch offset {offset}", path)
     if count < -1:
         raise PlanInvalidError(f"negative fetch count {count}", path)
-    df = source.df
+    df = source.frame  # a pending projection commutes with LIMIT/OFFSET
     if count >= 0:
         df = df.limit(offset + count)
     if offset:
         df = df.offset(offset)
-    return source.with_df(df)
+    return source.over(df)
