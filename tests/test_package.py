@@ -38,3 +38,21 @@ def test_engine_imports_no_orchestrator_and_no_jvm_access():
             if any(code.lstrip().startswith(b) for b in banned_imports) or any(b in code for b in banned_calls):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_setup_cfg_lists_every_subpackage():
+    """A wheel (not the editable install the tests use) holds only the packages setup.cfg lists."""
+    import configparser
+
+    root = Path(__file__).resolve().parent.parent
+    cfg = configparser.ConfigParser()
+    cfg.read(root / "setup.cfg")
+    listed = set(cfg["options"]["packages"].split())
+    dirs = {"substrait_spark": "plugin", "substrait_spark.consumer": "consumer", "substrait_spark.hooks": "hooks"}
+    dirs["substrait_spark.operators"] = "operators"
+    found = set()
+    for package, folder in dirs.items():
+        for init in (root / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(root / folder)
+            found.add(".".join([package, *rel.parts]) if rel.parts else package)
+    assert found == listed
