@@ -142,7 +142,30 @@ class SubstraitSparkOperator(BaseOperator):
         report.spark_application_id = self._spark_hook.application_id()
         rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
         self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
-        return report.to_dict()
+        result = report.to_dict()
+        self._asset_events(context, result)
+        return result
+
+    def _asset_events(self, context: Any, report: dict[str, Any]) -> None:
+        """One Asset event per table the plan's steps changed: on the declared outlet Asset of that table (by
+        name = the table's identity, or by its `iceberg://` URI), else added to the first declared AssetAlias.
+        Extra: rows, snapshot id, plan sha256 and the steps' figures."""
+        changed = changed_tables(report)
+        if not changed:
+            return
+        from airflow.sdk import Asset, AssetAlias
+
+        declared = {k: a for a in self.outlets if isinstance(a, Asset) for k in (a.name, a.uri)}
+        aliases = [a for a in self.outlets if isinstance(a, AssetAlias)]
+        events = context["outlet_events"]
+        for target, extra in changed.items():
+            asset = declared.get(target) or declared.get(asset_uri(target))
+            if asset is not None:
+                events[asset].extra = extra
+            elif aliases:
+                events[aliases[0]].add(Asset(uri=asset_uri(target), name=target), extra=extra)
+            else:
+                self.log.info("Table %s changed; declare an outlet Asset or AssetAlias for an Asset event", target)
 
     def _catalogs(self) -> Catalogs | None:
         """The Iceberg catalogs: the configuration file's, then the connections'."""
@@ -170,6 +193,28 @@ class SubstraitSparkOperator(BaseOperator):
         self._killed = True
         if self._spark_hook is not None and self._job_group is not None:
             self._spark_hook.cancel(self._job_group)
+
+
+def asset_uri(target: str) -> str:
+    """`catalog.namespace.table` as an Asset URI: `iceberg://catalog/namespace/table`."""
+    return "iceberg://" + "/".join(target.split("."))
+
+
+def changed_tables(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Committed steps by target table: the figures an Asset event carries."""
+    changed: dict[str, dict[str, Any]] = {}
+    for step in report.get("steps") or []:
+        if step.get("status") != "committed" or not step.get("target"):
+            continue
+        entry = changed.setdefault(
+            step["target"], {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
+        )
+        entry["rows"] += step.get("rows") or 0
+        entry["snapshot_id"] = step.get("snapshot_after")
+        entry["steps"].append(
+            {"kind": step["kind"], "rows": step.get("rows"), "snapshot_id": step.get("snapshot_after")}
+        )
+    return changed
 
 
 def run_key(context: Any) -> str:

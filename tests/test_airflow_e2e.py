@@ -43,6 +43,7 @@ def examples(tmp_path_factory, s3_endpoint, tpch_dir, plan_versions) -> AirflowS
     home = tmp_path_factory.mktemp("airflow-examples")
     stack = AirflowStack(home, s3_endpoint, tpch_dir, home / "reports")
     stack.migrate()
+    stack.ensure_lake()
     return stack
 
 
@@ -112,6 +113,55 @@ def test_pipeline_runs_plans_of_three_producers(examples, plan_versions):
     assert all(len(r["outputs"][0]["preview"]) == min(3, n) for r, n in zip(reports, rows, strict=True))
     summary = run.value("summarise")
     assert [s["rows"] for s in summary] == rows
+
+
+def test_table_pipeline_reports_its_steps_and_one_asset_event_per_table(examples, tpch_dir):
+    from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog
+
+    run = examples.dags_test("substrait_table_pipeline", "2024-06-01")
+    assert run.state == "success", run.log[-5000:]
+    report = run.value("big_orders")
+    db = DuckDBOracle(tpch_dir, ["orders"])
+    try:
+        count = lambda where: db.run(f"select count(*) from orders where {where}").rows[0][0]  # noqa: E731
+        expected_rows = [
+            count("o_totalprice > 400000"),
+            count("o_totalprice between 350000 and 400000"),
+            count("o_totalprice > 450000"),
+        ]
+        expected_keys = sorted(
+            r[0]
+            for r in db.run(
+                "select o_orderkey from orders where o_totalprice >= 350000 and o_totalprice <= 450000"
+            ).rows
+        )
+    finally:
+        db.close()
+    steps = report["steps"]
+    assert [(s["kind"], s["status"], s["rows"]) for s in steps] == list(
+        zip(["ctas", "insert", "delete"], ["committed"] * 3, expected_rows, strict=True)
+    )
+    assert {s["target"] for s in steps} == {"lake.demo.big_orders"}
+    assert steps[1]["snapshot_before"] == steps[0]["snapshot_after"]
+    key = f"substrait_table_pipeline/{run.run_id}/big_orders/-1"
+    assert [s["idempotency_key"] for s in steps] == [f"{key}/step-{i}" for i in range(3)]
+    # The table, read through pyiceberg: what the three steps leave.
+    settings = {"uri": examples.home / "lake" / "catalog.db", "warehouse": examples.home / "lake" / "warehouse"}
+    table = pyiceberg_catalog("lake", **settings).load_table("demo.big_orders")
+    assert sorted(r["o_orderkey"] for r in table.scan().to_arrow().to_pylist()) == expected_keys
+    # One Asset event for the one table changed, with the figures in its extra.
+    assert run.asset_events == [
+        (
+            "lake.demo.big_orders",
+            "iceberg://lake/demo/big_orders",
+            {
+                "rows": sum(expected_rows),
+                "snapshot_id": table.current_snapshot().snapshot_id,
+                "plan_sha256": report["plan_sha256"],
+                "steps": [{"kind": s["kind"], "rows": s["rows"], "snapshot_id": s["snapshot_after"]} for s in steps],
+            },
+        )
+    ]
 
 
 # --- failures --------------------------------------------------------------------------------------------

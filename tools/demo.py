@@ -2,8 +2,9 @@
 
 Starts a real S3-compatible server (moto) on 127.0.0.1 and puts the example plans in a versioned bucket, then runs
 the example DAGs with `airflow dags test` (SQLite metadata, local Spark, connections only as `AIRFLOW_CONN_*`):
-the daily pricing summary for one logical date, and the multi-producer TPC-H pipeline. Prints each run report
-(the task's XCom value) and the published result.
+the daily pricing summary for one logical date, the multi-producer TPC-H pipeline, and a plan that changes an
+Iceberg table in three steps. Prints each run report (the task's XCom value), the published result, the steps
+and the Asset events.
 
     .venv/bin/python tools/demo.py [--date 1995-06-17] [--tables-dir .data/tpch/sf0.01]
 """
@@ -48,6 +49,7 @@ def main() -> int:
             print(f"   s3://substrait-plans/{key}  version {version}")
         stack = AirflowStack(home, endpoint, Path(args.tables_dir), ROOT / ".data" / "demo" / "reports")
         stack.migrate()
+        stack.ensure_lake()
 
         print(f"\n== airflow dags test substrait_daily_report {args.date}")
         t0 = time.monotonic()
@@ -76,6 +78,19 @@ def main() -> int:
             print(f"\n-- {r['plan_uri']} (producer {r['producer']}, version {r['plan_version_id']})")
             print(f"   {o['rows']} rows, {r['duration_s']} s, Spark application {r['spark_application_id']}")
             print(_table(o["columns"], o["preview"]))
+
+        print("\n== airflow dags test substrait_table_pipeline (CTAS, INSERT, DELETE on lake.demo.big_orders)")
+        t0 = time.monotonic()
+        run = stack.dags_test("substrait_table_pipeline", "2024-06-01")
+        print(f"   run {run.run_id}: {run.state} in {time.monotonic() - t0:.0f} s")
+        if run.state != "success":
+            print(run.log[-6000:], file=sys.stderr)
+            return 1
+        steps = run.value("big_orders")["steps"]
+        columns = ["index", "kind", "target", "status", "rows", "snapshot_before", "snapshot_after", "idempotency_key"]
+        print(_table(columns, [[s[c] for c in columns] for s in steps]))
+        for name, uri, extra in run.asset_events:
+            print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
     return 0
 
 

@@ -132,6 +132,24 @@ class AirflowStack:
     dags: Path = DAGS
     extra_env: Mapping[str, str] | None = None
 
+    @property
+    def catalog_config(self) -> Path:
+        return self.home / "catalogs.yaml"
+
+    def ensure_lake(self) -> Path:
+        """The Iceberg catalog `lake` (SQLite, in the Airflow home) with namespace `demo`, and its config file."""
+        import yaml
+        from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, pyiceberg_catalog_properties
+
+        settings = {"uri": self.home / "lake" / "catalog.db", "warehouse": self.home / "lake" / "warehouse"}
+        settings["uri"].parent.mkdir(parents=True, exist_ok=True)
+        catalog = pyiceberg_catalog("lake", **settings)
+        catalog.create_namespace_if_not_exists("demo")
+        catalog.engine.dispose()
+        config = {"default": "lake", "catalogs": {"lake": pyiceberg_catalog_properties("lake", **settings)}}
+        self.catalog_config.write_text(yaml.safe_dump(config))
+        return self.catalog_config
+
     def env(self, **overrides: str) -> dict[str, str]:
         tables = {t: str((self.tables_dir / f"{t}.parquet").resolve()) for t in TPCH_TABLES}
         aws = {
@@ -156,6 +174,7 @@ class AirflowStack:
                 "AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT": json.dumps(spark),
                 "AIRFLOW_VAR_SUBSTRAIT_PLANS": f"s3://{PLANS_BUCKET}",
                 "AIRFLOW_VAR_SUBSTRAIT_REPORTS_DIR": str(self.reports_dir.resolve()),
+                "AIRFLOW_VAR_SUBSTRAIT_CATALOG_CONFIG": str(self.catalog_config.resolve()),
                 "SPARK_LOCAL_IP": "127.0.0.1",
                 "PYSPARK_PYTHON": sys.executable,
                 "PYTHONUNBUFFERED": "1",
@@ -202,12 +221,18 @@ class AirflowStack:
             xcoms = db.execute(
                 "SELECT task_id, map_index, key, value FROM xcom WHERE dag_id = ? AND run_id = ?", (dag_id, run_id)
             ).fetchall()
+            assets = db.execute(
+                "SELECT a.name, a.uri, e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id"
+                " WHERE e.source_dag_id = ? AND e.source_run_id = ? ORDER BY e.id",
+                (dag_id, run_id),
+            ).fetchall()
         return DagRun(
             dag_id=dag_id,
             run_id=run_id,
             state=state,
             task_states={(t, m): s for t, m, s in tasks},
             xcom={(t, m, k): _json(v) for t, m, k, v in xcoms},
+            asset_events=[(name, uri, _json(extra)) for name, uri, extra in assets],
             stdout=done.stdout if done else "",
             stderr=done.stderr if done else "",
         )
@@ -231,6 +256,7 @@ class DagRun:
     state: str
     task_states: dict[tuple[str, int], str]
     xcom: dict[tuple[str, int, str], Any]
+    asset_events: list[tuple[str, str, Any]]  # (asset name, uri, extra) of the events this run emitted
     stdout: str
     stderr: str
 

@@ -2,7 +2,11 @@
 
 `daily_pricing_summary.json`: TPC-H q1 as IBM's compliance suite (Isthmus) wrote it, with its shipping-date
 cut-off `l_shipdate <= date '1998-09-01'` turned into dynamic parameter $0 (a date; the plan keeps
-1998-09-01 as its default binding), so a daily DAG can pass its logical date. Run again after changing it:
+1998-09-01 as its default binding), so a daily DAG can pass its logical date.
+
+`big_orders_pipeline.json`: a plan that changes a table in three steps (built with tests/plan_builder.py, the
+builder the tests use): CTAS `demo.big_orders` (replace if it exists) from TPC-H orders over 400,000; INSERT
+the orders between 350,000 and 400,000; DELETE those over 450,000. Run again after changing it:
 
     .venv/bin/python tools/make_example_plans.py [--corpus ../shared/corpus]
 """
@@ -10,6 +14,7 @@ cut-off `l_shipdate <= date '1998-09-01'` turned into dynamic parameter $0 (a da
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from google.protobuf import json_format
@@ -62,13 +67,60 @@ def daily_pricing_summary(corpus: Path) -> str:
     return header + json_format.MessageToJson(plan, indent=2) + "\n"
 
 
+def big_orders_pipeline() -> str:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from plan_builder import PlanBuilder, WriteRel, decimal_, field, filter_, i64, lit, named, project, write
+
+    names, types = ["o_orderkey", "o_totalprice"], [i64(), decimal_(15, 2)]
+    b = PlanBuilder()
+
+    def orders_where(condition) -> alg.Rel:
+        rel = named("orders", ["o_orderkey", "o_custkey", "o_totalprice"], [i64(), i64(), decimal_(15, 2)])
+        return project(filter_(rel, condition(field(2))), field(0), field(2), emit=[3, 4])
+
+    def money(v: str):
+        return lit(v, decimal_(15, 2))
+
+    target = ["demo", "big_orders"]
+    ctas = write(
+        target,
+        orders_where(lambda price: b.call("gt", price, money("400000.00"))),
+        names,
+        types,
+        op=WriteRel.WRITE_OP_CTAS,
+        create_mode=WriteRel.CREATE_MODE_REPLACE_IF_EXISTS,
+    )
+    insert = write(
+        target,
+        orders_where(
+            lambda price: b.call(
+                "and", b.call("gte", price, money("350000.00")), b.call("lte", price, money("400000.00"))
+            )
+        ),
+        names,
+        types,
+    )
+    delete = write(
+        target,
+        filter_(named(target, names, types), b.call("gt", field(1), money("450000.00"))),
+        names,
+        types,
+        op=WriteRel.WRITE_OP_DELETE,
+    )
+    plan = b.plan(ctas, names, more=[(insert, names), (delete, names)])
+    plan.version.producer = "substrait-spark tools/make_example_plans.py"
+    header = "// CTAS demo.big_orders, INSERT, DELETE: three steps. Made by tools/make_example_plans.py\n"
+    return header + json_format.MessageToJson(plan, indent=2) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "daily_pricing_summary.json").write_text(daily_pricing_summary(Path(args.corpus)))
-    print(f"wrote {OUT / 'daily_pricing_summary.json'}")
+    (OUT / "big_orders_pipeline.json").write_text(big_orders_pipeline())
+    print(f"wrote {OUT / 'daily_pricing_summary.json'} and {OUT / 'big_orders_pipeline.json'}")
 
 
 if __name__ == "__main__":
