@@ -276,3 +276,60 @@ def test_cli_writes_are_retry_safe_with_a_run_key(lake, ns, tmp_path, capsys):
     assert first["rows"] == 2 and first["target"] == f"{lake.name}.{ns}.cli_target"
     ids = sorted(r["id"] for r in lake.catalog.load_table(f"{ns}.cli_target").scan().to_arrow().to_pylist())
     assert ids == [0, 1, 10, 10, 11, 11]
+
+
+def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_twice(lake, tmp_path, tpch_dir):
+    """The task process (here the CLI) is killed right after its first step commits; the retry with the same run
+    key skips that step, applies the others once, and the table holds no duplicates."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from substrait_spark.consumer.steps.log import KEY_PROPERTY
+
+    lake.catalog.create_namespace_if_not_exists("demo")
+    config = tmp_path / "catalogs.yaml"
+    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
+    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    plan = Path(__file__).resolve().parent.parent / "dags_examples" / "plans" / "big_orders_pipeline.json"
+    cli = Path(sys.executable).parent / "substrait-spark"
+    args = [str(cli), "run", str(plan), "--tables-dir", str(tpch_dir), "--catalog-config", str(config)]
+    key = f"crash-test/{lake.name}"
+
+    def committed_keys() -> list[str]:
+        try:
+            table = lake.catalog.load_table("demo.big_orders")
+        except Exception:  # not created yet
+            return []
+        return [s.summary.additional_properties.get(KEY_PROPERTY) for s in table.snapshots()]
+
+    proc = subprocess.Popen([*args, "--run-key", key], env=dict(os.environ), start_new_session=True)
+    deadline = time.monotonic() + 240
+    while f"{key}/step-0" not in committed_keys():
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the crash: right after the first commit
+    proc.wait()
+    at_crash = committed_keys()
+    assert f"{key}/step-2" not in at_crash  # at least the last step was not committed
+
+    out = tmp_path / "out"
+    done = subprocess.run([*args, "--run-key", key, "--output-dir", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    steps = json.loads((out / "summary.json").read_text())["plans"][0]["steps"]
+    assert steps[0]["status"] == "skipped"
+    assert [s["status"] for s in steps[len(at_crash) :]] == ["committed"] * (3 - len(at_crash))
+    keys = committed_keys()
+    assert sorted(keys) == [f"{key}/step-{i}" for i in range(3)]  # each step applied exactly once
+    rows = [r["o_orderkey"] for r in lake.catalog.load_table("demo.big_orders").scan().to_arrow().to_pylist()]
+    from oracles import DuckDBOracle
+
+    db = DuckDBOracle(tpch_dir, ["orders"])
+    expected = sorted(
+        r[0] for r in db.run("select o_orderkey from orders where o_totalprice between 350000 and 450000").rows
+    )
+    db.close()
+    assert sorted(rows) == expected  # what CTAS + INSERT - DELETE leave, no order twice
