@@ -37,7 +37,7 @@ from .relations.filter import equality_key_position
 from .relations.read import _TEXT_FORMATS
 from .subqueries import conjuncts, refuse_unmarked_correlation
 from .types import schema_of, spark_type
-from .walk import contains, reference_levels
+from .walk import children, contains, nodes, reference_levels
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -59,39 +59,6 @@ class Finding:
 
 
 # --- walking ------------------------------------------------------------------------------------------------
-
-# Messages checked as a whole: their inner messages are not visited one by one (a struct type's field types).
-OPAQUE: tuple[type[Message], ...] = (tp.Type,)
-
-
-def _is_repeated(fd: Any) -> bool:
-    flag = getattr(fd, "is_repeated", None)
-    return flag if isinstance(flag, bool) else fd.label == fd.LABEL_REPEATED
-
-
-def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
-    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists)."""
-    for fd, value in msg.ListFields():
-        if fd.message_type is None or fd.message_type.GetOptions().map_entry:
-            continue
-        p = f"{path}.{fd.name}" if path else fd.name
-        if _is_repeated(fd):
-            for i, item in enumerate(value):
-                yield item, f"{p}[{i}]"
-        else:
-            yield value, p
-
-
-def nodes(msg: Message, path: str = "") -> Iterator[tuple[Message, str]]:
-    """Every message in `msg` (itself first), depth-first in field order, with its path."""
-    stack = [(msg, path)]
-    while stack:
-        m, p = stack.pop()
-        yield m, p
-        if isinstance(m, OPAQUE):
-            continue
-        stack.extend(reversed(list(children(m, p))))
-
 
 # --- context -----------------------------------------------------------------------------------------------
 

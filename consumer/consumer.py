@@ -18,7 +18,7 @@ from substrait.plan_pb2 import Plan
 
 from . import expressions as ex
 from . import subqueries
-from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError
+from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, AggregateHandler, Call, Handler
 from .literals import to_column
@@ -126,7 +126,7 @@ class SubstraitConsumer:
         except SubstraitSparkError:
             raise
         except Exception as exc:  # Spark's analysis errors while building: name the relation
-            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {_first_line(exc)}", p) from exc
+            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(exc)}", p) from exc
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
 
     def _check_common(self, body: Any, path: str) -> None:
@@ -398,11 +398,6 @@ def _check_argument_types(call: Call) -> None:
         ex.coerce_comparison(call)
     elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or (fams & _TEMPORAL and fams <= _TEMPORAL | {"int"})):
         raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
 
 
 __all__ = ["SubstraitConsumer", "name_columns", "quote"]

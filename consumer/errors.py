@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
+# A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
+_JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """What an exception says, in one line: a JVM exception's own message rather than py4j's
+    "An error occurred while calling o133.save"."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    cause = next((m for m in map(_JAVA_CAUSE.match, lines) if m), None)
+    text = f"{cause[1]}: {cause[2]}" if cause else (lines[0] if lines else type(exc).__name__)
+    return text[:limit]
+
 
 class SubstraitSparkError(Exception):
     """Base of every error this package raises on purpose."""

@@ -16,11 +16,10 @@ from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
-from .analyze import children
 from .extensions import Extensions
 from .functions import PREDICATES
 from .producers import Quirks
-from .walk import value_args
+from .walk import children, value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
@@ -21,6 +20,7 @@ from substrait.plan_pb2 import Plan
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .literals import to_column
 from .scope import Typed
+from .walk import nodes
 
 Literal = alg.Expression.Literal
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -39,25 +39,10 @@ def parse_anchor(name: str | int) -> int:
 def uses(plan: Plan) -> dict[int, list[tuple[alg.DynamicParameter, str]]]:
     """Every DynamicParameter in the plan by anchor, with its path."""
     found: dict[int, list[tuple[alg.DynamicParameter, str]]] = {}
-    for msg, path in _walk(plan, ""):
+    for msg, path in nodes(plan):
         if isinstance(msg, alg.DynamicParameter):
             found.setdefault(msg.parameter_reference, []).append((msg, path))
     return found
-
-
-def _walk(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
-    yield msg, path
-    for fd, value in msg.ListFields():
-        if fd.message_type is None:
-            continue
-        sub = f"{path}.{fd.name}" if path else fd.name
-        if fd.is_repeated:
-            if fd.message_type.GetOptions().map_entry:
-                continue
-            for i, item in enumerate(value):
-                yield from _walk(item, f"{sub}[{i}]")
-        else:
-            yield from _walk(value, sub)
 
 
 @dataclass

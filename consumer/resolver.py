@@ -11,9 +11,22 @@ from typing import Any, Protocol, runtime_checkable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from .errors import ResolutionError
+from .errors import ResolutionError, first_line
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
+
+
+def read_mapping_file(path: str | Path, what: str) -> Mapping[str, Any]:
+    """A JSON or YAML configuration file holding a mapping (table maps, catalog configurations)."""
+    import yaml  # YAML is a superset of JSON: one parser for both
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ResolutionError(f"cannot read {what} {path}: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise ResolutionError(f"{what} {path}: expected a mapping")
+    return data
 
 
 @dataclass(frozen=True)
@@ -110,15 +123,7 @@ class TableMapResolver:
     @classmethod
     def from_file(cls, path: str | Path):
         """A JSON or YAML file holding a table map (see `from_mapping`)."""
-        import yaml  # YAML is a superset of JSON: one parser for both
-
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ResolutionError(f"cannot read table map {path}: {exc}") from None
-        if not isinstance(data, Mapping):
-            raise ResolutionError(f"table map {path}: expected a mapping of table name to location")
-        return cls.from_mapping(data, f"table map {path}")
+        return cls.from_mapping(read_mapping_file(path, "table map"), f"table map {path}")
 
     def add(self, name: str, binding: TableBinding) -> None:
         self.tables[name.lower()] = binding
@@ -143,8 +148,7 @@ def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
     try:
         return spark.read.format(binding.format).load(binding.uri)
     except Exception as exc:  # Spark's AnalysisException: path missing, unreadable format
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ResolutionError(f"cannot read {binding.uri} as {binding.format}: {first[:300]}") from exc
+        raise ResolutionError(f"cannot read {binding.uri} as {binding.format}: {first_line(exc)}") from exc
 
 
 @dataclass

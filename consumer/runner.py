@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from .consumer import SubstraitConsumer
-from .errors import ExecutionError, SubstraitSparkError
+from .errors import ExecutionError, SubstraitSparkError, first_line
 from .loader import LoadedPlan
 from .report import RootOutput, RunReport
 from .resolver import TableResolver
@@ -19,16 +18,9 @@ from .sinks import Sink, deliver
 from .steps.log import StepLog
 from .steps.targets import WriteTargets, targets_of
 
-# A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
-_JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
-
 
 def _spark_error(exc: Exception) -> ExecutionError:
-    """One line saying what Spark said: the JVM exception's message rather than py4j's "error calling o133.save"."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    cause = next((m for m in map(_JAVA_CAUSE.match, lines) if m), None)
-    first = f"{cause[1]}: {cause[2]}" if cause else (lines[0] if lines else type(exc).__name__)
-    return ExecutionError(f"Spark failed: {first[:500]}")
+    return ExecutionError(f"Spark failed: {first_line(exc, 500)}")
 
 
 def run_loaded(

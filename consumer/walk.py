@@ -3,22 +3,49 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
+from substrait import type_pb2 as tp
 
 FieldReference = alg.Expression.FieldReference
+# Messages taken as a whole by `nodes`: their inner messages are not visited one by one (a struct's field types).
+OPAQUE: tuple[type[Message], ...] = (tp.Type,)
+
+
+def _is_repeated(fd: Any) -> bool:
+    flag = getattr(fd, "is_repeated", None)  # protobuf 6; older releases only have `label`
+    return flag if isinstance(flag, bool) else fd.label == fd.LABEL_REPEATED
+
+
+def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
+    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists)."""
+    for fd, value in msg.ListFields():
+        if fd.message_type is None or fd.message_type.GetOptions().map_entry:
+            continue
+        p = f"{path}.{fd.name}" if path else fd.name
+        if _is_repeated(fd):
+            for i, item in enumerate(value):
+                yield item, f"{p}[{i}]"
+        else:
+            yield value, p
 
 
 def messages(msg: Message) -> Iterator[Message]:
     """Every message directly inside `msg` (map entries skipped)."""
-    for field, value in msg.ListFields():
-        if field.message_type is None or field.message_type.GetOptions().map_entry:
+    return (child for child, _ in children(msg, ""))
+
+
+def nodes(msg: Message, path: str = "") -> Iterator[tuple[Message, str]]:
+    """Every message in `msg` (itself first), depth-first in field order, with its path; OPAQUE ones whole."""
+    stack = [(msg, path)]
+    while stack:
+        m, p = stack.pop()
+        yield m, p
+        if isinstance(m, OPAQUE):
             continue
-        if field.is_repeated:
-            yield from value
-        else:
-            yield value
+        stack.extend(reversed(list(children(m, p))))
 
 
 def descendants(msg: Message, kind: type[Message] = Message) -> Iterator[Message]:

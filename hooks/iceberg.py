@@ -28,7 +28,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.relation import quote
-from substrait_spark.consumer.resolver import ResolvedTable
+from substrait_spark.consumer.resolver import ResolvedTable, read_mapping_file
 from substrait_spark.hooks.iceberg_spark import (
     ICEBERG_EXTENSIONS,
     SPARK_CATALOG_CLASS,
@@ -114,15 +114,7 @@ class Catalogs:
 
     @classmethod
     def from_file(cls, path: str | Path) -> Catalogs:
-        import yaml  # YAML is a superset of JSON: one parser for both
-
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ResolutionError(f"cannot read catalog config {path}: {exc}") from None
-        if not isinstance(data, Mapping):
-            raise ResolutionError(f"catalog config {path}: expected a mapping")
-        return cls.from_mapping(data, f"catalog config {path}")
+        return cls.from_mapping(read_mapping_file(path, "catalog config"), f"catalog config {path}")
 
     def _known(self) -> str:
         return "configured: " + (", ".join(sorted(self.catalogs)) or "none")

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import quote
@@ -167,6 +168,12 @@ class SubstraitSparkHook(BaseHook):
         )
         self.log.info("Spark target for connection %s: %s", self.spark_conn_id or "(none)", target.display)
         return target
+
+    def add_conf(self, conf: Mapping[str, Any]) -> None:
+        """More Spark settings before the session starts: over the connection's, under the hook's own `conf`."""
+        own = {k: spark_sessions.conf_str(v) for k, v in self._conf_override.items()}
+        added = {k: spark_sessions.conf_str(v) for k, v in conf.items()}
+        self.target = replace(self.target, conf={**self.target.conf, **added, **own})
 
     @property
     def table_map(self) -> dict[str, dict[str, str]]:

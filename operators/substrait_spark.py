@@ -116,12 +116,11 @@ class SubstraitSparkOperator(BaseOperator):
         loaded = parse_plan_bytes(obj.data, uri=obj.uri)
 
         catalogs = self._catalogs()
-        conf = dict(self.spark_conf or {})
-        if catalogs:
-            target = SubstraitSparkHook(self.spark_conn_id, conf=conf).target  # the connection's own packages
+        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
+        if catalogs:  # Iceberg jars unless the connection brings Iceberg from spark.jars.packages
+            target = self._spark_hook.target
             packages = [*target.packages, *target.conf.get("spark.jars.packages", "").split(",")]
-            conf = {**session_conf(catalogs, packages=packages), **conf}
-        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=conf)
+            self._spark_hook.add_conf(session_conf(catalogs, packages=packages))
         spark = self._spark_hook.get_session()
         self._job_group = job_group_id(context)
         if self._killed:  # on_kill came while the session was starting: no job to cancel yet, so none may start

@@ -23,6 +23,7 @@ import pytest
 from substrait_spark.hooks.iceberg_spark import (
     default_jars_dir,
     pyiceberg_catalog,
+    pyiceberg_catalog_properties,
     register_catalog,
     spark_session_conf,
 )
@@ -117,6 +118,24 @@ class Lake:
     @property
     def settings(self) -> dict[str, Any]:
         return {"uri": self.uri, "warehouse": self.warehouse}
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The catalog configuration naming this catalog as the default (`--catalog-config`'s content)."""
+        props = pyiceberg_catalog_properties(self.name, uri=self.uri, warehouse=self.warehouse)
+        return {"default": self.name, "catalogs": {self.name: props}}
+
+    def catalogs(self) -> Any:
+        from substrait_spark.hooks.iceberg import Catalogs
+
+        return Catalogs.from_mapping(self.config)
+
+    def write_config(self, path: Path) -> Path:
+        """The configuration as a YAML file, as the CLI and the operator read it."""
+        import yaml
+
+        path.write_text(yaml.safe_dump(self.config))
+        return path
 
 
 @pytest.fixture(scope="session", name="lake")

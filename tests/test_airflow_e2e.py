@@ -271,18 +271,14 @@ def test_provider_is_listed_with_its_connection_form(examples):
 
 def test_operator_and_cli_resolve_through_the_same_catalog_config(test_dags, s3_endpoint, lake, tmp_path, capsys):
     import pyarrow as pa
-    import yaml
     from substrait_spark.cli import main
-    from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
 
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     lake.catalog.create_namespace_if_not_exists("airflow_e2e")
     table = lake.catalog.create_table("airflow_e2e.customers", schema=schema)
     table.append(pa.Table.from_pylist([{"id": i, "name": f"c{i}"} for i in range(6)], schema=schema))
     snapshot = lake.catalog.load_table("airflow_e2e.customers").current_snapshot().snapshot_id
-    config = tmp_path / "catalogs.yaml"
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    config = lake.write_config(tmp_path / "catalogs.yaml")
     plan = PlanBuilder().plan(
         project(named(["AIRFLOW_E2E", "CUSTOMERS"], ["id", "name"], [i64(), string()]), emit=[0, 1]), ["id", "name"]
     )

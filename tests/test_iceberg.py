@@ -10,7 +10,6 @@ import time
 
 import pyarrow as pa
 import pytest
-import yaml
 from google.protobuf import json_format
 from iceberg_stack import Lake
 from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
@@ -20,7 +19,7 @@ from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.resolver import ChainResolver
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
-from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, pyiceberg_catalog_properties, register_catalog
+from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, register_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 COLUMNS = (["id", "name", "amount"], [i64(), string(), fp64()])
@@ -46,8 +45,7 @@ def lake(request, iceberg_spark, tmp_path_factory) -> Lake:
 
 @pytest.fixture(scope="module")
 def catalogs(lake: Lake) -> Catalogs:
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    return Catalogs.from_mapping({"default": lake.name, "catalogs": {lake.name: props}})
+    return lake.catalogs()
 
 
 @pytest.fixture
@@ -235,9 +233,7 @@ def test_filters_and_projections_reach_the_iceberg_scan(lake, catalogs, ns):
 
 def test_cli_resolves_through_the_catalog_config(lake, ns, tmp_path, capsys):
     lake.catalog.create_table(f"{ns}.cli_sales", schema=SCHEMA).append(arrow(range(7)))
-    config = tmp_path / "catalogs.yaml"
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    config = lake.write_config(tmp_path / "catalogs.yaml")
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(json_format.MessageToDict(read_plan([ns, "cli_sales"]))))
     out = tmp_path / "out"
@@ -256,9 +252,7 @@ def test_cli_writes_are_retry_safe_with_a_run_key(lake, ns, tmp_path, capsys):
     from plan_builder import virtual, write
 
     lake.catalog.create_table(f"{ns}.cli_target", schema=SCHEMA).append(arrow(range(2)))
-    config = tmp_path / "catalogs.yaml"
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    config = lake.write_config(tmp_path / "catalogs.yaml")
     rows = virtual(*COLUMNS, [(10, "n10", 15.0), (11, "n11", 16.5)])
     plan = tmp_path / "insert.json"
     plan.write_text(
@@ -290,9 +284,7 @@ def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_t
     from substrait_spark.consumer.steps.log import KEY_PROPERTY
 
     lake.catalog.create_namespace_if_not_exists("demo")
-    config = tmp_path / "catalogs.yaml"
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    config.write_text(yaml.safe_dump({"default": lake.name, "catalogs": {lake.name: props}}))
+    config = lake.write_config(tmp_path / "catalogs.yaml")
     plan = Path(__file__).resolve().parent.parent / "dags_examples" / "plans" / "big_orders_pipeline.json"
     cli = Path(sys.executable).parent / "substrait-spark"
     args = [str(cli), "run", str(plan), "--tables-dir", str(tpch_dir), "--catalog-config", str(config)]

@@ -11,8 +11,8 @@ from oracles import assert_same_result
 from plan_builder import tuples
 from substrait_spark.consumer import TableMapResolver, load_plan
 from substrait_spark.consumer.consumer import SubstraitConsumer
-from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
-from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties, register_catalog
+from substrait_spark.hooks.iceberg import IcebergCatalogResolver
+from substrait_spark.hooks.iceberg_spark import register_catalog
 
 pytestmark = pytest.mark.corpus
 
@@ -34,8 +34,7 @@ def iceberg_tpch(lake, tpch_dir):
     lake.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {lake.name}.tpch")
     for t in TABLES:
         lake.spark.read.parquet(str(tpch_dir / f"{t}.parquet")).writeTo(f"{lake.name}.tpch.{t}").createOrReplace()
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    return IcebergCatalogResolver(Catalogs.from_mapping({"default": lake.name, "catalogs": {lake.name: props}}))
+    return IcebergCatalogResolver(lake.catalogs())
 
 
 def _run(spark, plan, resolver):

@@ -586,8 +586,8 @@ class PlanSchemaResolver:
 
     def __init__(self, plan):
         from substrait import algebra_pb2 as alg
-        from substrait_spark.consumer.analyze import nodes
         from substrait_spark.consumer.types import schema_of
+        from substrait_spark.consumer.walk import nodes
 
         self.schemas = {}
         for msg, path in nodes(plan):

@@ -38,7 +38,6 @@ from substrait_spark.consumer.runner import run_loaded
 from substrait_spark.consumer.sinks import Sink
 from substrait_spark.consumer.steps.log import KEY_PROPERTY
 from substrait_spark.hooks.iceberg import Catalogs
-from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
 NAMES = ["id", "name", "amount"]
@@ -55,8 +54,7 @@ W = WriteRel
 
 @pytest.fixture(scope="module", name="catalogs")
 def catalogs_fixture(lake: Lake) -> Catalogs:
-    props = pyiceberg_catalog_properties(lake.name, uri=lake.uri, warehouse=lake.warehouse)
-    return Catalogs.from_mapping({"default": lake.name, "catalogs": {lake.name: props}})
+    return lake.catalogs()
 
 
 @pytest.fixture(name="ns")

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from local_stack import ROOT, AirflowStack, running_s3_server, seed_plans
+from local_stack import ROOT, AirflowStack, DagRun, running_s3_server, seed_plans
 
 
 def _table(columns: list[str], rows: list[list]) -> str:
@@ -32,6 +32,22 @@ def _published(location: str) -> tuple[list[str], list[list]]:
 
     table = pq.read_table(location)
     return table.column_names, [list(r.values()) for r in table.to_pylist()]
+
+
+class DagFailed(Exception):
+    """An example DAG run did not succeed (its log went to stderr)."""
+
+
+def _dags_test(stack: AirflowStack, dag_id: str, logical_date: str, what: str = "") -> DagRun:
+    """`airflow dags test`, timed and announced; a run that does not succeed ends the demo."""
+    print(f"\n== airflow dags test {dag_id} {logical_date}{what}")
+    t0 = time.monotonic()
+    run = stack.dags_test(dag_id, logical_date)
+    print(f"   run {run.run_id}: {run.state} in {time.monotonic() - t0:.0f} s; tasks {run.task_states}")
+    if run.state != "success":
+        print(run.log[-6000:], file=sys.stderr)
+        raise DagFailed(dag_id)
+    return run
 
 
 def main() -> int:
@@ -51,46 +67,36 @@ def main() -> int:
         stack.migrate()
         stack.ensure_lake()
 
-        print(f"\n== airflow dags test substrait_daily_report {args.date}")
-        t0 = time.monotonic()
-        run = stack.dags_test("substrait_daily_report", args.date)
-        print(f"   run {run.run_id}: {run.state} in {time.monotonic() - t0:.0f} s; tasks {run.task_states}")
-        if run.state != "success":
-            print(run.log[-6000:], file=sys.stderr)
+        try:
+            return _examples(stack, args.date)
+        except DagFailed:
             return 1
-        report = run.value("pricing_summary")
-        print("\n-- run report (XCom of pricing_summary) --")
-        print(json.dumps(report, indent=2))
-        out = report["outputs"][0]
-        print(f"\n-- published: {out['location']} ({out['rows']} rows) --")
-        print(_table(*_published(out["location"])))
 
-        print("\n== airflow dags test substrait_tpch_pipeline")
-        t0 = time.monotonic()
-        run = stack.dags_test("substrait_tpch_pipeline", "2024-06-01")
-        print(f"   run {run.run_id}: {run.state} in {time.monotonic() - t0:.0f} s")
-        if run.state != "success":
-            print(run.log[-6000:], file=sys.stderr)
-            return 1
-        for i in range(3):
-            r = run.value("run_plan", map_index=i)
-            o = r["outputs"][0]
-            print(f"\n-- {r['plan_uri']} (producer {r['producer']}, version {r['plan_version_id']})")
-            print(f"   {o['rows']} rows, {r['duration_s']} s, Spark application {r['spark_application_id']}")
-            print(_table(o["columns"], o["preview"]))
 
-        print("\n== airflow dags test substrait_table_pipeline (CTAS, INSERT, DELETE on lake.demo.big_orders)")
-        t0 = time.monotonic()
-        run = stack.dags_test("substrait_table_pipeline", "2024-06-01")
-        print(f"   run {run.run_id}: {run.state} in {time.monotonic() - t0:.0f} s")
-        if run.state != "success":
-            print(run.log[-6000:], file=sys.stderr)
-            return 1
-        steps = run.value("big_orders")["steps"]
-        columns = ["index", "kind", "target", "status", "rows", "snapshot_before", "snapshot_after", "idempotency_key"]
-        print(_table(columns, [[s[c] for c in columns] for s in steps]))
-        for name, uri, extra in run.asset_events:
-            print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
+def _examples(stack: AirflowStack, date: str) -> int:
+    """Run the three example DAGs and show what each produced."""
+    run = _dags_test(stack, "substrait_daily_report", date)
+    report = run.value("pricing_summary")
+    print("\n-- run report (XCom of pricing_summary) --")
+    print(json.dumps(report, indent=2))
+    out = report["outputs"][0]
+    print(f"\n-- published: {out['location']} ({out['rows']} rows) --")
+    print(_table(*_published(out["location"])))
+
+    run = _dags_test(stack, "substrait_tpch_pipeline", "2024-06-01")
+    for i in range(3):
+        r = run.value("run_plan", map_index=i)
+        o = r["outputs"][0]
+        print(f"\n-- {r['plan_uri']} (producer {r['producer']}, version {r['plan_version_id']})")
+        print(f"   {o['rows']} rows, {r['duration_s']} s, Spark application {r['spark_application_id']}")
+        print(_table(o["columns"], o["preview"]))
+
+    run = _dags_test(stack, "substrait_table_pipeline", "2024-06-01", " (CTAS, INSERT, DELETE on lake.demo.big_orders)")
+    steps = run.value("big_orders")["steps"]
+    columns = ["index", "kind", "target", "status", "rows", "snapshot_before", "snapshot_after", "idempotency_key"]
+    print(_table(columns, [[s[c] for c in columns] for s in steps]))
+    for name, uri, extra in run.asset_events:
+        print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
     return 0
 
 

@@ -21,6 +21,7 @@ from google.protobuf import json_format
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 from substrait_spark.consumer.loader import load_plan
+from substrait_spark.consumer.walk import nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "dags_examples" / "plans"
@@ -36,27 +37,13 @@ def _is_cutoff(item) -> bool:
     )
 
 
-def _replace_cutoff(msg, found: list[int]) -> None:
-    """Replace the date literal CUTOFF_DAYS by `$0` wherever it is (IBM q01 has it once, in the filter)."""
-    for fd, value in msg.ListFields():
-        if fd.message_type is None:
-            continue
-        items = list(value) if fd.is_repeated else [value]
-        for item in items:
-            if _is_cutoff(item):
-                date_type = tp.Type(date=tp.Type.Date(nullability=tp.Type.NULLABILITY_REQUIRED))
-                item.Clear()
-                item.dynamic_parameter.CopyFrom(alg.DynamicParameter(type=date_type, parameter_reference=0))
-                found.append(1)
-                continue
-            if hasattr(item, "ListFields"):
-                _replace_cutoff(item, found)
-
-
 def daily_pricing_summary(corpus: Path) -> str:
     plan = load_plan(corpus / "ibm-substrait-compliance-tpch" / "q01.json").plan
-    found: list[int] = []
-    _replace_cutoff(plan, found)
+    found = [e for e, _ in nodes(plan) if _is_cutoff(e)]  # IBM q01 has it once, in the filter
+    date_type = tp.Type(date=tp.Type.Date(nullability=tp.Type.NULLABILITY_REQUIRED))
+    for e in found:
+        e.Clear()
+        e.dynamic_parameter.CopyFrom(alg.DynamicParameter(type=date_type, parameter_reference=0))
     if len(found) != 1:
         raise SystemExit(f"expected one cut-off literal in q01, found {len(found)}")
     plan.parameter_bindings.add(parameter_anchor=0).value.date = CUTOFF_DAYS

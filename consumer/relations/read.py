@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
+from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError, first_line
 from ..relation import Relation, column
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
@@ -50,21 +50,41 @@ def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str],
     resolved = cx.resolve_table(list(rel.named_table.names), path)
     if not resolved.strict_schema:
         return
-    fields = {f.name.lower(): f for f in resolved.fields}
-    problems = []
-    for name, declared, t in zip(names, types, rel.base_schema.struct.types, strict=True):
-        f = fields.get(name.lower())
-        if f is None:
-            problems.append(f"column {name!r} missing")
-        elif not compatible(f.dataType, declared):
-            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
-        elif f.nullable and not nullable(t):
-            problems.append(f"column {name!r} is optional (nullable) in the table, plan says required")
+    required = [not nullable(t) for t in rel.base_schema.struct.types]
+    problems = _schema_problems(names, types, _by_lower(resolved.fields), required=required)
     if problems:
         table = ".".join(rel.named_table.names)
         raise ResolutionError(
             f"table {table!r} ({resolved.identity}) does not match the plan's schema: " + "; ".join(problems), path
         )
+
+
+def _by_lower(fields: list[T.StructField]) -> dict[str, T.StructField]:
+    """Columns by lower-case name; the first of equal names wins."""
+    by_lower: dict[str, T.StructField] = {}
+    for f in fields:
+        by_lower.setdefault(f.name.lower(), f)
+    return by_lower
+
+
+def _schema_problems(
+    names: list[str],
+    types: list[T.DataType],
+    by_lower: dict[str, T.StructField],
+    required: list[bool] | None = None,
+) -> list[str]:
+    """Each way the table's columns differ from the plan's base schema. Without `required`, a type that converts
+    without loss is accepted (files); with it (catalog tables), types must match and required columns be required."""
+    problems = []
+    for i, (name, declared) in enumerate(zip(names, types, strict=True)):
+        f = by_lower.get(name.lower())
+        if f is None:
+            problems.append(f"column {name!r} missing")
+        elif not compatible(f.dataType, declared) and (required is not None or not _castable(f.dataType, declared)):
+            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
+        elif required is not None and required[i] and f.nullable:
+            problems.append(f"column {name!r} is optional (nullable) in the table, plan says required")
+    return problems
 
 
 def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path: str, outer: Scope | None) -> Relation:
@@ -100,20 +120,11 @@ def conform(
 ) -> Relation:
     """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each."""
     fields = fields if fields is not None else df.schema.fields
-    by_lower: dict[str, T.StructField] = {}
-    for f in fields:
-        by_lower.setdefault(f.name.lower(), f)
-    found, problems = [], []
-    for name, declared in zip(names, types, strict=True):
-        f = by_lower.get(name.lower())
-        if f is None:
-            problems.append(f"column {name!r} missing")
-        elif not compatible(f.dataType, declared) and not _castable(f.dataType, declared):
-            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
-        else:
-            found.append(f)
+    by_lower = _by_lower(fields)
+    problems = _schema_problems(names, types, by_lower)
     if problems:
         raise ResolutionError(f"{what} does not match the plan's schema: " + "; ".join(problems), path)
+    found = [by_lower[name.lower()] for name in names]
     exact = all(compatible(f.dataType, t) for f, t in zip(found, types, strict=True))
     own = [f.name for f in found]
     if exact and [f.name for f in fields] == own and cx.names.claim(own):
@@ -264,8 +275,7 @@ def read_iceberg_table(
         df = reader.load(d.metadata_uri)
         fields = list(df.schema.fields)
     except Exception as exc:  # Spark's errors: missing file, unknown snapshot, no Iceberg runtime
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ResolutionError(f"cannot read Iceberg table {d.metadata_uri}: {first[:300]}", path) from exc
+        raise ResolutionError(f"cannot read Iceberg table {d.metadata_uri}: {first_line(exc)}", path) from exc
     cx.tables_read.append(
         {
             "name": d.metadata_uri,
