@@ -487,9 +487,7 @@ def _write(cx: Context, rel: alg.WriteRel, path: str) -> Iterator[Finding]:
 
 
 def _ddl(cx: Context, rel: alg.DdlRel, path: str) -> Iterator[Finding]:
-    """What consumer/steps/ddl.py refuses: views, extension objects, column defaults."""
-    if rel.object == alg.DdlRel.DDL_OBJECT_VIEW:
-        yield Finding("DDL on views", f"{path}.object")
+    """What consumer/steps/ddl.py refuses: extension objects, column defaults."""
     if rel.WhichOneof("write_type") == "extension_object":
         yield Finding("DDL on an extension_object", f"{path}.extension_object")
     if rel.HasField("table_defaults") and rel.table_defaults.fields:

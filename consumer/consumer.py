@@ -18,6 +18,7 @@ from substrait.plan_pb2 import Plan
 
 from . import expressions as ex
 from . import subqueries
+from . import views as view_defs
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, AggregateHandler, Call, Handler
@@ -27,7 +28,7 @@ from .producers import Quirks
 from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
-from .resolver import ResolvedTable, TableResolver
+from .resolver import ResolvedTable, ResolvedView, TableResolver
 from .scope import Scope, Typed
 from .steps import ddl as ddl_steps
 from .steps import update as update_steps
@@ -107,6 +108,7 @@ class SubstraitConsumer:
         self._shared: dict[int, Relation] = {}
         self._shared_uses: dict[int, int] = {}
         self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
+        self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
 
     # --- relations -----------------------------------------------------------------------------------------
 
@@ -164,9 +166,22 @@ class SubstraitConsumer:
                 resolved = self.resolver.resolve(self.spark, parts)
             except ResolutionError as exc:
                 raise exc.at(path) from None
+            if isinstance(resolved, ResolvedView):
+                resolved = self.read_view(resolved, path)
             self._resolved[key] = resolved
             self.tables_read.append(resolved.report(".".join(parts)))
         return self._resolved[key]
+
+    def read_view(self, view: ResolvedView, path: str) -> ResolvedTable:
+        """A catalog view: its stored Substrait definition translated in place (see `views`)."""
+        return view_defs.expand(self, view, path, self.expanding)
+
+    def view_consumer(self, plan: Plan, expanding: tuple[str, ...]) -> SubstraitConsumer:
+        """A consumer for a view's definition, sharing this run's names, pinned tables and temp views."""
+        inner = type(self)(self.spark, plan, self.resolver)
+        inner.names, inner.views, inner.tables_read = self.names, self.views, self.tables_read
+        inner._resolved, inner.expanding = self._resolved, expanding
+        return inner
 
     def forget_table(self, identity: str) -> None:
         """After a step changed a table, later reads in this run resolve (and pin) its new snapshot."""

@@ -42,12 +42,15 @@ class ResolvedTable:
     # A catalog table with a declared schema: the plan's base schema must match it exactly (types and
     # nullability), where files are only checked for columns whose values convert without loss.
     strict_schema: bool = False
+    view_version: int | None = None  # a view: the version of its definition this run read
 
     def report(self, name: str) -> dict[str, Any]:
         """What the run report records about this table."""
         entry = {"name": name, "identity": self.identity, "format": self.format, "snapshot_id": self.snapshot_id}
         if self.catalog is not None:
             entry.update(catalog=self.catalog, metadata_location=self.metadata_location)
+        if self.view_version is not None:
+            entry["view_version"] = self.view_version
         return entry
 
     @cached_property
@@ -56,11 +59,24 @@ class ResolvedTable:
         return list(self.df.schema.fields)
 
 
+@dataclass(frozen=True)
+class ResolvedView:
+    """A catalog view whose definition is a Substrait plan (JSON): the consumer translates it where it is read,
+    with the run's resolver, so the tables under it are pinned and reported like any other read."""
+
+    identity: str
+    definition: str | None  # None: the view has no Substrait representation (only `dialects`)
+    version_id: int
+    dialects: tuple[str, ...] = ()
+    catalog: str | None = None
+    metadata_location: str | None = None
+
+
 @runtime_checkable
 class TableResolver(Protocol):
-    """Finds the DataFrame for a NamedTable's name parts (`["tpch", "lineitem"]`)."""
+    """Finds the DataFrame (or the view definition) for a NamedTable's name parts (`["tpch", "lineitem"]`)."""
 
-    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable: ...
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable | ResolvedView: ...
 
 
 @dataclass(frozen=True)
@@ -169,7 +185,7 @@ class ChainResolver:
 
     resolvers: list[TableResolver]
 
-    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable | ResolvedView:
         errors = []
         for r in self.resolvers:
             try:

@@ -28,7 +28,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.relation import quote
-from substrait_spark.consumer.resolver import ResolvedTable, read_mapping_file
+from substrait_spark.consumer.resolver import ResolvedTable, ResolvedView, read_mapping_file
 from substrait_spark.hooks.iceberg_spark import (
     ICEBERG_EXTENSIONS,
     SPARK_CATALOG_CLASS,
@@ -162,12 +162,18 @@ class IcebergCatalogResolver:
 
     catalogs: Catalogs
 
-    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable | ResolvedView:
         if not names:
             raise ResolutionError("table with no name")
         catalog_name, parts = self._split(names)
         catalog = self.catalogs.load(catalog_name)
-        ident = _find_table(catalog, catalog_name, parts)
+        try:
+            ident = _find_table(catalog, catalog_name, parts)
+        except ResolutionError:
+            view = _find_view(catalog, catalog_name, parts)
+            if view is None:
+                raise
+            return view
         table = catalog.load_table(ident)
         snapshot = table.current_snapshot()
         snapshot_id = snapshot.snapshot_id if snapshot is not None else None
@@ -219,6 +225,24 @@ def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str,
         found = ", ".join(".".join(m) for m in matches)
         raise ResolutionError(f"table {wanted!r} is ambiguous in catalog {catalog_name!r}: {found}")
     return matches[0]
+
+
+def _find_view(catalog: Any, catalog_name: str, parts: list[str]) -> ResolvedView | None:
+    """A view of that name, with its current definition (see `iceberg_views`)."""
+    from substrait_spark.hooks.iceberg_views import find_view, views_of
+
+    ident = find_view(catalog, catalog_name, parts)
+    stored = views_of(catalog).load(ident) if ident is not None else None
+    if stored is None:
+        return None
+    return ResolvedView(
+        identity=".".join((catalog_name, *stored.ident)),
+        definition=stored.definition,
+        version_id=stored.version_id,
+        dialects=stored.dialects,
+        catalog=catalog_name,
+        metadata_location=stored.metadata_location,
+    )
 
 
 def session_conf(

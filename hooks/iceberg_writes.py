@@ -114,6 +114,11 @@ class IcebergWriteTargets:
             ident = _new_table(catalog, catalog_name, parts)
         return IcebergTarget(catalog, catalog_name, ident)
 
+    def view_target(self, spark: SparkSession, names: Sequence[str]) -> Any:
+        from substrait_spark.hooks.iceberg_views import view_target
+
+        return view_target(self.catalogs, names)
+
 
 def _new_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:
     """A table not there yet: its namespace must exist (matched case-insensitively)."""
@@ -132,3 +137,6 @@ class WritableIcebergResolver(IcebergCatalogResolver):
 
     def write_target(self, spark: SparkSession, names: Sequence[str]) -> IcebergTarget:
         return IcebergWriteTargets(self.catalogs).write_target(spark, names)
+
+    def view_target(self, spark: SparkSession, names: Sequence[str]) -> Any:
+        return IcebergWriteTargets(self.catalogs).view_target(spark, names)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from plan_builder import DdlRel, PlanBuilder, ddl, field, fp64, i32, i64, lit, string, update, virtual
+from plan_builder import DdlRel, PlanBuilder, ddl, field, fp64, i32, i64, lit, string, update
 from pyiceberg.types import DoubleType, LongType, StringType
 from substrait_spark.consumer.errors import ExecutionError, UnsupportedFeatureError
 from substrait_spark.consumer.steps.log import KEY_PROPERTY
@@ -109,20 +109,16 @@ def test_alter_refuses_unsafe_changes_with_the_reason_and_changes_nothing(lake, 
     assert lake.catalog.load_table(f"{ns}.t").schema() == t.schema()
 
 
-def test_views_are_refused_with_the_reason(lake, catalogs, ns):
-    rel = ddl_rel(ns, D.DDL_OP_CREATE, object_=D.DDL_OBJECT_VIEW, view_definition=virtual(["a"], [i32()], [(1,)]))
-    with pytest.raises(UnsupportedFeatureError, match="DDL on views") as info:
-        run(lake, catalogs, ddl_plan(rel))
-    assert info.value.path == "relations[0].root.input.ddl.object"
-
-
 def test_validate_accepts_writes_and_names_what_is_refused(ns):
     from substrait_spark.consumer.analyze import validate_plan
     from test_write_steps import values, write
 
     ok = PlanBuilder().plan(write([ns, "t"], values(rows_of([1])), NAMES, TYPES), NAMES)
     assert validate_plan(ok) == []
-    view = ddl_plan(ddl_rel(ns, D.DDL_OP_CREATE, object_=D.DDL_OBJECT_VIEW))
-    assert [(f.feature, f.path) for f in validate_plan(view)] == [
-        ("DDL on views", "relations[0].root.input.ddl.object")
+    view = ddl_plan(ddl_rel(ns, D.DDL_OP_DROP, object_=D.DDL_OBJECT_VIEW))
+    assert validate_plan(view) == []
+    extension = ddl_plan(ddl_rel(ns, D.DDL_OP_DROP))
+    extension.relations[0].root.input.ddl.extension_object.SetInParent()
+    assert [(f.feature, f.path) for f in validate_plan(extension)] == [
+        ("DDL on an extension_object", "relations[0].root.input.ddl.extension_object")
     ]

@@ -7,10 +7,7 @@ properties (a DDL commit has no snapshot to carry it).
 - ALTER compares the after-image (`table_schema`) with the table: new optional columns are added, types widened
   (int→long, float→double, decimal precision up), required columns made optional; anything else — dropping,
   renaming, narrowing, a new required column — is refused with the reason, before anything is changed.
-- VIEW: refused. A view must keep its Substrait definition in the catalog and be readable by later plans; the
-  embedded stack's pyiceberg 0.12 SQL catalog has no views (`create_view` raises NotImplementedError) and Spark
-  3.5's DataFrame API cannot create a persistent view (temp views die with the session), so nothing honest can
-  be built here yet.
+- VIEW: see `view_ddl` (the view keeps its Substrait definition in the catalog).
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ from ..report import Step
 from ..scope import Scope
 from ..types import nullable, schema_of
 from . import common as c
+from . import view_ddl
 from .log import StepLog
 from .targets import WriteTarget
 
@@ -45,11 +43,8 @@ def consume_ddl(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope 
     if kind != "named_object":
         raise (PlanInvalidError if kind is None else UnsupportedFeatureError)(f"DDL on {kind or 'nothing'}", path)
     if rel.object == DdlRel.DDL_OBJECT_VIEW:
-        raise UnsupportedFeatureError(
-            "DDL on views (no catalog here keeps a view's Substrait definition: pyiceberg 0.12's SQL catalog has "
-            "no views, Spark 3.5's DataFrame API makes no persistent views)",
-            f"{path}.object",
-        )
+        schema = _struct(rel, path) if rel.op in _NEEDS_SCHEMA else T.StructType([])
+        return view_ddl.consume_view_ddl(cx, rel, path, outer, schema)
     if rel.object != DdlRel.DDL_OBJECT_TABLE:
         raise PlanInvalidError(f"DDL object {rel.object}", f"{path}.object")
     op = _OPS.get(rel.op)
