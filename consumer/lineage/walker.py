@@ -1,0 +1,153 @@
+"""The lineage walker: one pass over a plan's roots, dispatching on the relation and expression kind.
+
+Dispatch is by the protobuf oneof name through the tables `RELATIONS` (relations.py, writes.py) and
+`EXPRESSIONS` (expressions.py), as the consumer's REL_METHODS / EXPR_METHODS. Subclass `LineageWalker` (or
+copy its tables) to add kinds; `extension_relations` / `extension_tables` (Any type URL -> handler) give
+extension relations and extension tables a lineage, which they otherwise refuse (their meaning is unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from google.protobuf.message import Message
+from substrait import algebra_pb2 as alg
+from substrait.plan_pb2 import Plan
+
+from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..extensions import Extensions
+from ..producers import Quirks
+from .expressions import EXPRESSIONS, ExprHandler
+from .model import DEFAULT_NAMESPACE, Dataset, InputDataset, Lineage, Output, RelLineage, Scope, Sources
+from .relations import RELATIONS, RelHandler
+from .schema import named_columns
+
+# Maps a plan's table name (NamedTable.names, or [uri] for files and Iceberg metadata) to the dataset's identity:
+# a name in the walker's namespace, or a (namespace, name) pair.
+NameHook = Callable[[list[str]], "str | tuple[str, str]"]
+# fn(walker, detail: Any, inputs: list[RelLineage], path) -> RelLineage
+ExtensionHandler = Callable[..., RelLineage]
+
+
+class LineageWalker:
+    """Computes a plan's column lineage. One instance per plan."""
+
+    relations: ClassVar[dict[str, RelHandler]] = RELATIONS
+    expressions: ClassVar[dict[str, ExprHandler]] = EXPRESSIONS
+    extension_relations: ClassVar[dict[str, ExtensionHandler]] = {}
+    extension_tables: ClassVar[dict[str, ExtensionHandler]] = {}
+
+    def __init__(self, plan: Plan, names: NameHook | None = None, namespace: str = DEFAULT_NAMESPACE):
+        self.plan = plan
+        self.extensions = Extensions(plan)
+        self.quirks = Quirks.of(plan)
+        self.namespace = namespace
+        self._names = names
+        self.inputs: dict[Dataset, InputDataset] = {}
+        self.outputs: list[Output] = []
+        self._shared: dict[int, RelLineage] = {}
+        self._walking: set[int] = set()
+
+    # --- relations -------------------------------------------------------------------------------------------
+
+    def rel(self, rel: alg.Rel, path: str, outer: Scope | None = None) -> RelLineage:
+        """The lineage of any relation, its `emit` applied."""
+        kind = rel.WhichOneof("rel_type")
+        if kind is None:
+            raise PlanInvalidError("relation with no type set", path)
+        handler = self.relations.get(kind)
+        if handler is None:
+            raise UnsupportedFeatureError(f"lineage of a {kind} relation", f"{path}.{kind}")
+        body = getattr(rel, kind)
+        p = f"{path}.{kind}"
+        return self.emit(body, handler(self, body, p, outer), p)
+
+    def emit(self, body: Message, out: RelLineage, path: str) -> RelLineage:
+        if "common" not in body.DESCRIPTOR.fields_by_name:
+            return out
+        common = body.common  # type: ignore[attr-defined]
+        if common.WhichOneof("emit_kind") != "emit":
+            return out
+        mapping = list(common.emit.output_mapping)
+        for m in mapping:
+            if not 0 <= m < len(out.columns):
+                raise PlanInvalidError(
+                    f"emit position {m} out of range: the relation has {len(out.columns)} columns",
+                    f"{path}.common.emit",
+                )
+        return out.select(mapping)
+
+    def shared(self, ordinal: int, path: str, outer: Scope | None) -> RelLineage:
+        """A subtree shared by ReferenceRels (`plan.relations[i].rel`), walked once."""
+        if not 0 <= ordinal < len(self.plan.relations):
+            raise PlanInvalidError(f"reference to relation {ordinal}, the plan has {len(self.plan.relations)}", path)
+        target = self.plan.relations[ordinal]
+        if target.WhichOneof("rel_type") != "rel":
+            raise PlanInvalidError(f"reference to relation {ordinal}, which is a root, not a shared subtree", path)
+        if ordinal not in self._shared:
+            if ordinal in self._walking:
+                raise PlanInvalidError(f"relation {ordinal} refers to itself", path)
+            self._walking.add(ordinal)
+            try:
+                self._shared[ordinal] = self.rel(target.rel, f"relations[{ordinal}].rel", outer)
+            finally:
+                self._walking.discard(ordinal)
+        return self._shared[ordinal]
+
+    def extension(self, detail: Any, inputs: list[RelLineage], path: str, table: bool = False) -> RelLineage:
+        """An extension relation's (or, with `table`, an extension table's) lineage, by its handler."""
+        handler = (self.extension_tables if table else self.extension_relations).get(detail.type_url)
+        what = "extension table" if table else "extension relation"
+        if handler is None:
+            raise UnsupportedFeatureError(
+                f"lineage of {what} {detail.type_url or '(no type URL)'}: its meaning is unknown here", path
+            )
+        return handler(self, detail, inputs, path)
+
+    # --- expressions -----------------------------------------------------------------------------------------
+
+    def expr(self, e: alg.Expression, scope: Scope, path: str) -> Sources:
+        """The lineage of an expression's value over `scope`."""
+        kind = e.WhichOneof("rex_type")
+        if kind is None:
+            raise PlanInvalidError("expression with nothing set", path)
+        handler = self.expressions.get(kind)
+        if handler is None:
+            raise UnsupportedFeatureError(f"lineage of a {kind} expression", f"{path}.{kind}")
+        return handler(self, getattr(e, kind), scope, f"{path}.{kind}")
+
+    # --- datasets --------------------------------------------------------------------------------------------
+
+    def dataset(self, parts: list[str], path: str) -> Dataset:
+        """A table as the plan names it (dotted), or as the `names` hook resolves it."""
+        if not parts:
+            raise PlanInvalidError("table with no name", path)
+        if self._names is None:
+            return Dataset(self.namespace, ".".join(parts))
+        named = self._names(list(parts))
+        if isinstance(named, tuple):
+            return Dataset(*named)
+        return Dataset(self.namespace, named)
+
+    def read(self, dataset: Dataset, kind: str, fields: list[str]) -> None:
+        """Record a dataset the plan reads, with the columns it declares."""
+        known = self.inputs.get(dataset)
+        if known is None:
+            self.inputs[dataset] = InputDataset(dataset, kind, list(fields))
+            return
+        known.fields.extend(f for f in fields if f not in known.fields)
+
+    # --- the plan --------------------------------------------------------------------------------------------
+
+    def lineage(self) -> Lineage:
+        roots = [i for i, r in enumerate(self.plan.relations) if r.WhichOneof("rel_type") == "root"]
+        if not roots:
+            raise PlanInvalidError("plan has no root relation", "relations")
+        for n, i in enumerate(roots):
+            root = self.plan.relations[i].root
+            path = f"relations[{i}].root"
+            out = self.rel(root.input, f"{path}.input")
+            columns = [(name, c.sources) for name, c in named_columns(out.columns, list(root.names), path)]
+            self.outputs.append(Output("root", path, columns, out.indirect, index=n))
+        return Lineage(list(self.inputs.values()), self.outputs, self.quirks.notes())
