@@ -16,6 +16,19 @@ class Quirks:
     # DuckDB's substrait extension (spec <= 0.53, DuckDB 1.1) and DataFusion (spec <= 0.51, DataFusion 40)
     # write a ProjectRel whose output is only its expressions, without an emit: the spec's output is the
     # input columns followed by the expressions.
+    #
+    # Not substrait-go (producer "substrait-go"; its test fixtures declare spec 0.29): its own type model is the
+    # spec's. `ProjectRel.RecordType()` is the input's types followed by the expressions' types
+    # (plan/relations.go at 1a7a92cc, 009ecdb0 (v4), de668ec8), `Builder.Project` writes no emit and checks a
+    # remap against input + expressions (plan/builders.go at 012d059f, v8), and its tests assert it: a Project of
+    # one expression over a 2-column read has root names a, b, c and type NSTRUCT<a, b, c> (TestProjectRelation,
+    # TestProjectMultipleRelation in plan/plan_builder_test.go at 099ac605, v6; TestReadProjectionPlanRoundTrip
+    # in plan/read_projection_test.go at 02f0f4b3, v9). Its fixture plan/testdata/ctas_with_filter.json (each
+    # of the 4 versions read) feeds a 10-column Project into a 5-column CTAS table_schema because
+    # `CreateTableAsSelect` never compares its input with the schema; it is refused (exit 2), not reinterpreted:
+    # its filter's `field: 1` is `name` in substrait-go's model (its reads ignored their projection, issue
+    # #333) and `employee_id` under the spec, so no reading of that plan is the producer's evident meaning.
+    # tests/test_producer_writes.py and tests/data/producers/substrait_go/README.md hold the details.
     project_outputs_expressions_only: bool = False
     # ibis-substrait writes correlated columns as plain field references into the enclosing record.
     unmarked_outer_references: bool = False

@@ -185,23 +185,25 @@ def _delete(job: WriteJob) -> Result:
 
 
 def _same_table_predicate(job: WriteJob) -> Result | None:
-    """`DELETE … WHERE p`: the input is a filter directly over a plain read of the target table."""
+    """`DELETE … WHERE p`: the input is a filter directly over a plain read of the target table.
+
+    The read is the target when its name *resolves* to the target's identity (`["t"]` and `["main", "t"]` name
+    the same catalog table; raw names are not compared). Its pinned snapshot is the one the rewrite keeps rows
+    from and validates against: the target is not resolved a second time under its other spelling (a commit
+    between two resolutions would otherwise be lost). Anything that makes the input more than "the table's rows
+    where p" — a read filter, a projection, an emit, columns in another order than the table_schema — takes the
+    exact general path instead (`_delete_matching`)."""
     inp = job.rel.input
     if inp.WhichOneof("rel_type") != "filter" or inp.filter.common.WhichOneof("emit_kind") == "emit":
         return None
     read = inp.filter.input
-    if read.WhichOneof("rel_type") != "read" or read.read.WhichOneof("read_type") != "named_table":
-        return None
-    body = read.read
-    if body.HasField("projection") or body.common.WhichOneof("emit_kind") == "emit":
-        return None
-    read_path = f"{job.path}.input.filter.input.read.named_table"
-    if job.cx.resolve_table(list(body.named_table.names), read_path).identity != job.target.identity:
+    resolved = _plain_read_of_target(job, read, f"{job.path}.input.filter.input")
+    if resolved is None:
         return None
     path = f"{job.path}.input.filter"
-    source = job.cx.rel(read, f"{path}.input", job.outer)
+    # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
+    source = job.cx.rel(read, f"{path}.input", job.outer).materialized()
     c.check_input(source, job.names, job.types, f"{job.path}.input")
-    resolved = job.table()
     columns = job.columns(resolved.fields)
     hit = F.coalesce(
         job.cx.expression(inp.filter.condition, Scope(source, job.outer), f"{path}.condition").col, F.lit(False)
@@ -211,6 +213,23 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
     job.writer(c.named(source.with_df(keep), columns), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     removed = source.df.filter(hit)
     return Outcome(int(obs.get["removed"])), job.records(removed.select(*source.cols()))
+
+
+def _plain_read_of_target(job: WriteJob, read: alg.Rel, path: str) -> ResolvedTable | None:
+    """The target as this run pinned it, if `read` yields exactly its rows with the columns in the table_schema's
+    order; else None. A read filter (exact or best-effort: both are applied) would leave the rows it drops out of
+    the rewrite, i.e. delete them too."""
+    if read.WhichOneof("rel_type") != "read" or read.read.WhichOneof("read_type") != "named_table":
+        return None
+    body = read.read
+    if any(body.HasField(f) for f in ("projection", "filter", "best_effort_filter")):
+        return None
+    if body.common.WhichOneof("emit_kind") == "emit":
+        return None
+    if [n.lower() for n in body.base_schema.names] != [n.lower() for n in job.names]:
+        return None  # the input's columns are positional to the table_schema: another order means other values
+    resolved = job.cx.resolve_table(list(body.named_table.names), f"{path}.read.named_table")
+    return resolved if resolved.identity == job.target.identity else None
 
 
 def _delete_matching(job: WriteJob) -> Result:
