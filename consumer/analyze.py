@@ -35,6 +35,8 @@ from .producers import Quirks
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import equality_key_position
 from .relations.read import _TEXT_FORMATS
+from .steps.ddl import DEFAULTS_REFUSED, set_defaults
+from .steps.update_key import is_update_key, plan_update_key
 from .subqueries import conjuncts, refuse_unmarked_correlation
 from .types import schema_of, spark_type
 from .walk import children, contains, nodes, reference_levels
@@ -97,7 +99,8 @@ def _rel_kind(cx: Context, rel: alg.Rel, path: str) -> Iterator[Finding]:
 
 
 def _advanced_extension(cx: Context, ext: AdvancedExtension, path: str) -> Iterator[Finding]:
-    if ext.HasField("enhancement"):
+    """Enhancements change meaning: refused, but a WriteRel's update key (checked further by `_write`)."""
+    if ext.HasField("enhancement") and not (path.endswith(".write.advanced_extension") and is_update_key(ext)):
         yield Finding("advanced extension enhancement", path)
 
 
@@ -484,14 +487,20 @@ def _write(cx: Context, rel: alg.WriteRel, path: str) -> Iterator[Finding]:
     """What consumer/steps/writes.py refuses (besides errors only a catalog can tell)."""
     if rel.WhichOneof("write_type") == "extension_table":
         yield Finding("write to an extension_table", f"{path}.extension_table")
+    if is_update_key(rel.advanced_extension):
+        try:
+            plan_update_key(rel, path)
+        except UnsupportedFeatureError as exc:
+            yield Finding(exc.message, exc.path or path)
 
 
 def _ddl(cx: Context, rel: alg.DdlRel, path: str) -> Iterator[Finding]:
-    """What consumer/steps/ddl.py refuses: extension objects, column defaults."""
+    """What consumer/steps/ddl.py refuses: extension objects, column defaults other than NULL."""
     if rel.WhichOneof("write_type") == "extension_object":
         yield Finding("DDL on an extension_object", f"{path}.extension_object")
-    if rel.HasField("table_defaults") and rel.table_defaults.fields:
-        yield Finding("DDL table_defaults (column default values)", f"{path}.table_defaults")
+    at = set_defaults(rel)
+    if at:
+        yield Finding(DEFAULTS_REFUSED, f"{path}.table_defaults.fields[{at[0]}]")
 
 
 # --- the table of checks ------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from .resolver import ResolvedTable, ResolvedView, TableResolver
 from .scope import Scope, Typed
 from .steps import ddl as ddl_steps
 from .steps import update as update_steps
+from .steps import update_key
 from .steps import writes as write_steps
 from .steps.log import StepLog
 from .types import has_struct
@@ -132,9 +133,14 @@ class SubstraitConsumer:
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
 
     def _check_common(self, body: Any, path: str) -> None:
-        """Refuse advanced-extension enhancements (they change meaning); optimizations may be ignored."""
+        """Refuse advanced-extension enhancements (they change meaning) but those the relation's translator
+        consumes (an UPDATE write's key: `steps.update_key`); optimizations may be ignored."""
         fields = body.DESCRIPTOR.fields_by_name
-        if "advanced_extension" in fields and body.advanced_extension.HasField("enhancement"):
+        if (
+            "advanced_extension" in fields
+            and body.advanced_extension.HasField("enhancement")
+            and not update_key.consumed_enhancement(body)
+        ):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.advanced_extension")
         if "common" in fields and body.common.advanced_extension.HasField("enhancement"):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")

@@ -31,6 +31,7 @@ class Step:
     snapshot_after: int | None = None
     idempotency_key: str | None = None  # stored in the commit's snapshot summary
     duration_s: float | None = None
+    details: dict[str, Any] | None = None  # what the op decided: an UPDATE's key and its source, an ALTER's changes
 
 
 @dataclass

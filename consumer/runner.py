@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -17,6 +17,7 @@ from .resolver import TableResolver
 from .sinks import Sink, deliver
 from .steps.log import StepLog
 from .steps.targets import WriteTargets, targets_of
+from .steps.update_key import caller_keys
 
 
 def _spark_error(exc: Exception) -> ExecutionError:
@@ -33,13 +34,16 @@ def run_loaded(
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     run_key: str | None = None,
     targets: WriteTargets | None = None,
+    update_keys: Mapping[str, Sequence[str] | str] | None = None,
 ) -> RunReport:
     """Execute every root of the plan into `sink` (default: run and count). Errors are recorded in the report
     and re-raised typed; the report rides on the error as `exc.report`.
 
     Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
     name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
-    earlier run with the same key committed is skipped."""
+    earlier run with the same key committed is skipped. `update_keys` (table name → key columns) says which
+    columns UPDATE writes match rows by, before the plan's own key and the table's identifier fields
+    (`steps.update_key`)."""
     sink = sink or Sink()
     report = RunReport(
         plan_uri=loaded.uri,
@@ -58,6 +62,7 @@ def run_loaded(
             targets if targets is not None else targets_of(resolver),
             run_key or f"adhoc-{consumer.run_id}",
             loaded.sha256,
+            update_keys=caller_keys(update_keys),
         )
         report.notes.extend(consumer.quirks.notes())
         roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]

@@ -2,8 +2,10 @@
 (`consumer/steps/targets.py`).
 
 pyiceberg answers what Spark's session cache may not: whether a table exists now, its current snapshot
-(reloaded after each commit), its identifier fields, and which snapshot carries a step's idempotency key.
-The data itself is written by Spark through the Iceberg catalog of the same name.
+(reloaded after each commit), its identifier fields and layout, and which snapshot carries a step's idempotency
+key. DDL commits (create, alter) keep their key in the table's properties; a DROP keeps it in the namespace's
+properties (`DROPPED_PROPERTY_PREFIX` + table name), the table being gone. The data itself is written by Spark
+through the Iceberg catalog of the same name.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
-from substrait_spark.consumer.errors import ResolutionError
+from substrait_spark.consumer.errors import ResolutionError, UnsupportedFeatureError
 from substrait_spark.consumer.relation import quote
+from substrait_spark.consumer.steps.targets import SchemaChange
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, _find_table
 
 
@@ -49,6 +52,21 @@ class IcebergTarget:
         schema = self._table().schema()
         return [schema.find_column_name(i) for i in schema.identifier_field_ids]
 
+    def layout_columns(self) -> dict[str, str]:
+        """Identifier fields and the sources of every partition spec and sort order the table has had (old data
+        files are still read through old specs)."""
+        table = self._table()
+        schema = table.schema()
+        roles = {i: "an identifier field" for i in schema.identifier_field_ids}
+        for spec in table.specs().values():
+            for f in spec.fields:
+                roles.setdefault(f.source_id, f"the source of partition field {f.name!r} ({f.transform})")
+        for order in table.sort_orders().values():
+            for f in order.fields:
+                roles.setdefault(f.source_id, f"a sort order column ({f.transform})")
+        names = {i: schema.find_column_name(i) for i in roles}
+        return {names[i].lower(): role for i, role in roles.items() if names[i] is not None}
+
     def committed(self, prop: str, value: str) -> str | None:
         table = self._table()
         for snapshot in table.snapshots():
@@ -62,25 +80,48 @@ class IcebergTarget:
     def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
         self.catalog.create_table(self.ident, schema=_arrow(schema), properties=_merged({}, properties))
 
-    def alter(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
-        """One transaction: Iceberg's union-by-name (adds columns, promotes types), optional columns made
-        optional, and the DDL's key in the table properties."""
+    def alter(self, change: SchemaChange, properties: Mapping[str, str]) -> None:
+        """One transaction, so one catalog commit: the schema update (renames, widenings, relaxed columns, drops
+        and adds, all by the table's own names) and the DDL's key in the table properties."""
         table = self._table()
+        if table.format_version > 2:
+            raise UnsupportedFeatureError(
+                f"ALTER of {self.identity}: pyiceberg 0.12 cannot commit to a format v{table.format_version} table"
+            )
+        types = _iceberg_types([*change.add, *(T.StructField(n, t) for n, t in change.widen.items())])
         with table.transaction() as tx:
             with tx.update_schema() as update:
-                update.union_by_name(_arrow(schema))
-                required = {f.name.lower(): f.name for f in table.schema().fields if f.required}
-                for f in schema.fields:
-                    if f.nullable and f.name.lower() in required:
-                        update.make_column_optional(required[f.name.lower()])
+                for name in change.widen:
+                    update.update_column(name, field_type=types[name])
+                for name in change.relax:
+                    update.make_column_optional(name)
+                for old, new in change.rename.items():
+                    update.rename_column(old, new)
+                for name in change.drop:
+                    update.delete_column(name)
+                for f in change.add:
+                    update.add_column(f.name, types[f.name], required=False)
             tx.set_properties(_merged(table.properties, properties))
 
-    def drop(self) -> None:
+    def drop(self, step_key: str | None = None) -> None:
+        """The key goes into the namespace's properties first (one property per table name, overwritten by the
+        next DROP: bounded); a crash between the two leaves the table, which the retry then drops."""
+        if step_key is not None:
+            self.catalog.update_namespace_properties(self.ident[:-1], updates={self._drop_property: step_key})
         self.catalog.drop_table(self.ident)
+
+    def dropped_by(self) -> str | None:
+        return self.catalog.load_namespace_properties(self.ident[:-1]).get(self._drop_property)
+
+    @property
+    def _drop_property(self) -> str:
+        return f"{DROPPED_PROPERTY_PREFIX}{self.ident[-1].lower()}"
 
 
 # DDL commits have no snapshot: their keys are kept in a table property, the most recent ones.
 _KEPT_KEYS = 50
+# A dropped table keeps nothing: its DROP's key is kept in the namespace, under this prefix + the table's name.
+DROPPED_PROPERTY_PREFIX = "substrait-spark.dropped."
 
 
 def _merged(current: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str]:
@@ -96,6 +137,14 @@ def _arrow(schema: T.StructType) -> Any:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(schema)
+
+
+def _iceberg_types(fields: Sequence[T.StructField]) -> dict[str, Any]:
+    """Spark types as Iceberg's, by column name (through Arrow, as pyiceberg converts schemas)."""
+    from pyiceberg.catalog import Catalog
+
+    schema = Catalog._convert_schema_if_needed(_arrow(T.StructType(list(fields))))
+    return {f.name: f.field_type for f in schema.fields}
 
 
 @dataclass

@@ -49,6 +49,8 @@ class SubstraitSparkOperator(BaseOperator):
     :param spark_conn_id: a `substrait_spark`, `spark` or `spark_connect` connection; None means `local[*]`.
     :param aws_conn_id: the AWS connection for `s3://` plans (S3-compatible stores via its `endpoint_url`).
     :param spark_conf: Spark settings on top of the connection's.
+    :param update_keys: the columns UPDATE writes match rows by, per table: `{"ns.orders": ["order_id"]}` or
+        `{"ns.orders": "order_id,line"}` (templated); before the plan's own key and the table's identifier fields.
     """
 
     template_fields: Sequence[str] = (
@@ -59,8 +61,9 @@ class SubstraitSparkOperator(BaseOperator):
         "tables",
         "tables_file",
         "catalog_config",
+        "update_keys",
     )
-    template_fields_renderers = {"parameters": "json", "results": "json", "tables": "json"}
+    template_fields_renderers = {"parameters": "json", "results": "json", "tables": "json", "update_keys": "json"}
     ui_color = "#e3effc"
     operator_extra_links = (SubstraitPlanLink(),)
 
@@ -78,6 +81,7 @@ class SubstraitSparkOperator(BaseOperator):
         spark_conn_id: str | None = None,
         aws_conn_id: str | None = "aws_default",
         spark_conf: Mapping[str, Any] | None = None,
+        update_keys: Mapping[str, Sequence[str] | str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -92,6 +96,7 @@ class SubstraitSparkOperator(BaseOperator):
         self.spark_conn_id = spark_conn_id
         self.aws_conn_id = aws_conn_id
         self.spark_conf = spark_conf
+        self.update_keys = update_keys
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
         self._killed = False
@@ -136,6 +141,7 @@ class SubstraitSparkOperator(BaseOperator):
                 parameters=self.parameters,
                 run_key=run_key(context),
                 targets=IcebergWriteTargets(catalogs) if catalogs else None,
+                update_keys=self.update_keys,
             )
         report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
         report.spark_application_id = self._spark_hook.application_id()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +23,13 @@ def run_plan(
     *,
     output: Sink | str | dict[str, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+    update_keys: Mapping[str, Sequence[str] | str] | None = None,
 ) -> RunReport:
     """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
 
     `params` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`);
-    `output` says where root rows go (see `Sink.parse`; default: run and count).
+    `output` says where root rows go (see `Sink.parse`; default: run and count); `update_keys` (table →
+    key columns) says which columns UPDATE writes match rows by (see `consumer/steps/update_key.py`).
     """
     from substrait_spark.hooks.spark import get_session
 
@@ -43,4 +45,5 @@ def run_plan(
         sink=Sink.parse(output),
         parameters=params,
         consumer_class=consumer_class,
+        update_keys=update_keys,
     )

@@ -43,6 +43,13 @@ def _parser() -> argparse.ArgumentParser:
         help="make write/DDL steps retry-safe: a step a run with the same key committed is skipped",
     )
     run.add_argument(
+        "--update-key",
+        action="append",
+        default=[],
+        metavar="TABLE=COL[,COL...]",
+        help="the columns UPDATE writes to TABLE match rows by (before the plan's key and identifier fields)",
+    )
+    run.add_argument(
         "--param",
         action="append",
         default=[],
@@ -126,6 +133,13 @@ def _params(specs: list[str]) -> dict[str, str]:
     return params
 
 
+def _update_keys(specs: list[str]) -> dict[str, list[str]]:
+    """`--update-key TABLE=col1,col2`, repeatable (see `consumer/steps/update_key.py`)."""
+    from substrait_spark.consumer.steps.update_key import parse_option
+
+    return dict(parse_option(spec) for spec in specs)
+
+
 def _plan_stem(plan: str) -> str:
     """`dir/q06.json` and `s3://bucket/dir/q06.bin?versionId=x` both name their outputs `q06`."""
     return Path(urlsplit(plan).path if "://" in plan else plan).stem
@@ -150,6 +164,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.sinks import Sink
 
     params = _params(args.param)
+    update_keys = _update_keys(args.update_key)
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -173,7 +188,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             else:
                 sink = Sink("preview", max_rows=None)
             report = run_loaded(
-                loaded, spark, resolver, sink=sink, parameters=params, run_key=args.run_key, targets=targets
+                loaded,
+                spark,
+                resolver,
+                sink=sink,
+                parameters=params,
+                run_key=args.run_key,
+                targets=targets,
+                update_keys=update_keys,
             )
             report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
             entry.update(report.to_dict())

@@ -306,3 +306,30 @@ def test_operator_and_cli_resolve_through_the_same_catalog_config(test_dags, s3_
     cli_report = json.loads((out / "summary.json").read_text())["plans"][0]
     assert cli_report["tables_read"] == report["tables_read"]
     assert cli_report["outputs"][0]["rows"] == 6
+
+
+def test_operator_update_keys_are_templated_and_match_rows(test_dags, s3_endpoint, lake, tmp_path):
+    """The operator's `update_keys` (rendered from a Variable) is the key an UPDATE write matches rows by."""
+    import pyarrow as pa
+    from plan_builder import WriteRel, virtual, write
+
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    lake.catalog.create_namespace_if_not_exists("airflow_e2e")
+    table = lake.catalog.create_table("airflow_e2e.accounts", schema=schema)  # no identifier fields
+    table.append(pa.Table.from_pylist([{"id": i, "name": f"a{i}"} for i in range(3)], schema=schema))
+    columns = (["id", "name"], [i64(), string()])
+    after = virtual(*columns, [(1, "one"), (7, "nobody")])
+    update = write(["airflow_e2e", "accounts"], after, *columns, op=WriteRel.WRITE_OP_UPDATE)
+    plan = PlanBuilder().plan(update, columns[0])
+    _put_plan(s3_endpoint, "iceberg/update.json", plan)
+    config = lake.write_config(tmp_path / "catalogs.yaml")
+
+    run = test_dags.dags_test(
+        "substrait_test_update_key", "2024-06-01", AIRFLOW_VAR_CATALOG_CONFIG=str(config), AIRFLOW_VAR_UPDATE_KEY="id"
+    )
+    assert run.state == "success", run.log[-5000:]
+    step = run.value("update_by_key")["steps"][0]
+    assert (step["kind"], step["status"], step["rows"]) == ("update", "committed", 1)
+    assert step["details"] == {"update_key": ["id"], "update_key_source": "caller"}
+    rows = lake.catalog.load_table("airflow_e2e.accounts").scan().to_arrow().to_pylist()
+    assert sorted((r["id"], r["name"]) for r in rows) == [(0, "a0"), (1, "one"), (2, "a2")]

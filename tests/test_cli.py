@@ -155,6 +155,14 @@ def test_run_missing_table_is_a_resolution_failure(spark, tmp_path, q06, capsys)
     assert "relations[0].root.input.aggregate.input.project.input.filter.input.read" in err
 
 
+@pytest.mark.parametrize("spec", ["orders", "orders=", "=id", "orders=id,"])
+def test_run_update_key_needs_a_table_and_columns(q06, capsys, spec):
+    """`--update-key TABLE=col1,col2` (its use: tests/test_write_steps.py); malformed, exit 2 before any work."""
+    code, out, err = cli(capsys, "run", str(q06), "--update-key", spec)
+    assert code == 2 and out == ""
+    assert "invalid plan" in err and "--update-key expects TABLE=col1,col2" in err
+
+
 def test_run_failure_at_execution_exits_1(corpus, spark, tpch_dir, tmp_path, capsys):
     """A cast the plan says must throw on bad input (l_comment to i32) fails while Spark runs the query."""
     doc = q06_doc(corpus)

@@ -37,6 +37,7 @@ from substrait_spark.consumer.loader import LoadedPlan
 from substrait_spark.consumer.runner import run_loaded
 from substrait_spark.consumer.sinks import Sink
 from substrait_spark.consumer.steps.log import KEY_PROPERTY
+from substrait_spark.consumer.steps.update_key import UPDATE_KEY_FIELD, enhancement
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
@@ -81,10 +82,11 @@ def values(rows) -> object:
     return virtual(NAMES, TYPES, rows)
 
 
-def run(lake, catalogs, plan, run_key=None):
+def run(lake, catalogs, plan, run_key=None, update_keys=None):
     loaded = LoadedPlan(plan, None, "0" * 64, "binary", plan.version.producer, None)
     resolver = WritableIcebergResolver(catalogs)
-    return run_loaded(loaded, lake.spark, resolver, sink=Sink("preview", max_rows=None), run_key=run_key)
+    sink = Sink("preview", max_rows=None)
+    return run_loaded(loaded, lake.spark, resolver, sink=sink, run_key=run_key, update_keys=update_keys)
 
 
 def plan_of(*rels, names=NAMES, b: PlanBuilder | None = None):
@@ -227,8 +229,168 @@ def test_update_without_a_key_is_refused_and_changes_nothing(lake, catalogs, ns)
     with pytest.raises(UnsupportedFeatureError, match="no identifier fields") as info:
         run(lake, catalogs, plan_of(w))
     assert info.value.path == "relations[0].root.input.write.op"
+    for way in ("update_keys", "--update-key", UPDATE_KEY_FIELD, "advanced_extension", "identifier fields"):
+        assert way in info.value.message
     assert info.value.report.steps[0].status == "failed"
     assert lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id == snap
+
+
+def keyed_update(ns: str, after, plan_key=None, op=W.WRITE_OP_UPDATE):
+    """An UPDATE write of `after` into ns.t (id required, as KEYED has it), naming `plan_key` in its enhancement."""
+    w = write([ns, "t"], values(after), NAMES, [i64(False), string(), fp64()], op=op)
+    if plan_key is not None:
+        w.write.advanced_extension.CopyFrom(enhancement(plan_key))
+    return plan_of(w)
+
+
+# After-image (7, "n2", 100.0): by `id` it matches nothing, by `name` it replaces row 2.
+BY_ID = (0, rows_of(range(4)))
+BY_NAME = (1, [*rows_of([0, 1, 3]), (7, "n2", 100.0)])
+
+
+@pytest.mark.parametrize(
+    ("caller", "plan_key", "source", "outcome"),
+    [
+        (None, None, "identifier fields", BY_ID),
+        (None, ["NAME"], "plan", BY_NAME),
+        ({"{ns}.t": ["id"]}, ["name"], "caller", BY_ID),
+        ({"LAKE.{ns}.T": "name"}, ["id"], "caller", BY_NAME),
+    ],
+    ids=["identifier-fields", "plan", "caller-over-plan", "caller-by-identity"],
+)
+def test_update_key_precedence(lake, catalogs, ns, caller, plan_key, source, outcome):
+    """The caller's key, else the plan's, else the table's identifier fields."""
+    table(lake, ns, range(4), schema=KEYED)
+    keys = {k.format(ns=ns): v for k, v in caller.items()} if caller else None
+    report = run(lake, catalogs, keyed_update(ns, [(7, "n2", 100.0)], plan_key), update_keys=keys)
+    rows, expected = outcome
+    assert content(lake, ns) == spark_rows(lake, ns) == expected
+    step = step_dict(report)
+    assert (step["status"], step["rows"], step["details"]["update_key_source"]) == ("committed", rows, source)
+    assert step["details"]["update_key"] == ["id" if outcome is BY_ID else "name"]
+
+
+def test_update_by_the_plans_key_on_a_table_without_identifier_fields(lake, catalogs, ns):
+    from substrait_spark.consumer.analyze import validate_plan
+
+    table(lake, ns, range(4))
+    after = [(1, "one", 100.0), (3, "three", 300.0)]
+    plan = plan_of(write([ns, "t"], values(after), NAMES, TYPES, op=W.WRITE_OP_UPDATE))
+    plan.relations[0].root.input.write.advanced_extension.CopyFrom(enhancement(["id"]))
+    assert validate_plan(plan) == []  # the enhancement is consumed, not refused
+    report = run(lake, catalogs, plan)
+    assert content(lake, ns) == [(0, "n0", 0.0), (1, "one", 100.0), (2, "n2", 3.0), (3, "three", 300.0)]
+    assert step_dict(report)["details"] == {"update_key": ["id"], "update_key_source": "plan"}
+    assert step_dict(report)["rows"] == 2
+
+
+def _struct_enhancement(**fields) -> object:
+    from google.protobuf.struct_pb2 import Struct
+    from substrait.extensions.extensions_pb2 import AdvancedExtension
+
+    struct, ext = Struct(), AdvancedExtension()
+    struct.update(fields)
+    ext.enhancement.Pack(struct)
+    return ext
+
+
+def _with_extension(plan, ext):
+    plan.relations[0].root.input.write.advanced_extension.CopyFrom(ext)
+    return plan
+
+
+WRITE = "relations[0].root.input.write"
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "path", "message", "validate"),
+    [
+        (
+            lambda ns: keyed_update(ns, rows_of([1]), ["id", "nope"]),
+            PlanInvalidError,
+            f"{WRITE}.advanced_extension.enhancement",
+            r"key column\(s\) \['nope'\] from the plan's 'substrait_spark.update_key'",
+            "clean",
+        ),
+        (
+            lambda ns: _with_extension(keyed_update(ns, rows_of([1])), _struct_enhancement(other=["id"])),
+            UnsupportedFeatureError,
+            f"{WRITE}.advanced_extension",
+            "advanced extension enhancement",
+            "finding",
+        ),
+        (
+            lambda ns: _with_extension(
+                keyed_update(ns, rows_of([1])), _struct_enhancement(**{UPDATE_KEY_FIELD: ["id"], "mode": "x"})
+            ),
+            UnsupportedFeatureError,
+            f"{WRITE}.advanced_extension.enhancement",
+            r"field\(s\) \['mode'\] beside",
+            "finding",
+        ),
+        (
+            lambda ns: _with_extension(keyed_update(ns, rows_of([1])), _struct_enhancement(**{UPDATE_KEY_FIELD: "id"})),
+            PlanInvalidError,
+            f"{WRITE}.advanced_extension.enhancement",
+            "must be a non-empty list of column names",
+            "raises",
+        ),
+        (
+            lambda ns: keyed_update(ns, rows_of([9]), ["id"], op=W.WRITE_OP_INSERT),
+            UnsupportedFeatureError,
+            f"{WRITE}.advanced_extension.enhancement",
+            "on a WRITE_OP_INSERT write",
+            "finding",
+        ),
+    ],
+    ids=["unknown-column", "unknown-enhancement", "extra-field", "not-a-list", "on-insert"],
+)
+def test_unusable_plan_update_keys(lake, catalogs, ns, make, error, path, message, validate):
+    """Refused with the path, before anything changes; validate names what translation refuses."""
+    from substrait_spark.consumer.analyze import validate_plan
+
+    snap = table(lake, ns, range(3), schema=KEYED).current_snapshot().snapshot_id
+    plan = make(ns)
+    with pytest.raises(error, match=message) as info:
+        run(lake, catalogs, plan)
+    assert info.value.path == path
+    assert lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id == snap
+    if validate == "raises":  # malformed: validate says so as translation does
+        with pytest.raises(PlanInvalidError):
+            validate_plan(plan)
+        return
+    findings = [f.path for f in validate_plan(plan)]
+    assert findings == ([path] if validate == "finding" else [])  # only a catalog knows the table's columns
+
+
+def test_a_callers_key_column_the_table_lacks_is_refused(lake, catalogs, ns):
+    snap = table(lake, ns, range(3)).current_snapshot().snapshot_id
+    plan = plan_of(write([ns, "t"], values(rows_of([1])), NAMES, TYPES, op=W.WRITE_OP_UPDATE))
+    with pytest.raises(PlanInvalidError, match=r"\['ident'\] from the caller's update_keys") as info:
+        run(lake, catalogs, plan, update_keys={f"{lake.name}.{ns}.t": ["ident"]})
+    assert info.value.path == f"{WRITE}.table_schema"
+    assert lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id == snap
+
+
+def test_cli_update_key_option(lake, catalogs, ns, tmp_path, capsys):
+    """`run --update-key TABLE=col`: the CLI's key reaches the UPDATE step."""
+    import json
+
+    from google.protobuf import json_format
+    from substrait_spark.cli import main
+
+    table(lake, ns, range(3))
+    plan = tmp_path / "update.json"
+    update = plan_of(write([ns, "t"], values([(2, "two", 20.0)]), NAMES, TYPES, op=W.WRITE_OP_UPDATE))
+    plan.write_text(json.dumps(json_format.MessageToDict(update)))
+    config, out = lake.write_config(tmp_path / "catalogs.yaml"), tmp_path / "out"
+    args = ["run", str(plan), "--catalog-config", str(config), "--output-dir", str(out)]
+    assert main([*args, "--update-key", f"{ns}.t=id"]) == 0, capsys.readouterr().err
+    step = json.loads((out / "summary.json").read_text())["plans"][0]["steps"][0]
+    assert step["details"] == {"update_key": ["id"], "update_key_source": "caller"} and step["rows"] == 1
+    assert content(lake, ns) == [(0, "n0", 0.0), (1, "n1", 1.5), (2, "two", 20.0)]
+    assert main(args) == 3  # no key at all: unsupported
+    assert "--update-key" in capsys.readouterr().err
 
 
 # --- CTAS --------------------------------------------------------------------------------------------------

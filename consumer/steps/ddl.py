@@ -4,17 +4,28 @@ properties (a DDL commit has no snapshot to carry it).
 
 - CREATE keeps the plan's nullability (required columns stay required); CREATE_OR_REPLACE of an existing table
   is Spark's atomic replace (an empty table of the new schema; Spark makes its columns optional).
-- ALTER compares the after-image (`table_schema`) with the table: new optional columns are added, types widened
-  (int→long, float→double, decimal precision up), required columns made optional; anything else — dropping,
-  renaming, narrowing, a new required column — is refused with the reason, before anything is changed.
+- ALTER compares the after-image (`table_schema`) with the table, columns matched by name in any case: new optional
+  columns are added, types widened (int→long, float→double, decimal precision up), required columns made optional,
+  columns missing from the after-image dropped (Iceberg schema evolution: old data files keep their values, no
+  longer read) unless the table's layout needs them (identifier fields, partition or sort sources). When columns
+  are both missing and new, they are renames if they pair up one-to-one at the same positions with the same type
+  or a widening; otherwise renames cannot be told from drops and adds, and the ALTER is refused. Narrowing, a new
+  required column, optional → required are refused too; every reason is given, before anything is changed. All
+  changes of one ALTER are one catalog commit, which also records the step's key in the table's properties.
+- DROP records the step's key in the namespace's properties (`substrait-spark.dropped.<table>`, one per table name)
+  before dropping: a retry finding no table but its own key there reports the step already committed (`_drop`).
+- `table_defaults`: NULL defaults are what Iceberg columns have anyway and are accepted; any other default is
+  refused, never dropped. Iceberg keeps column defaults (initial-default, write-default) in format v3 tables only;
+  pyiceberg 0.12 writes no v3 metadata ("Writing V3 is not yet supported"), Iceberg's Java library refuses an
+  initial-default on v1/v2 tables, and Spark 3.5's Iceberg writers do not fill in a write-default.
 - VIEW: see `view_ddl` (the view keeps its Substrait definition in the catalog).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -27,8 +38,8 @@ from ..scope import Scope
 from ..types import nullable, schema_of
 from . import common as c
 from . import view_ddl
-from .log import StepLog
-from .targets import WriteTarget
+from .log import StepLog, mark_committed
+from .targets import SchemaChange, WriteTarget
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -50,9 +61,8 @@ def consume_ddl(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope 
     op = _OPS.get(rel.op)
     if op is None:
         raise PlanInvalidError(f"DDL op {rel.op}", f"{path}.op")
-    if rel.HasField("table_defaults") and rel.table_defaults.fields:
-        raise UnsupportedFeatureError("DDL table_defaults (column default values)", f"{path}.table_defaults")
     schema = _struct(rel, path) if rel.op in _NEEDS_SCHEMA else T.StructType([])
+    _refuse_defaults(rel, schema, path)
     target = c.locate(cx, log, rel.named_object.names, f"{path}.named_object")
     kind_name = DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_").lower() + "_table"
     with log.step(kind_name, target, path) as step:
@@ -69,6 +79,32 @@ def _struct(rel: alg.DdlRel, path: str) -> T.StructType:
     names, types = schema_of(rel.table_schema, f"{path}.table_schema")
     flags = [nullable(t) for t in rel.table_schema.struct.types]
     return T.StructType([T.StructField(n, t, f) for n, t, f in zip(names, types, flags, strict=True)])
+
+
+DEFAULTS_REFUSED = (
+    "column default values other than NULL (DdlRel.table_defaults): Iceberg keeps defaults in format v3 tables "
+    "only, and pyiceberg 0.12 writes no v3 table metadata"
+)
+
+
+def set_defaults(rel: alg.DdlRel) -> list[int]:
+    """Positions of the columns `table_defaults` gives a value other than NULL (a NULL default is no default)."""
+    return [i for i, lit in enumerate(rel.table_defaults.fields) if lit.WhichOneof("literal_type") != "null"]
+
+
+def _refuse_defaults(rel: alg.DdlRel, schema: T.StructType, path: str) -> None:
+    """Defaults are refused, never dropped (see the module's docstring); before anything changes."""
+    width, given = len(schema.fields), len(rel.table_defaults.fields)
+    if given and width and given != width:
+        raise PlanInvalidError(
+            f"table_defaults has {given} values, table_schema {width} columns", f"{path}.table_defaults"
+        )
+    at = set_defaults(rel)
+    if at:
+        names = [schema.fields[i].name if i < width else f"#{i}" for i in at]
+        raise UnsupportedFeatureError(
+            f"{DEFAULTS_REFUSED} (column(s) {names})", f"{path}.table_defaults.fields[{at[0]}]"
+        )
 
 
 def _refresh(cx: SubstraitConsumer, target: WriteTarget) -> None:
@@ -96,9 +132,13 @@ def _create_or_replace(cx, target: WriteTarget, schema: T.StructType, log: StepL
 
 
 def _drop(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
-    if not target.exists():
+    """A table that is gone may have been dropped by this very step in an earlier try: its key was recorded."""
+    if target.exists():
+        target.drop(step.idempotency_key)
+    elif step.idempotency_key is not None and target.dropped_by() == step.idempotency_key:
+        mark_committed(step, "the table is gone; the namespace's drop record has this step's key")
+    else:
         raise ExecutionError(f"table {target.identity} does not exist (DDL_OP_DROP)", f"{path}.op")
-    target.drop()
 
 
 def _drop_if_exist(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
@@ -111,34 +151,100 @@ def _drop_if_exist(cx, target: WriteTarget, schema: T.StructType, log: StepLog, 
 def _alter(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
     if not target.exists():
         raise ExecutionError(f"table {target.identity} does not exist (DDL_OP_ALTER)", f"{path}.op")
+    _refresh(cx, target)  # positions and types as the catalog has them now
     current = list(cx.spark.read.table(target.spark_name).schema.fields)
-    refused = unsafe_changes(current, list(schema.fields))
-    if refused:
-        raise UnsupportedFeatureError(f"ALTER of {target.identity}: " + "; ".join(refused), f"{path}.table_schema")
-    target.alter(schema, _properties(log, step))
+    change = schema_change(current, list(schema.fields), target.layout_columns())
+    if change.refused:
+        raise UnsupportedFeatureError(
+            f"ALTER of {target.identity}: " + "; ".join(change.refused), f"{path}.table_schema"
+        )
+    target.alter(change, _properties(log, step))
+    step.details = _described(change)
 
 
-def unsafe_changes(current: list[T.StructField], after: list[T.StructField]) -> list[str]:
-    """Why the after-image cannot be reached safely (empty: add columns, widen types, relax nullability)."""
+def schema_change(current: list[T.StructField], after: list[T.StructField], layout: Mapping[str, str]) -> SchemaChange:
+    """How the table reaches the after-image, or why it cannot safely (`refused`, every reason)."""
+    change = SchemaChange()
     now = {f.name.lower(): f for f in current}
     wanted = {f.name.lower() for f in after}
-    out = [
-        f"dropping column {f.name!r} (or renaming it) is not done by ALTER"
-        for f in current
-        if f.name.lower() not in wanted
-    ]
+    gone = [f for f in current if f.name.lower() not in wanted]
+    new = [f for f in after if f.name.lower() not in now]
+    renamed = _renames(current, after, gone, new)
+    if renamed is None:
+        change.refused.append(
+            f"column(s) {[f.name for f in gone]} are not in the after-image and {[f.name for f in new]} are new, "
+            "but they do not pair up one-to-one at the same positions with the same type (or a widening): renames "
+            "cannot be told from drops and adds (drop and add in separate ALTERs)"
+        )
+        renamed, gone, new = {}, [], []
+    sources = {a.name.lower(): now[o.lower()] for o, a in renamed.items()}
+    for f in gone:
+        if f.name in renamed:
+            change.rename[f.name] = renamed[f.name].name
+        elif f.name.lower() in layout:
+            change.refused.append(f"dropping column {f.name!r}: it is {layout[f.name.lower()]}")
+        else:
+            change.drop.append(f.name)
+    added = {f.name.lower() for f in new}
     for f in after:
-        old = now.get(f.name.lower())
-        if old is None:
-            if not f.nullable:
-                out.append(f"new column {f.name!r} is required: existing rows have no value for it")
-        elif old.dataType != f.dataType and not _widens(old.dataType, f.dataType):
-            out.append(
+        old = now.get(f.name.lower()) or sources.get(f.name.lower())
+        if old is not None:
+            _evolve(old, f, change)
+        elif f.name.lower() in added:
+            _add(f, change)
+    return change
+
+
+def _renames(
+    current: list[T.StructField], after: list[T.StructField], gone: list[T.StructField], new: list[T.StructField]
+) -> dict[str, T.StructField] | None:
+    """Table column → its after-image column, when exactly the missing and the new columns pair up one-to-one at
+    the same positions with the same type or a widening; None when both exist but do not (ambiguous)."""
+    if not gone or not new:
+        return {}
+    lost, fresh = {f.name for f in gone}, {f.name for f in new}
+    pairs = {}
+    if len(current) == len(after):
+        pairs = {
+            o.name: a
+            for o, a in zip(current, after, strict=True)
+            if o.name in lost and a.name in fresh and (o.dataType == a.dataType or _widens(o.dataType, a.dataType))
+        }
+    return pairs if len(pairs) == len(gone) == len(new) else None
+
+
+def _evolve(old: T.StructField, f: T.StructField, change: SchemaChange) -> None:
+    """A column kept (or renamed): its type may widen, a required one may become optional."""
+    if old.dataType != f.dataType:
+        if _widens(old.dataType, f.dataType):
+            change.widen[old.name] = f.dataType
+        else:
+            change.refused.append(
                 f"column {f.name!r}: {old.dataType.simpleString()} → {f.dataType.simpleString()} is not a widening"
             )
-        elif old.nullable and not f.nullable:
-            out.append(f"column {f.name!r}: optional → required would reject existing NULLs")
-    return out
+    if old.nullable and not f.nullable:
+        change.refused.append(f"column {f.name!r}: optional → required would reject existing NULLs")
+    elif not old.nullable and f.nullable:
+        change.relax.append(old.name)
+
+
+def _add(f: T.StructField, change: SchemaChange) -> None:
+    if f.nullable:
+        change.add.append(f)
+    else:
+        change.refused.append(f"new column {f.name!r} is required: existing rows have no value for it")
+
+
+def _described(change: SchemaChange) -> dict[str, Any]:
+    """What the ALTER did, for the step record."""
+    parts = {
+        "added": [f.name for f in change.add],
+        "dropped": change.drop,
+        "renamed": change.rename,
+        "widened": {n: t.simpleString() for n, t in change.widen.items()},
+        "made_optional": change.relax,
+    }
+    return {k: v for k, v in parts.items() if v}
 
 
 def _widens(old: T.DataType, new: T.DataType) -> bool:

@@ -36,6 +36,7 @@ class StepLog:
     run_key: str
     plan_sha256: str | None = None
     steps: list[Step] = field(default_factory=list)
+    update_keys: dict[str, list[str]] = field(default_factory=dict)  # the caller's, see `update_key`
 
     def key(self, index: int) -> str:
         return f"{self.run_key}/step-{index}"
@@ -77,8 +78,13 @@ class StepLog:
         found = target.committed(KEY_PROPERTY, step.idempotency_key)
         if found is None:
             return False
-        step.status, step.reason = "skipped", f"already committed ({found})"
+        mark_committed(step, found)
         return True
+
+
+def mark_committed(step: Step, found: str) -> None:
+    """The status every step an earlier try committed gets; `found`: where its key was."""
+    step.status, step.reason = "skipped", f"already committed ({found})"
 
 
 def spark_error(exc: Exception) -> ExecutionError:

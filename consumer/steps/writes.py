@@ -8,7 +8,9 @@
   one DataFrame-API way that is exact for any predicate; a concurrent commit makes it fail, never lose rows.
   A filter directly over a read of the same table deletes by that predicate; any other input deletes the
   table's rows equal (null-safe) to an input row.
-- UPDATE matches after-images to rows by the table's identifier fields (refused when it has none).
+- UPDATE matches after-images to rows by a key: the caller's (`update_keys`), else the one the plan's WriteRel
+  names in its advanced extension (a `google.protobuf.Struct` enhancement with field `substrait_spark.update_key`),
+  else the table's identifier fields; refused with none (see `update_key`). The step record's `details` say which.
 - CTAS creates the table (atomic create-with-data); if it exists the create mode decides.
 Output: NO_OUTPUT (and UNSPECIFIED) give no rows; MODIFIED_RECORDS the rows inserted, deleted or after-images,
 recomputed from pinned snapshots so they equal what was committed.
@@ -32,6 +34,7 @@ from ..report import Step
 from ..scope import Scope
 from ..types import schema_of
 from . import common as c
+from . import update_key
 from .log import Outcome, StepLog
 from .targets import WriteTarget
 
@@ -60,6 +63,7 @@ class WriteJob:
     types: list[T.DataType]
     log: StepLog
     step: Step
+    plan_key: list[str] | None = None  # the key the WriteRel's enhancement names (`update_key`)
     _input: Relation | None = field(default=None, repr=False)
 
     @property
@@ -112,11 +116,12 @@ def consume_write(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Sc
     if not rel.table_schema.names:
         raise PlanInvalidError("write with no table_schema", f"{path}.table_schema")
     names, types = schema_of(rel.table_schema, f"{path}.table_schema")
+    plan_key = update_key.plan_update_key(rel, path)
     target = c.locate(cx, log, rel.named_table.names, f"{path}.named_table")
     kind_name = WriteRel.WriteOp.Name(rel.op).removeprefix("WRITE_OP_").lower()
     modified = None
     with log.step(kind_name, target, path) as step:
-        job = WriteJob(cx, rel, path, outer, target, names, types, log, step)
+        job = WriteJob(cx, rel, path, outer, target, names, types, log, step, plan_key)
         if not log.already_committed(step, target):
             outcome, modified = op(job)
             step.rows = outcome.rows
@@ -248,20 +253,13 @@ def _delete_matching(job: WriteJob) -> Result:
 
 
 def _update(job: WriteJob) -> Result:
-    """After-images replace the rows with the same identifier-field values; other input rows match nothing."""
-    keys = job.target.identifier_fields()
-    if not keys:
-        raise UnsupportedFeatureError(
-            f"UPDATE write: table {job.target.identity} has no identifier fields to match after-images by",
-            f"{job.path}.op",
-        )
+    """After-images replace the rows with the same key values; other input rows match nothing."""
+    key = _update_key(job)
     inp, resolved = job.input(), job.table()
     columns = job.columns(resolved.fields)
-    lowered = [n.lower() for n in columns]
-    missing = [k for k in keys if k.lower() not in lowered]
-    if missing:
-        raise PlanInvalidError(f"UPDATE write: key column(s) {missing} not in the table_schema", job.path)
-    at = [lowered.index(k.lower()) for k in keys]
+    at = _key_positions(job, key, columns)
+    keys = [columns[i] for i in at]
+    job.step.details = {"update_key": keys, "update_key_source": key.source}  # the table's spelling
     after = inp.df.select(*[inp.col(i).alias(f"__u{i}") for i in range(len(columns))], F.lit(True).alias("__m"))
     _refuse_duplicate_keys(after, at, keys, job.path)
     before = _aliased(resolved.df, columns, "__t")
@@ -276,6 +274,43 @@ def _update(job: WriteJob) -> Result:
     job.writer(new, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
     return Outcome(int(obs.get["updated"])), job.records(images)
+
+
+def _update_key(job: WriteJob) -> update_key.UpdateKey:
+    """The caller's key, else the plan's, else the table's identifier fields (`update_key`)."""
+    given = update_key.caller_key(job.log.update_keys, job.target.identity, job.parts)
+    if given:
+        return update_key.UpdateKey(given, update_key.CALLER)
+    if job.plan_key:
+        return update_key.UpdateKey(job.plan_key, update_key.PLAN)
+    fields = job.target.identifier_fields()
+    if fields:
+        return update_key.UpdateKey(fields, update_key.IDENTIFIER_FIELDS)
+    raise UnsupportedFeatureError(
+        f"UPDATE write: table {job.target.identity} has no identifier fields to match after-images by, and no key "
+        f"was given: {update_key.HOW_TO_GIVE_ONE}",
+        f"{job.path}.op",
+    )
+
+
+_KEY_AT = {  # where a key column the table_schema lacks is reported, by the key's source
+    update_key.CALLER: ("the caller's update_keys", "table_schema"),
+    update_key.PLAN: (f"the plan's {update_key.UPDATE_KEY_FIELD!r}", "advanced_extension.enhancement"),
+    update_key.IDENTIFIER_FIELDS: ("the table's identifier fields", "table_schema"),
+}
+
+
+def _key_positions(job: WriteJob, key: update_key.UpdateKey, columns: list[str]) -> list[int]:
+    """Each key column's position in the table_schema (named in any case, each once)."""
+    lowered = [n.lower() for n in columns]
+    missing = [k for k in key.columns if k.lower() not in lowered]
+    if missing:
+        what, where = _KEY_AT[key.source]
+        raise PlanInvalidError(
+            f"UPDATE write: key column(s) {missing} from {what} not in the table_schema {columns}",
+            f"{job.path}.{where}",
+        )
+    return list(dict.fromkeys(lowered.index(k.lower()) for k in key.columns))
 
 
 def _refuse_duplicate_keys(after: DataFrame, at: list[int], keys: list[str], path: str) -> None:
