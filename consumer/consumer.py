@@ -77,6 +77,8 @@ EMIT_APPLIED_BY_TRANSLATOR = {"project"}
 _ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
 _NUMERIC = {"int", "float", "decimal", "null"}
 _TEMPORAL = {"date", "timestamp", "interval_day", "interval_year"}
+# String functions whose every value argument must be a string (Spark would cast an integer silently).
+_STRING_ONLY = {"contains", "starts_with", "ends_with", "like", "upper", "lower", "concat"}
 
 
 class SubstraitConsumer:
@@ -419,6 +421,8 @@ def _check_argument_types(call: Call) -> None:
         ex.coerce_comparison(call)
     elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or (fams & _TEMPORAL and fams <= _TEMPORAL | {"int"})):
         raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)
+    elif call.name in _STRING_ONLY and not fams <= {"string"}:
+        raise PlanInvalidError(f"{call.ref.name}: a string function given {sorted(fams - {'string'})}", call.path)
 
 
 __all__ = ["SubstraitConsumer", "name_columns", "quote"]

@@ -332,8 +332,22 @@ class IcebergViewTarget:
     def commit(self, definition: str, schema: T.StructType, summary: Mapping[str, str]) -> None:
         views_of(self.catalog).commit(self.ident, definition, schema, summary)
 
-    def drop(self) -> None:
+    def uuid(self) -> str | None:
+        current = self._current()
+        return current.metadata.view_uuid if current is not None else None
+
+    def drop(self, step_key: str | None = None) -> None:
+        """As a table's DROP: the key and the view's UUID recorded in the namespace first (`record_drop`)."""
+        from substrait_spark.hooks.iceberg_writes import record_drop
+
+        if step_key is not None:
+            record_drop(self.catalog, self.ident, step_key, self.uuid())
         views_of(self.catalog).drop(self.ident)
+
+    def dropped_by(self) -> tuple[str, str | None] | None:
+        from substrait_spark.hooks.iceberg_writes import drop_record
+
+        return drop_record(self.catalog, self.ident)
 
 
 def view_target(catalogs: Any, names: Sequence[str]) -> IcebergViewTarget:

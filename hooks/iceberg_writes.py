@@ -77,6 +77,14 @@ class IcebergTarget:
             return "table properties"
         return None
 
+    def committed_snapshot(self, prop: str, value: str) -> tuple[int, int | None] | None:
+        """The snapshot whose summary has `prop = value`, and its parent's id."""
+        for snapshot in self._table().snapshots():
+            summary = snapshot.summary
+            if summary is not None and summary.additional_properties.get(prop) == value:
+                return snapshot.snapshot_id, snapshot.parent_snapshot_id
+        return None
+
     def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
         self.catalog.create_table(self.ident, schema=_arrow(schema), properties=_merged({}, properties))
 
@@ -103,19 +111,38 @@ class IcebergTarget:
                     update.add_column(f.name, types[f.name], required=False)
             tx.set_properties(_merged(table.properties, properties))
 
+    def uuid(self) -> str | None:
+        return str(self._table().metadata.table_uuid) if self.exists() else None
+
     def drop(self, step_key: str | None = None) -> None:
-        """The key goes into the namespace's properties first (one property per table name, overwritten by the
-        next DROP: bounded); a crash between the two leaves the table, which the retry then drops."""
+        """The key goes into the namespace's properties first (`record_drop`); a crash between the two leaves the
+        table, which the retry then drops."""
         if step_key is not None:
-            self.catalog.update_namespace_properties(self.ident[:-1], updates={self._drop_property: step_key})
+            record_drop(self.catalog, self.ident, step_key, self.uuid())
         self.catalog.drop_table(self.ident)
 
-    def dropped_by(self) -> str | None:
-        return self.catalog.load_namespace_properties(self.ident[:-1]).get(self._drop_property)
+    def dropped_by(self) -> tuple[str, str | None] | None:
+        return drop_record(self.catalog, self.ident)
 
-    @property
-    def _drop_property(self) -> str:
-        return f"{DROPPED_PROPERTY_PREFIX}{self.ident[-1].lower()}"
+
+def record_drop(catalog: Any, ident: tuple[str, ...], step_key: str, uuid: str | None) -> None:
+    """Keep a DROP's step key and the dropped object's UUID in the namespace (one property per name, overwritten
+    by the next DROP of that name: bounded), before the drop."""
+    value = f"{step_key}\n{uuid or ''}"
+    catalog.update_namespace_properties(ident[:-1], updates={_drop_property(ident): value})
+
+
+def drop_record(catalog: Any, ident: tuple[str, ...]) -> tuple[str, str | None] | None:
+    """(step key, UUID of what it dropped) of the last recorded DROP of this name."""
+    value = catalog.load_namespace_properties(ident[:-1]).get(_drop_property(ident))
+    if value is None:
+        return None
+    key, _, uuid = value.partition("\n")
+    return key, uuid or None
+
+
+def _drop_property(ident: tuple[str, ...]) -> str:
+    return f"{DROPPED_PROPERTY_PREFIX}{ident[-1].lower()}"
 
 
 # DDL commits have no snapshot: their keys are kept in a table property, the most recent ones.

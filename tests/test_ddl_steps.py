@@ -87,7 +87,8 @@ def test_a_retried_drop_finds_its_own_earlier_commit(lake, catalogs, ns):
     drop = ddl_plan(ddl_rel(ns, D.DDL_OP_DROP))
     first = run(lake, catalogs, drop, run_key="dag/r/d")
     assert first.steps[0].status == "committed" and not lake.catalog.table_exists(f"{ns}.t")
-    assert lake.catalog.load_namespace_properties(ns)["substrait-spark.dropped.t"] == "dag/r/d/step-0"
+    recorded = lake.catalog.load_namespace_properties(ns)["substrait-spark.dropped.t"]
+    assert recorded.split("\n")[0] == "dag/r/d/step-0" and len(recorded.split("\n")[1]) == 36  # key, table UUID
     retry = ddl_plan(ddl([ns.upper(), "T"], D.DDL_OP_DROP))  # names match in any case
     again = run(lake, catalogs, retry, run_key="dag/r/d")
     step = again.steps[0]
@@ -103,10 +104,28 @@ def test_a_retried_drop_finds_its_own_earlier_commit(lake, catalogs, ns):
 
 
 def test_a_drop_that_crashed_after_recording_its_key_drops_on_retry(lake, catalogs, ns):
-    table(lake, ns)
-    lake.catalog.update_namespace_properties(ns, updates={"substrait-spark.dropped.t": "dag/r/c/step-0"})
+    uuid = str(table(lake, ns).metadata.table_uuid)
+    lake.catalog.update_namespace_properties(ns, updates={"substrait-spark.dropped.t": f"dag/r/c/step-0\n{uuid}"})
     report = run(lake, catalogs, ddl_plan(ddl_rel(ns, D.DDL_OP_DROP)), run_key="dag/r/c")
     assert report.steps[0].status == "committed" and not lake.catalog.table_exists(f"{ns}.t")
+
+
+def test_a_retried_drop_leaves_the_table_a_later_step_created_again(lake, catalogs, ns):
+    """DROP t; CREATE t; INSERT t — retried after it all committed: nothing is applied again, and the re-created
+    table (another UUID than the one the DROP recorded) keeps its rows."""
+    from test_write_steps import values, write
+
+    table(lake, ns)
+    rebuild = ddl_plan(
+        ddl_rel(ns, D.DDL_OP_DROP),
+        ddl_rel(ns, D.DDL_OP_CREATE, NAMES, TYPES),
+        write([ns, "t"], values(rows_of([7])), NAMES, TYPES),
+    )
+    first = run(lake, catalogs, rebuild, run_key="dag/r/rebuild")
+    assert [s.status for s in first.steps] == ["committed"] * 3 and content(lake, ns) == rows_of([7])
+    again = run(lake, catalogs, rebuild, run_key="dag/r/rebuild")
+    assert [s.status for s in again.steps] == ["skipped"] * 3
+    assert "created since" in again.steps[0].reason and content(lake, ns) == rows_of([7])
 
 
 def test_alter_adds_columns_and_widens_types(lake, catalogs, ns):

@@ -272,6 +272,31 @@ def test_cli_writes_are_retry_safe_with_a_run_key(lake, ns, tmp_path, capsys):
     assert ids == [0, 1, 10, 10, 11, 11]
 
 
+def test_cli_view_is_created_in_the_catalog_and_read_by_a_later_plan(lake, ns, tmp_path, capsys):
+    """A view DDL run by the CLI keeps its definition in the catalog (SQLite and PostgreSQL alike); a later plan,
+    a new process for all it knows, reads it through NamedTable; Spark's own catalog lists the view."""
+    from plan_builder import DdlRel, ddl, field, filter_, lit
+
+    lake.catalog.create_table(f"{ns}.cli_base", schema=SCHEMA).append(arrow(range(6)))
+    config = lake.write_config(tmp_path / "catalogs.yaml")
+    b = PlanBuilder()
+    above_four = filter_(named([ns, "cli_base"], *COLUMNS), b.call("gt", field(2), lit(4.0, fp64())))
+    define = b.plan(ddl([ns, "cli_view"], DdlRel.DDL_OP_CREATE, DdlRel.DDL_OBJECT_VIEW, *COLUMNS, above_four), [])
+    files = {"define.json": define, "read.json": read_plan([ns, "cli_view"])}
+    for name, plan in files.items():
+        (tmp_path / name).write_text(json.dumps(json_format.MessageToDict(plan)))
+    out = tmp_path / "out"
+    for name in files:
+        args = ["run", str(tmp_path / name), "--catalog-config", str(config), "--output-dir", str(out / name)]
+        assert main(args) == 0, capsys.readouterr().err
+    defined = json.loads((out / "define.json" / "summary.json").read_text())["plans"][0]["steps"][0]
+    assert (defined["kind"], defined["status"], defined["snapshot_after"]) == ("create_view", "committed", 1)
+    read = json.loads((out / "read.json" / "summary.json").read_text())["plans"][0]
+    assert read["outputs"][0]["rows"] == 3  # ids 3, 4, 5: amount 4.5, 6.0, 7.5
+    assert {t["format"] for t in read["tables_read"]} == {"iceberg", "iceberg-view"}
+    assert [r.viewName for r in lake.spark.sql(f"SHOW VIEWS IN {lake.name}.{ns}").collect()] == ["cli_view"]
+
+
 def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_twice(lake, tmp_path, tpch_dir):
     """The task process (here the CLI) is killed right after its first step commits; the retry with the same run
     key skips that step, applies the others once, and the table holds no duplicates."""

@@ -228,15 +228,18 @@ def test_delete_reading_columns_in_another_order_than_its_table_schema(go):
 # --- CTAS --------------------------------------------------------------------------------------------------
 
 
-def test_ctas_fixture_is_refused_because_its_input_does_not_fit_its_table_schema(go):
+def test_ctas_fixture_is_refused_with_the_first_problem_it_has(go):
     """No producer quirk: substrait-go's ProjectRel outputs its input columns and then its expressions, as the
-    spec says (see consumer/producers.py), so this plan hands 10 columns to a 5-column table_schema."""
+    spec says (see consumer/producers.py). Read by the spec, its filter calls contains:str_str on `employee_id`
+    (an i32: the read's projection puts `role` first, substrait-go types reads without it), and its project
+    hands 10 columns to a 5-column table_schema. The first is refused (Spark would cast the integer silently)."""
+    filter_call = f"{WRITE}.input.project.input.filter.condition.scalar_function"
     for _ in range(2):  # the same run key again: still refused, still nothing applied
-        with pytest.raises(PlanInvalidError, match="the input has 10 columns, table_schema 5") as info:
+        with pytest.raises(PlanInvalidError, match=r"contains:str_str: a string function given \['int'\]") as info:
             run(go, "ctas_with_filter.json", run_key="dag/run-1/ctas")
-        assert info.value.exit_code == 2 and info.value.path == f"{WRITE}.input"
+        assert info.value.exit_code == 2 and info.value.path == filter_call
         report = info.value.report
-        assert report.status == "failed" and report.error["path"] == f"{WRITE}.input"
+        assert report.status == "failed" and report.error["path"] == filter_call
         step = only_step(report)
         assert (step["kind"], step["target"], step["status"], step["rows"]) == (
             "ctas",
@@ -248,6 +251,18 @@ def test_ctas_fixture_is_refused_because_its_input_does_not_fit_its_table_schema
         assert not any("substrait-go" in n or "expressions only" in n for n in report.notes)
         assert not go.catalog.table_exists(f"{NS}.filtered_employees")
     assert content(go, "employees") == sorted_rows(EMPLOYEE_ROWS)
+
+
+def test_ctas_fixture_with_the_filter_on_role_is_refused_for_its_width(go):
+    """With the filter on `role` (field 0, as substrait-go's open fix writes it) the project's 10 columns still
+    do not fit the 5-column table_schema."""
+    doc = fixture_plan("ctas_with_filter.json")
+    condition = doc["relations"][0]["root"]["input"]["write"]["input"]["project"]["input"]["filter"]["condition"]
+    condition["scalarFunction"]["arguments"][0]["value"]["selection"]["directReference"]["structField"]["field"] = 0
+    with pytest.raises(PlanInvalidError, match="the input has 10 columns, table_schema 5") as info:
+        run(go, doc, run_key="dag/run-1/ctas-role")
+    assert info.value.path == f"{WRITE}.input"
+    assert not go.catalog.table_exists(f"{NS}.filtered_employees")
 
 
 def spec_definite_ctas() -> dict:

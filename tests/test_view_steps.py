@@ -135,6 +135,18 @@ def test_drop_and_drop_if_exist_view(lake, catalogs, ns):
         run(lake, catalogs, plan(b, view_rel(ns, D.DDL_OP_DROP), names=[]))
 
 
+def test_a_retried_view_drop_finds_its_own_earlier_commit(lake, catalogs, ns):
+    table(lake, ns)
+    b = PlanBuilder()
+    run(lake, catalogs, plan(b, view_rel(ns, D.DDL_OP_CREATE, big_amounts(ns, b))))
+    drop = plan(b, view_rel(ns, D.DDL_OP_DROP), names=[])
+    assert run(lake, catalogs, drop, run_key="dag/r/dv").steps[0].status == "committed"
+    again = run(lake, catalogs, drop, run_key="dag/r/dv").steps[0]
+    assert again.status == "skipped" and "drop record" in again.reason
+    with pytest.raises(ExecutionError, match="does not exist"):
+        run(lake, catalogs, drop, run_key="dag/r/other")
+
+
 def test_a_view_defined_and_read_in_the_same_plan(lake, catalogs, ns):
     table(lake, ns, range(4))
     b = PlanBuilder()

@@ -10,12 +10,12 @@ from pyspark.sql import Column, DataFrame, DataFrameWriterV2, Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError
+from ..errors import ExecutionError, PlanInvalidError, ResolutionError, UnsupportedFeatureError
 from ..relation import Relation, quote
 from ..report import Step
 from ..types import compatible
-from .log import StepLog
-from .targets import WriteTarget
+from .log import StepLog, mark_committed
+from .targets import ViewTarget, WriteTarget
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -46,6 +46,24 @@ def locate(cx: SubstraitConsumer, log: StepLog, names: Sequence[str], path: str)
         return log.targets.write_target(cx.spark, list(names))
     except ResolutionError as exc:
         raise exc.at(path) from None
+
+
+def drop_once(target: WriteTarget | ViewTarget, step: Step, what: str, path: str) -> None:
+    """DROP that a retry recognises: the step's key and the dropped object's UUID are recorded outside it first.
+    On a retry the object is gone (dropped by this step), still there with the recorded UUID (the earlier try
+    crashed before dropping: drop it now), or there under another UUID (re-created since — by a later step of
+    this plan, say — and left alone)."""
+    record = target.dropped_by()
+    mine = record is not None and step.idempotency_key is not None and record[0] == step.idempotency_key
+    if target.exists():
+        if mine and record[1] is not None and record[1] != target.uuid():
+            mark_committed(step, f"this step dropped an earlier {what}; the one there now was created since")
+        else:
+            target.drop(step.idempotency_key)
+    elif mine:
+        mark_committed(step, f"the {what} is gone; the namespace's drop record has this step's key")
+    else:
+        raise ExecutionError(f"{what} {target.identity} does not exist (DDL_OP_DROP)", f"{path}.op")
 
 
 def pinned(cx: SubstraitConsumer, target: WriteTarget, names: Sequence[str], path: str) -> ResolvedTable:

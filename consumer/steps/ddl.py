@@ -38,7 +38,7 @@ from ..scope import Scope
 from ..types import nullable, schema_of
 from . import common as c
 from . import view_ddl
-from .log import StepLog, mark_committed
+from .log import StepLog
 from .targets import SchemaChange, WriteTarget
 
 if TYPE_CHECKING:
@@ -132,13 +132,7 @@ def _create_or_replace(cx, target: WriteTarget, schema: T.StructType, log: StepL
 
 
 def _drop(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
-    """A table that is gone may have been dropped by this very step in an earlier try: its key was recorded."""
-    if target.exists():
-        target.drop(step.idempotency_key)
-    elif step.idempotency_key is not None and target.dropped_by() == step.idempotency_key:
-        mark_committed(step, "the table is gone; the namespace's drop record has this step's key")
-    else:
-        raise ExecutionError(f"table {target.identity} does not exist (DDL_OP_DROP)", f"{path}.op")
+    c.drop_once(target, step, "table", path)
 
 
 def _drop_if_exist(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:

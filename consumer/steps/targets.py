@@ -40,6 +40,10 @@ class WriteTarget(Protocol):
         properties for DDL), if any."""
         ...
 
+    def committed_snapshot(self, prop: str, value: str) -> tuple[int, int | None] | None:
+        """The snapshot an earlier commit with `prop = value` made, and its parent's id (None: no parent)."""
+        ...
+
     def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
         """Create the table (nullability kept), recording `properties` as a DDL commit's `committed` finds."""
         ...
@@ -53,8 +57,13 @@ class WriteTarget(Protocol):
         this DROP, finding no table, knows its own earlier commit."""
         ...
 
-    def dropped_by(self) -> str | None:
-        """The step key the last recorded DROP of a table of this name left (kept outside the table)."""
+    def dropped_by(self) -> tuple[str, str | None] | None:
+        """The step key the last recorded DROP of this name left (kept outside the table), with the UUID of the
+        table it dropped."""
+        ...
+
+    def uuid(self) -> str | None:
+        """The table's UUID (None when it does not exist): tells a re-created table from the dropped one."""
         ...
 
 
@@ -101,7 +110,11 @@ class ViewTarget(Protocol):
         """Create the view, or add a version with this definition: one atomic catalog commit."""
         ...
 
-    def drop(self) -> None: ...
+    def drop(self, step_key: str | None = None) -> None: ...
+
+    def dropped_by(self) -> tuple[str, str | None] | None: ...
+
+    def uuid(self) -> str | None: ...
 
 
 def targets_of(resolver: Any) -> WriteTargets | None:

@@ -99,9 +99,7 @@ def _alter(target: ViewTarget, definition: str, schema: T.StructType, log: StepL
 
 def _drop(target: ViewTarget, definition: str, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
     _no_table(target, "DDL_OP_DROP", path)
-    if not target.exists():
-        raise ExecutionError(f"view {target.identity} does not exist (DDL_OP_DROP)", f"{path}.op")
-    target.drop()
+    c.drop_once(target, step, "view", path)
 
 
 def _drop_if_exist(

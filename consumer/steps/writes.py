@@ -35,7 +35,7 @@ from ..scope import Scope
 from ..types import schema_of
 from . import common as c
 from . import update_key
-from .log import Outcome, StepLog
+from .log import KEY_PROPERTY, Outcome, StepLog
 from .targets import WriteTarget
 
 if TYPE_CHECKING:
@@ -132,12 +132,35 @@ def consume_write(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Sc
     cx.forget_table(target.identity)  # later reads in this run see the new snapshot
     if _RECORDS[rel.output]:
         if modified is None and step.status == "skipped" and step.reason and "already committed" in step.reason:
-            raise UnsupportedFeatureError(
-                "MODIFIED_RECORDS of a step an earlier try already committed (its rows are not recomputed)",
-                f"{path}.output",
-            )
+            modified = _committed_records(job)
         return c.as_relation(cx, modified) if modified is not None else c.empty(cx, names, types)
     return c.empty(cx, names, types)
+
+
+def _committed_records(job: WriteJob) -> DataFrame:
+    """MODIFIED_RECORDS of a step an earlier try committed, read back from that commit's snapshot and its parent:
+    the rows it added (INSERT, CTAS appending), all its rows (a CTAS that created or replaced the table), or the
+    rows it removed (DELETE) — each exact as a multiset. UPDATE's after-images cannot be told from unchanged rows
+    this way, so they are refused."""
+    found = job.target.committed_snapshot(KEY_PROPERTY, job.step.idempotency_key or "")
+    if found is None or job.rel.op == WriteRel.WRITE_OP_UPDATE:
+        raise UnsupportedFeatureError(
+            "MODIFIED_RECORDS of an UPDATE step an earlier try already committed (its after-images are not "
+            "recoverable from the snapshots)",
+            f"{job.path}.output",
+        )
+    snapshot, parent = found
+    at = job.cx.spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(job.target.spark_name)
+    columns = [c.column(n) for n in job.columns(list(at.schema.fields))]
+    whole = job.rel.op == WriteRel.WRITE_OP_CTAS and (
+        parent is None or job.rel.create_mode == WriteRel.CREATE_MODE_REPLACE_IF_EXISTS
+    )
+    if whole:
+        return job.records(at.select(*columns))
+    before = job.cx.spark.read.format("iceberg").option("snapshot-id", str(parent)).load(job.target.spark_name)
+    after, before = at.select(*columns), before.select(*columns)
+    changed = before.exceptAll(after) if job.rel.op == WriteRel.WRITE_OP_DELETE else after.exceptAll(before)
+    return job.records(changed)
 
 
 # --- the ops -----------------------------------------------------------------------------------------------
