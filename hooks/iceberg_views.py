@@ -23,6 +23,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 from substrait_spark.consumer.errors import ExecutionError, ResolutionError
+from substrait_spark.hooks.iceberg_writes import CatalogObject, _new_table, drop_record, record_drop
 
 SUBSTRAIT_DIALECT = "substrait"
 VIEW_TYPE = "VIEW"  # iceberg_tables.iceberg_type of a view, as Iceberg's JdbcCatalog writes it
@@ -300,16 +301,8 @@ def _read_metadata(catalog: Any, path: str) -> Any:
 
 
 @dataclass
-class IcebergViewTarget:
-    """One view, existing or about to be created, in a pyiceberg catalog."""
-
-    catalog: Any
-    catalog_name: str
-    ident: tuple[str, ...]
-
-    @property
-    def identity(self) -> str:
-        return ".".join((self.catalog_name, *self.ident))
+class IcebergViewTarget(CatalogObject):
+    """One view, existing or about to be created."""
 
     def _current(self) -> StoredView | None:
         return views_of(self.catalog).load(self.ident)
@@ -338,22 +331,17 @@ class IcebergViewTarget:
 
     def drop(self, step_key: str | None = None) -> None:
         """As a table's DROP: the key and the view's UUID recorded in the namespace first (`record_drop`)."""
-        from substrait_spark.hooks.iceberg_writes import record_drop
-
         if step_key is not None:
             record_drop(self.catalog, self.ident, step_key, self.uuid())
         views_of(self.catalog).drop(self.ident)
 
     def dropped_by(self) -> tuple[str, str | None] | None:
-        from substrait_spark.hooks.iceberg_writes import drop_record
-
         return drop_record(self.catalog, self.ident)
 
 
 def view_target(catalogs: Any, names: Sequence[str]) -> IcebergViewTarget:
     """Names in a view DDL → the view (or the table of that name, which the step then refuses to touch)."""
     from substrait_spark.hooks.iceberg import IcebergCatalogResolver, _find_table
-    from substrait_spark.hooks.iceberg_writes import _new_table
 
     catalog_name, parts = IcebergCatalogResolver(catalogs)._split(names)
     catalog = catalogs.load(catalog_name)

@@ -23,8 +23,8 @@ from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, _fin
 
 
 @dataclass
-class IcebergTarget:
-    """One table, existing or about to be created, in a pyiceberg catalog."""
+class CatalogObject:
+    """A table or view, existing or about to be created, named in a pyiceberg catalog."""
 
     catalog: Any
     catalog_name: str
@@ -33,6 +33,11 @@ class IcebergTarget:
     @property
     def identity(self) -> str:
         return ".".join((self.catalog_name, *self.ident))
+
+
+@dataclass
+class IcebergTarget(CatalogObject):
+    """One table, existing or about to be created."""
 
     @property
     def spark_name(self) -> str:
