@@ -32,3 +32,28 @@ class SubstraitPlanLink(BaseOperatorLink):
         from airflow.providers.common.compat.sdk import XCom
 
         return XCom.get_value(ti_key=ti_key, key=PLAN_LINK_XCOM_KEY) or ""
+
+
+def graph_link(dag_id: str, run_id: str, task_id: str, map_index: int = -1, base_url: str = "") -> str:
+    """The plugin page drawing this task instance's plan (`substrait_spark.graph_app`, under /substrait-spark)."""
+    path = "/".join(quote(str(x), safe="") for x in (dag_id, run_id, task_id))
+    return f"{base_url.rstrip('/')}/substrait-spark/runs/{path}?map_index={int(map_index)}"
+
+
+class SubstraitGraphLink(BaseOperatorLink):
+    """ "Substrait graph": the plan this task instance ran, as a graph with its tables, steps and lineage."""
+
+    name = "Substrait graph"
+
+    def get_link(self, operator: Any, *, ti_key: Any) -> str:
+        try:
+            from airflow.configuration import conf
+
+            base_url = conf.get("api", "base_url", fallback="") or ""
+        except Exception:
+            base_url = ""
+        if "://" in base_url:  # an absolute base URL: keep only its path, the link stays on the UI's own host
+            from urllib.parse import urlsplit
+
+            base_url = urlsplit(base_url).path
+        return graph_link(ti_key.dag_id, ti_key.run_id, ti_key.task_id, getattr(ti_key, "map_index", -1), base_url)

@@ -64,6 +64,16 @@ def _parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("explain", help="the plan as a tree with schemas, and Spark's physical plan")
     exp.add_argument("plan", metavar="PLAN")
     tables(exp)
+    exp.add_argument(
+        "--format",
+        choices=["text", "svg", "html"],
+        default="text",
+        help="text: the tree and Spark's plan; svg/html: the plan as a graph (no Spark session)",
+    )
+    exp.add_argument("--output", metavar="FILE", help="svg/html: write the picture here instead of stdout")
+    exp.add_argument(
+        "--report", metavar="FILE", help="svg/html: a run report (JSON) whose tables, snapshots and steps to show"
+    )
 
     lin = sub.add_parser("lineage", help="tables read and written, and column lineage (OpenLineage), as JSON")
     lin.add_argument("plan", metavar="PLAN")
@@ -251,6 +261,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.explain import plan_tree
 
     loaded, _ = _loader()(args.plan)
+    if args.format != "text":
+        return _explain_picture(loaded, args)
     spark = _session(args)
     consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args))
     try:
@@ -260,6 +272,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
         df.explain(mode="formatted")
     finally:
         consumer.close()
+    return 0
+
+
+def _explain_picture(loaded, args: argparse.Namespace) -> int:
+    """`explain --format svg|html`: the plan as a graph (`graph.py`), from the plan alone or with a run report."""
+    from substrait_spark.graph import build_graph, render_html, render_svg
+
+    report = None
+    if args.report:
+        try:
+            report = json.loads(Path(args.report).read_text())
+        except (OSError, ValueError) as exc:
+            raise PlanInvalidError(f"cannot read the run report {args.report}: {exc}") from exc
+        if isinstance(report, list):  # a `run --output-dir` summary.json: the entry of this plan, else the first
+            report = next((r for r in report if r.get("plan_uri") == loaded.uri), report[0] if report else None)
+    graph = build_graph(loaded, report)
+    text = render_svg(graph) if args.format == "svg" else render_html(graph, title=Path(str(loaded.uri)).name)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -47,5 +47,8 @@ def get_provider_info() -> dict[str, Any]:
                 **provider_connection_form(),
             }
         ],
-        "extra-links": ["substrait_spark.operators.links.SubstraitPlanLink"],
+        "extra-links": [
+            "substrait_spark.operators.links.SubstraitPlanLink",
+            "substrait_spark.operators.links.SubstraitGraphLink",
+        ],
     }
