@@ -43,6 +43,13 @@ def _parser() -> argparse.ArgumentParser:
         help="make write/DDL steps retry-safe: a step a run with the same key committed is skipped",
     )
     run.add_argument(
+        "--audit-log",
+        metavar="SPEC",
+        help="write one audit record per plan run: 'iceberg[:[CATALOG.]NS.TABLE]' (default table "
+        "<namespace>.audit_log in the default catalog) or 'jsonl:PATH'",
+    )
+    run.add_argument("--audit-strict", action="store_true", help="fail the run when its audit record cannot be written")
+    run.add_argument(
         "--update-key",
         action="append",
         default=[],
@@ -169,6 +176,46 @@ def _loader():
     return load
 
 
+def _audit_log(args: argparse.Namespace):
+    """`--audit-log SPEC` (None: no audit log)."""
+    if not args.audit_log:
+        return None
+    from substrait_spark.hooks.audit import AuditLog
+
+    return AuditLog.from_spec(
+        args.audit_log, _catalogs(args) if args.catalog_config else None, strict=args.audit_strict
+    )
+
+
+def _audit_error() -> type:
+    from substrait_spark.hooks.audit import AuditError
+
+    return AuditError
+
+
+def _audit(audit, report, args: argparse.Namespace) -> None:
+    """One record per plan run; a record not written is a note in the report (an error with --audit-strict)."""
+    if audit is None:
+        return
+    from substrait_spark.hooks.audit import AuditContext
+
+    result = audit.write(report, AuditContext(run_key=args.run_key))
+    if result.status == "failed":
+        print(f"{PROG}: warning: {result.error} (audit log {result.location})", file=sys.stderr)
+
+
+def _failed_report(plan: str, exc: SubstraitSparkError) -> dict[str, Any]:
+    """What the audit records of a plan that failed before it ran (not loaded: no report)."""
+    import datetime as dt
+
+    return {
+        "plan_uri": plan,
+        "status": "failed",
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "error": {"kind": exc.kind, "message": exc.message, "path": exc.path, "exit_code": exc.exit_code},
+    }
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.runner import run_loaded
     from substrait_spark.consumer.sinks import Sink
@@ -186,6 +233,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
 
         targets = IcebergWriteTargets(_catalogs(args))
+    audit = _audit_log(args)
     summary: list[dict[str, Any]] = []
     exit_code = 0
     for plan in args.plans:
@@ -208,6 +256,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 update_keys=update_keys,
             )
             report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
+            _audit(audit, report, args)
             entry.update(report.to_dict())
             if not out_dir:
                 for o in report.outputs:
@@ -216,6 +265,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         except SubstraitSparkError as exc:
             _report_error(exc, plan, args.debug)
             report = getattr(exc, "report", None)
+            if not isinstance(exc, _audit_error()):
+                with contextlib.suppress(SubstraitSparkError):  # strict: the run's own error is the one to report
+                    _audit(audit, report or _failed_report(plan, exc), args)
             entry.update(report.to_dict() if report else {"status": "failed"})
             entry["error"] = {
                 "kind": exc.kind,

@@ -1,0 +1,578 @@
+"""The audit trail: one record per run (per Airflow task try) in an audit log the user chooses.
+
+Where (`AuditLog.from_spec`):
+
+- `"iceberg"` / `"iceberg:NS.TABLE"` / `"iceberg:CATALOG.NS.TABLE"`: an Iceberg table in a configured catalog (the
+  default catalog unless the first part names one). Default table: `<default namespace>.audit_log`, the default
+  namespace being the catalog's `default-namespace` property, else `substrait_spark`. Namespace and table are
+  created when missing (racing creators tolerated); each record is one atomic append (one snapshot).
+- `"jsonl:/path/audit.jsonl"` (or a `file://` URI, or a bare path ending in `.jsonl`): one JSON line per record,
+  appended with a single `write` on an `O_APPEND` descriptor under an exclusive lock, then fsync'd.
+- a mapping: `{"type": "iceberg", "catalog": ..., "table": "ns.t", "strict": false}` or
+  `{"type": "jsonl", "path": ..., "strict": false}`.
+- `None` / `""`: the default — the Iceberg table when catalogs are configured, else no audit log.
+- `"none"` / `"off"`: no audit log.
+
+Exactly one record per try: the record id is `<run key>/try-<n>` (the CLI: `<run key or 'adhoc'>/<uuid>` per
+invocation) and a record whose id is already in the log is not written again. In Iceberg the check and the
+append are one optimistic commit: a concurrent commit makes the append fail, and it is retried after checking
+again. Writing a record never fails the run: a failure is logged as a warning and added to the report's notes,
+unless the log is strict (`strict=True`), when `AuditError` is raised.
+
+No credentials are recorded: URIs lose their user info and secret-looking query parameters, and `key=value`
+text whose key looks secret is masked, in every string field.
+
+Query with Spark SQL, e.g.::
+
+    SELECT a.record_id, a.status, s.kind, s.target, s.rows, s.snapshot_after
+    FROM lake.substrait_spark.audit_log a LATERAL VIEW explode(a.steps) t AS s
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import random
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from substrait_spark.consumer.errors import SubstraitSparkError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACE = "substrait_spark"
+DEFAULT_TABLE = "audit_log"
+NAMESPACE_PROPERTY = "default-namespace"
+RECORD_PROPERTY = "substrait-spark.audit-record"  # the record id, in the snapshot summary of its append
+RECORD_VERSION = 1
+COMMIT_ATTEMPTS = 8
+# pyiceberg re-applies a failed append on the new snapshot by itself; the audit log must look for its record
+# again first, so its appends are not retried by pyiceberg (a table property; also applied in memory to audit
+# tables created without it).
+NO_RETRY = {"commit.retry.num-retries": "0"}
+
+
+class AuditError(SubstraitSparkError):
+    """The audit record could not be written and the audit log is strict (exit 1)."""
+
+    exit_code = 1
+    kind = "audit failed"
+
+
+# --------------------------------------------------------------------------------------------------
+# What a record says
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """Who ran: Airflow's task instance fields (None for CLI runs) and the run key. `record_id` defaults to
+    `<run key>/try-<try number>`, or, without a try number, to a fresh id per context (each CLI invocation is
+    its own run)."""
+
+    run_key: str | None = None
+    dag_id: str | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+    map_index: int | None = None
+    try_number: int | None = None
+    record_id: str = ""
+    _fresh: str = field(default_factory=lambda: uuid.uuid4().hex, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.record_id:
+            key = self.run_key or "adhoc"
+            rid = f"{key}/try-{self.try_number}" if self.try_number is not None else f"{key}/{self._fresh}"
+            object.__setattr__(self, "record_id", rid)
+
+    @classmethod
+    def from_airflow(cls, context: Mapping[str, Any], run_key: str | None = None) -> AuditContext:
+        """From an Airflow task context: `ti`'s dag/run/task/map index/try; the run key as the operator's."""
+        ti = context["ti"]
+        map_index = getattr(ti, "map_index", -1)
+        map_index = -1 if map_index is None else int(map_index)
+        key = run_key or f"{ti.dag_id}/{ti.run_id}/{ti.task_id}/{map_index}"
+        try_number = getattr(ti, "try_number", None)
+        return cls(
+            run_key=key,
+            dag_id=ti.dag_id,
+            run_id=ti.run_id,
+            task_id=ti.task_id,
+            map_index=map_index,
+            try_number=None if try_number is None else int(try_number),
+        )
+
+
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "credential",
+    "signature",
+    "apikey",
+    "api_key",
+    "access_key",
+    "session_key",
+    "private_key",
+    "authorization",
+    "x-amz-security-token",
+)
+_KV = re.compile(
+    r"(?i)\b([\w.-]*(?:" + "|".join(re.escape(w) for w in _SECRET_WORDS) + r")[\w.-]*)(\s*[=:]\s*)"
+    r"(\"[^\"]*\"|'[^']*'|[^\s,;&'\"}\]]+)"
+)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+
+
+def _secret_key(key: str) -> bool:
+    return any(w in key.lower() for w in _SECRET_WORDS)
+
+
+def scrub(value: Any) -> Any:
+    """A string without credentials: URIs lose user info and secret query values, `secret=...` is masked."""
+    if not isinstance(value, str) or not value:
+        return value
+    text = value
+    if "://" in text and not any(c.isspace() for c in text):
+        try:
+            parts = urlsplit(text)
+            if parts.query:
+                query = [(k, "***" if _secret_key(k) else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+                text = urlunsplit(parts._replace(query=urlencode(query, safe="*/:")))
+        except ValueError:
+            pass
+    text = _USERINFO.sub(r"\1***@", text)
+    return _KV.sub(lambda m: f"{m[1]}{m[2]}***", text)
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return None if v is None else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(v: Any) -> float | None:
+    try:
+        return None if v is None else float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _ts(v: Any) -> dt.datetime | None:
+    if v is None:
+        return None
+    if isinstance(v, dt.datetime):
+        return v if v.tzinfo else v.replace(tzinfo=dt.UTC)
+    try:
+        parsed = dt.datetime.fromisoformat(str(v))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | None = None) -> dict[str, Any]:
+    """The audit record of a run report (a `RunReport` or its `to_dict()`), with the fixed fields of
+    `AUDIT_SCHEMA`; timestamps are timezone-aware datetimes."""
+    r = report.to_dict() if hasattr(report, "to_dict") else dict(report)
+    s = scrub
+    finished = finished_at or dt.datetime.now(dt.UTC)
+    started = _ts(r.get("started_at"))
+    error = r.get("error") or None
+    return {
+        "record_id": context.record_id,
+        "record_version": RECORD_VERSION,
+        "run_key": context.run_key,
+        "dag_id": context.dag_id,
+        "run_id": context.run_id,
+        "task_id": context.task_id,
+        "map_index": context.map_index,
+        "try_number": context.try_number,
+        "plan_uri": s(r.get("plan_uri")),
+        "plan_version_id": r.get("plan_version_id"),
+        "plan_sha256": r.get("plan_sha256"),
+        "producer": s(r.get("producer")),
+        "spec_version": r.get("spec_version"),
+        "status": r.get("status"),
+        "started_at": started,
+        "finished_at": finished,
+        "duration_s": _float(r.get("duration_s")),
+        "error": None
+        if not error
+        else {
+            "kind": error.get("kind"),
+            "message": s(error.get("message")),
+            "path": error.get("path"),
+            "exit_code": _int(error.get("exit_code")),
+        },
+        "tables_read": [
+            {
+                "name": t.get("name"),
+                "identity": s(t.get("identity")),
+                "format": t.get("format"),
+                "catalog": t.get("catalog"),
+                "snapshot_id": _int(t.get("snapshot_id")),
+                "metadata_location": s(t.get("metadata_location")),
+                "view_version": _int(t.get("view_version")),
+            }
+            for t in r.get("tables_read") or []
+        ],
+        "steps": [
+            {
+                "index": _int(st.get("index")),
+                "kind": st.get("kind"),
+                "target": s(st.get("target")),
+                "path": st.get("path"),
+                "status": st.get("status"),
+                "reason": s(st.get("reason")),
+                "rows": _int(st.get("rows")),
+                "snapshot_before": _int(st.get("snapshot_before")),
+                "snapshot_after": _int(st.get("snapshot_after")),
+                "idempotency_key": st.get("idempotency_key"),
+                "duration_s": _float(st.get("duration_s")),
+            }
+            for st in r.get("steps") or []
+        ],
+        "outputs": [
+            {
+                "index": _int(o.get("index")),
+                "rows": _int(o.get("rows")),
+                "location": s(o.get("location")),
+                "format": o.get("format"),
+            }
+            for o in r.get("outputs") or []
+        ],
+        "spark_application_id": r.get("spark_application_id"),
+        "notes": [s(str(n)) for n in r.get("notes") or []],
+    }
+
+
+def _schema() -> Any:
+    """The fixed Iceberg schema of the audit table (every field optional but the record id)."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import (
+        DoubleType,
+        IntegerType,
+        ListType,
+        LongType,
+        NestedField,
+        StringType,
+        StructType,
+        TimestamptzType,
+    )
+
+    ids = iter(range(1, 1000))
+
+    def f(name: str, typ: Any, required: bool = False) -> NestedField:
+        return NestedField(next(ids), name, typ, required=required)
+
+    def struct(*fields: tuple[str, Any]) -> StructType:
+        return StructType(*(f(n, t) for n, t in fields))
+
+    def list_of(typ: Any) -> ListType:
+        return ListType(next(ids), typ, element_required=False)
+
+    S, L, I, D = StringType(), LongType(), IntegerType(), DoubleType()  # noqa: E741
+    top = [
+        ("record_id", S), ("record_version", I), ("run_key", S), ("dag_id", S), ("run_id", S), ("task_id", S),
+        ("map_index", I), ("try_number", I), ("plan_uri", S), ("plan_version_id", S), ("plan_sha256", S),
+        ("producer", S), ("spec_version", S), ("status", S), ("started_at", TimestamptzType()),
+        ("finished_at", TimestamptzType()), ("duration_s", D),
+    ]  # fmt: skip
+    fields = [f(n, t, required=n == "record_id") for n, t in top]
+    fields.append(f("error", struct(("kind", S), ("message", S), ("path", S), ("exit_code", I))))
+    tables = struct(
+        ("name", S), ("identity", S), ("format", S), ("catalog", S), ("snapshot_id", L),
+        ("metadata_location", S), ("view_version", L),
+    )  # fmt: skip
+    fields.append(f("tables_read", list_of(tables)))
+    steps = struct(
+        ("index", I), ("kind", S), ("target", S), ("path", S), ("status", S), ("reason", S), ("rows", L),
+        ("snapshot_before", L), ("snapshot_after", L), ("idempotency_key", S), ("duration_s", D),
+    )  # fmt: skip
+    fields.append(f("steps", list_of(steps)))
+    fields.append(f("outputs", list_of(struct(("index", I), ("rows", L), ("location", S), ("format", S)))))
+    fields.append(f("spark_application_id", S))
+    fields.append(f("notes", list_of(S)))
+    return Schema(*fields)
+
+
+def audit_schema() -> Any:
+    """The audit table's pyiceberg `Schema` (built on first use: importing this module stays cheap)."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = _schema()
+    return _SCHEMA
+
+
+_SCHEMA: Any = None
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, dt.datetime):
+        return v.isoformat()
+    return str(v)
+
+
+# --------------------------------------------------------------------------------------------------
+# Where records go
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AuditResult:
+    """What `AuditLog.write` did: `written`, `exists` (a record with this id was there already) or `failed`."""
+
+    status: str
+    record_id: str
+    location: str
+    error: str | None = None
+
+
+class AuditLog:
+    """Base of the audit log kinds; `from_spec` picks one."""
+
+    strict: bool = False
+
+    @property
+    def location(self) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def from_spec(
+        cls, spec: str | Mapping[str, Any] | None, catalogs: Any | None = None, *, strict: bool | None = None
+    ) -> AuditLog | None:
+        """An audit log from `spec` (module docstring); None when there is to be none."""
+        if isinstance(spec, AuditLog):
+            if strict is not None:
+                spec.strict = strict
+            return spec
+        if isinstance(spec, Mapping):
+            kind = str(spec.get("type") or ("jsonl" if spec.get("path") else "iceberg")).lower()
+            is_strict = bool(spec.get("strict", False)) if strict is None else strict
+            if kind == "jsonl":
+                if not spec.get("path"):
+                    raise AuditError("audit log: a 'jsonl' audit log needs a 'path'")
+                return JsonLinesAuditLog(spec["path"], strict=is_strict)
+            if kind == "iceberg":
+                table = spec.get("table")
+                if spec.get("namespace") and table:
+                    table = f"{spec['namespace']}.{table}"
+                return IcebergAuditLog.create(catalogs, spec.get("catalog"), table, strict=is_strict)
+            raise AuditError(f"audit log: unknown type {kind!r} (iceberg or jsonl)")
+        text = (spec or "").strip()
+        if text.lower() in ("none", "off", "false", "no"):
+            return None
+        if not text:
+            if catalogs is None or not getattr(catalogs, "catalogs", None):
+                return None
+            return IcebergAuditLog.create(catalogs, None, None, strict=bool(strict))
+        kind, sep, rest = text.partition(":")
+        if sep and kind.lower() == "jsonl":
+            return JsonLinesAuditLog(rest, strict=bool(strict))
+        if kind.lower() == "iceberg":
+            parts = [p for p in rest.split(".") if p] if sep else []
+            catalog = None
+            if len(parts) >= 3 and catalogs is not None and catalogs.find(parts[0]) is not None:
+                catalog, parts = parts[0], parts[1:]
+            return IcebergAuditLog.create(catalogs, catalog, ".".join(parts) or None, strict=bool(strict))
+        if text.startswith("file://") or text.endswith((".jsonl", ".json", ".ndjson")) or "/" in text:
+            return JsonLinesAuditLog(text, strict=bool(strict))
+        raise AuditError(f"audit log: expected 'iceberg[:NS.TABLE]', 'jsonl:PATH' or a path, got {text!r}")
+
+    def write(self, report: Any, context: AuditContext) -> AuditResult:
+        """Write the run's record unless one with the same id is there. Never raises unless strict: a failure is
+        logged as a warning and noted in the report (`report.notes`)."""
+        try:
+            record = build_record(report, context)
+            status = self._write(record)
+            return AuditResult(status, context.record_id, self.location)
+        except Exception as exc:  # the audit never fails a run, unless asked to
+            message = scrub(f"{type(exc).__name__}: {exc}")[:500]
+            note = f"audit record {context.record_id} not written to {self.location}: {message}"
+            if self.strict:
+                raise AuditError(note) from exc
+            log.warning("%s", note)
+            notes = getattr(report, "notes", None)
+            if notes is None and isinstance(report, dict):
+                notes = report.setdefault("notes", [])
+            if isinstance(notes, list):
+                notes.append(note)
+            return AuditResult("failed", context.record_id, self.location, message)
+
+    def _write(self, record: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+
+class JsonLinesAuditLog(AuditLog):
+    """One JSON object per line in a local file."""
+
+    def __init__(self, path: str | Path, strict: bool = False):
+        text = str(path)
+        if text.startswith("file://"):
+            text = urlsplit(text).path
+        if not text:
+            raise AuditError("audit log: 'jsonl:' needs a path")
+        self.path = Path(text)
+        self.strict = strict
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def _write(self, record: dict[str, Any]) -> str:
+        import fcntl
+
+        line = (json.dumps(record, default=_json_default, sort_keys=False) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # the id check and the append, one writer at a time
+            if self._has(record["record_id"]):
+                return "exists"
+            written = os.write(fd, line)  # one write on an O_APPEND descriptor: never interleaved
+            if written != len(line):
+                raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
+            os.fsync(fd)
+            return "written"
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _has(self, record_id: str) -> bool:
+        needle = json.dumps(record_id)
+        with open(self.path, "rb") as fh:
+            for raw in fh:
+                if needle.encode() not in raw:
+                    continue
+                try:
+                    if json.loads(raw).get("record_id") == record_id:
+                        return True
+                except (ValueError, AttributeError):
+                    continue  # a torn line from a crashed writer: not ours
+        return False
+
+    def read(self) -> list[dict[str, Any]]:
+        """Every record in the file (for tests and tools)."""
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+
+class IcebergAuditLog(AuditLog):
+    """An Iceberg table with `AUDIT_SCHEMA`, created on first use; one append (one snapshot) per record."""
+
+    def __init__(self, catalogs: Any, catalog: str, identifier: str, strict: bool = False):
+        self.catalogs = catalogs
+        self.catalog = catalog
+        self.identifier = identifier
+        self.strict = strict
+
+    @classmethod
+    def create(cls, catalogs: Any, catalog: str | None, table: str | None, strict: bool = False) -> IcebergAuditLog:
+        if catalogs is None or not getattr(catalogs, "catalogs", None):
+            raise AuditError("audit log: an Iceberg audit log needs a catalog configuration (--catalog-config)")
+        name = catalog or catalogs.default
+        config = catalogs.find(name)
+        if config is None:
+            raise AuditError(f"audit log: catalog {name!r} is not configured")
+        if not table:
+            namespace = config.properties.get(NAMESPACE_PROPERTY) or DEFAULT_NAMESPACE
+            table = f"{namespace}.{DEFAULT_TABLE}"
+        elif "." not in table:
+            table = f"{config.properties.get(NAMESPACE_PROPERTY) or DEFAULT_NAMESPACE}.{table}"
+        return cls(catalogs, config.name, table, strict=strict)
+
+    @property
+    def location(self) -> str:
+        return f"{self.catalog}.{self.identifier}"
+
+    def table(self) -> Any:
+        """The audit table, created (with its namespace) when missing; concurrent creators both succeed."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        catalog = self.catalogs.load(self.catalog)
+        try:
+            return catalog.load_table(self.identifier)
+        except NoSuchTableError:
+            pass
+        namespace = tuple(self.identifier.split(".")[:-1])
+        catalog.create_namespace_if_not_exists(namespace)
+        return catalog.create_table_if_not_exists(self.identifier, schema=audit_schema(), properties=NO_RETRY)
+
+    def _has(self, table: Any, record_id: str) -> bool:
+        if table.current_snapshot() is None:
+            return False
+        from pyiceberg.expressions import EqualTo
+
+        found = table.scan(row_filter=EqualTo("record_id", record_id), selected_fields=("record_id",)).to_arrow()
+        return found.num_rows > 0
+
+    def _write(self, record: dict[str, Any]) -> str:
+        import pyarrow as pa
+        from pyiceberg.exceptions import CommitFailedException
+
+        table = self.table()
+        schema = table.schema()  # the catalog assigned its own field ids
+        missing = [f.name for f in audit_schema().fields if f.name not in {g.name for g in schema.fields}]
+        if missing:
+            raise AuditError(f"table {self.location} is not an audit table (no columns {', '.join(missing)})")
+        data = pa.Table.from_pylist([record], schema=schema.as_arrow())
+        for attempt in range(COMMIT_ATTEMPTS):
+            if self._has(table, record["record_id"]):
+                return "exists"
+            _no_retry(table)
+            try:
+                # Validated against the snapshot just checked: a concurrent commit fails this one, which then
+                # looks again, so a record is never appended twice.
+                table.append(data, snapshot_properties={RECORD_PROPERTY: record["record_id"]})
+                return "written"
+            except CommitFailedException:
+                if attempt == COMMIT_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
+                table = table.refresh()
+        return "failed"  # not reached
+
+
+def _no_retry(table: Any) -> None:
+    """No automatic re-application of a failed append on this (in-memory) table: see NO_RETRY."""
+    props = table.metadata.properties
+    if any(props.get(k) != v for k, v in NO_RETRY.items()):
+        table.metadata = table.metadata.model_copy(update={"properties": {**props, **NO_RETRY}})
+
+
+def audit_from_operator(
+    report: Any,
+    context: Mapping[str, Any],
+    spec: str | Mapping[str, Any] | None,
+    catalogs: Any | None,
+    *,
+    run_key: str | None = None,
+    strict: bool | None = None,
+) -> AuditResult | None:
+    """The operator's audit call, on success and on failure alike: `report` is the `RunReport` (or its dict),
+    `context` Airflow's task context (its `ti` gives dag/run/task/map index/try). None when no audit log is
+    configured. Never raises unless the log is strict (`AuditError`); a spec that does not parse counts as an
+    unwritable log."""
+    try:
+        audit = AuditLog.from_spec(spec, catalogs, strict=strict)
+    except Exception as exc:
+        if strict or (isinstance(spec, Mapping) and spec.get("strict")):
+            raise
+        note = f"audit log not usable: {scrub(str(exc))}"
+        log.warning("%s", note)
+        notes = getattr(report, "notes", None) if not isinstance(report, dict) else report.setdefault("notes", [])
+        if isinstance(notes, list):
+            notes.append(note)
+        return None
+    if audit is None:
+        return None
+    return audit.write(report, AuditContext.from_airflow(context, run_key))
