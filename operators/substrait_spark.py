@@ -100,6 +100,11 @@ class SubstraitSparkOperator(BaseOperator):
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
         self._killed = False
+        # What OpenLineage's complete/failure facets are built from (operators/openlineage.py).
+        self._ol_report: dict[str, Any] | None = None
+        self._ol_loaded: Any = None
+        self._ol_catalogs: Catalogs | None = None
+        self._ol_version_id: str | None = None
 
     def execute(self, context: Any) -> dict[str, Any]:
         try:
@@ -107,7 +112,9 @@ class SubstraitSparkOperator(BaseOperator):
         except SubstraitSparkError as exc:
             report = getattr(exc, "report", None)
             if report is not None:
-                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report.to_dict())
+                report.plan_version_id = report.plan_version_id or self._ol_version_id
+                self._ol_report = report.to_dict()
+                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=self._ol_report)
             message = f"{exc.kind}: {exc}"
             if exc.exit_code in NOT_RETRYABLE:
                 raise AirflowFailException(message) from exc
@@ -118,9 +125,11 @@ class SubstraitSparkOperator(BaseOperator):
         obj = store.read(self.plan_uri, expected_sha256=self.expected_sha256)
         context["ti"].xcom_push(key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(store)))
         self.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
+        self._ol_version_id = obj.version_id
         loaded = parse_plan_bytes(obj.data, uri=obj.uri)
+        self._ol_loaded = loaded
 
-        catalogs = self._catalogs()
+        catalogs = self._ol_catalogs = self._catalogs()
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
         if catalogs:  # Iceberg jars unless the connection brings Iceberg from spark.jars.packages
             target = self._spark_hook.target
@@ -147,7 +156,7 @@ class SubstraitSparkOperator(BaseOperator):
         report.spark_application_id = self._spark_hook.application_id()
         rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
         self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
-        result = report.to_dict()
+        result = self._ol_report = report.to_dict()
         self._asset_events(context, result)
         return result
 
@@ -171,6 +180,39 @@ class SubstraitSparkOperator(BaseOperator):
                 events[aliases[0]].add(Asset(uri=asset_uri(target), name=target), extra=extra)
             else:
                 self.log.info("Table %s changed; declare an outlet Asset or AssetAlias for an Asset event", target)
+
+    # --- OpenLineage (operators/openlineage.py; never fails nor slows the task) ---------------------------------
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """Lineage from the plan alone: its tables as it names them, its writes, column lineage, the plan."""
+        from substrait_spark.operators import openlineage as ol
+
+        def build() -> Any:
+            obj = PlanStoreHook(aws_conn_id=self.aws_conn_id).read(self.plan_uri)
+            return ol.on_start(parse_plan_bytes(obj.data, uri=obj.uri), obj.uri, obj.version_id)
+
+        return ol.guarded("start", build)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """Resolved tables read (schema, snapshot), tables written (rows, lifecycle, column lineage), the plan."""
+        return self._ol_from_report("complete", complete=True)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """Whatever the failed run's report holds (the plan facet at least, once the plan was read)."""
+        return self._ol_from_report("failure", complete=False)
+
+    def _ol_from_report(self, what: str, complete: bool) -> Any:
+        from substrait_spark.operators import openlineage as ol
+
+        def build() -> Any:
+            report = self._ol_report
+            if report is None:
+                if self._ol_loaded is None:
+                    return ol.on_start_empty()
+                return ol.on_start(self._ol_loaded, self.plan_uri, self._ol_version_id)
+            return ol.build(report, self._ol_loaded, self._ol_catalogs, complete=complete)
+
+        return ol.guarded(what, build)
 
     def _catalogs(self) -> Catalogs | None:
         """The Iceberg catalogs: the configuration file's, then the connections'."""
