@@ -38,7 +38,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv data data-sf1 jars check-java lint test demo demo-cli clean
+.PHONY: help setup venv data data-sf1 jars check-java lint test demo demo-cli clean browser
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -50,6 +50,7 @@ help:
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
 	@echo "make jars      Iceberg runtime + JDBC driver jars in $(JARS) (apt-get installs the Debian parts)"
+	@echo "make browser   Debian's chromium for the plugin page test (apt-get; nothing to do when present)"
 	@echo "make clean     remove $(VENV), $(DATA) and caches"
 
 # ---- environment -------------------------------------------------------------------------------------
@@ -87,13 +88,21 @@ $(JARS)/$(DATA_STAMP): $(STAMP) tools/provision_jars.py
 
 jars: $(JARS)/$(DATA_STAMP)
 
+# ---- browser (the plugin page test drives Debian's chromium through Playwright; not needed by the demo) --------
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium (apt-get)"; \
+	  apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+	  { apt-get update -qq && apt-get install -y --no-install-recommends chromium; }; }
+
 # ---- checks ------------------------------------------------------------------------------------------
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
-test: setup lint
+test: setup browser lint
 	@rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5); treated as a failure" >&2; fi; \
 	exit $$rc

@@ -231,7 +231,8 @@ def _step_node(s: dict[str, Any], depth: int) -> Node:
     if s.get("rows") is not None:
         lines.append(f"rows: {s['rows']}")
     if s.get("snapshot_before") is not None or s.get("snapshot_after") is not None:
-        lines.append(_clip(f"snapshot: {s.get('snapshot_before')} → {s.get('snapshot_after')}"))
+        before, after = s.get("snapshot_before"), s.get("snapshot_after")
+        lines.append(_clip(f"snapshot: {'—' if before is None else before} → {'—' if after is None else after}"))
     if s.get("reason"):
         lines += _wrap(f"reason: {s['reason']}")[:2]
     cls = "failed" if status == "failed" else "step"
@@ -344,7 +345,7 @@ def render_svg(graph: Graph) -> str:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="substrait-graph" width="{width:.0f}" height="{height:.0f}"'
         f' viewBox="0 0 {width:.0f} {height:.0f}" font-family="monospace" font-size="12">',
-        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\""
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7"'
         ' orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#868e96"/></marker></defs>',
         f'<rect width="{width:.0f}" height="{height:.0f}" fill="#f8f9fa"/>',
     ]
@@ -405,9 +406,7 @@ def render_svg(graph: Graph) -> str:
                 f' data-column="{esc(row[1])}">{esc(_lineage_line(row))}</text>'
             )
         if len(graph.lineage) > MAX_LINEAGE_ROWS:
-            out.append(
-                f'<text x="{MARGIN}" y="{y + LINE_H:.0f}">… {len(graph.lineage) - MAX_LINEAGE_ROWS} more</text>'
-            )
+            out.append(f'<text x="{MARGIN}" y="{y + LINE_H:.0f}">… {len(graph.lineage) - MAX_LINEAGE_ROWS} more</text>')
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -420,20 +419,20 @@ def render_html(graph: Graph, title: str = "Substrait plan") -> str:
         for o, c, srcs in graph.lineage
     )
     lineage = (
-        "<h2>Column lineage</h2>\n<table class=\"lineage\"><thead><tr><th>output</th><th>column</th>"
+        '<h2>Column lineage</h2>\n<table class="lineage"><thead><tr><th>output</th><th>column</th>'
         f"<th>derived from</th></tr></thead>\n<tbody>\n{rows}\n</tbody></table>"
         if graph.lineage
         else ""
     )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(title)}</title>\n<style>"
         "body{font-family:system-ui,sans-serif;margin:16px;background:#fff;color:#212529}"
         ".graph{overflow:auto;border:1px solid #dee2e6}"
         "table.lineage{border-collapse:collapse;font-family:monospace;font-size:12px}"
         "table.lineage td,table.lineage th{border:1px solid #dee2e6;padding:3px 6px;text-align:left;vertical-align:top}"
         "</style></head>\n<body>\n"
-        f"<h1>{esc(title)}</h1>\n<div class=\"graph\">\n{render_svg(graph)}</div>\n{lineage}\n</body></html>\n"
+        f'<h1>{esc(title)}</h1>\n<div class="graph">\n{render_svg(graph)}</div>\n{lineage}\n</body></html>\n'
     )
 
 

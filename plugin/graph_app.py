@@ -72,8 +72,8 @@ def create_app() -> FastAPI:
         report = read_report(dag_id, run_id, task_id, map_index)
         if report is None:
             body = (
-                f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{esc(title)}</title></head><body>"
-                f"<h1>{esc(title)}</h1><p class=\"empty\">No Substrait run report for this task instance "
+                f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{esc(title)}</title></head><body>'
+                f'<h1>{esc(title)}</h1><p class="empty">No Substrait run report for this task instance '
                 "(not a SubstraitSparkOperator task, or it has not run yet).</p></body></html>"
             )
             return HTMLResponse(body, status_code=404)

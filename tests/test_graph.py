@@ -83,7 +83,7 @@ def test_every_label_from_the_plan_is_escaped():
     from substrait import algebra_pb2 as alg
     from substrait import plan_pb2
 
-    evil = '</text><script>alert("x")</script>&<a b=\'c\'>'
+    evil = "</text><script>alert(\"x\")</script>&<a b='c'>"
     plan = plan_pb2.Plan()
     root = plan.relations.add().root
     root.names.append(evil)
@@ -100,7 +100,7 @@ def test_every_label_from_the_plan_is_escaped():
     assert "<script>" not in svg and "&lt;script&gt;" in svg
     page = plan_html(plan, report, title=evil)
     assert "<script>" not in page
-    assert esc('a"b\'<&>') == "a&quot;b&#x27;&lt;&amp;&gt;"
+    assert esc("a\"b'<&>") == "a&quot;b&#x27;&lt;&amp;&gt;"
     assert isinstance(alg.Rel(), alg.Rel)
 
 
@@ -110,8 +110,14 @@ def test_cli_explain_writes_svg_and_html(tmp_path, capsys):
     kinds = _kinds(out.read_text())
     assert kinds.count("write") == 3 and kinds.count("root") == 3 and kinds.count("table") == 2
     report = tmp_path / "report.json"
-    report.write_text(json.dumps({"plan_sha256": "x", "steps": [{"index": 0, "kind": "ctas", "target": "t",
-                                                                 "status": "failed", "reason": "boom"}]}))
+    report.write_text(
+        json.dumps(
+            {
+                "plan_sha256": "x",
+                "steps": [{"index": 0, "kind": "ctas", "target": "t", "status": "failed", "reason": "boom"}],
+            }
+        )
+    )
     assert main(["explain", str(BIG_ORDERS), "--format", "html", "--report", str(report)]) == 0
     page = capsys.readouterr().out
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "step 0: ctas" in page and "reason: boom" in page
