@@ -338,7 +338,7 @@ def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, comp
             continue
         entry = targets.setdefault(s["target"], {"rows": 0, "changes": [], "snapshot": None, "paths": []})
         entry["paths"].append(s.get("path"))
-        if s.get("status") in ("committed", "skipped") or not complete:
+        if s.get("status") in ("committed", "skipped"):  # skipped: committed by an earlier try
             entry["rows"] += s.get("rows") or 0
             change = lifecycle(s.get("kind"))
             if change:
