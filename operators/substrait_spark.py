@@ -22,7 +22,7 @@ from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, sess
 from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
-from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitPlanLink, plan_link
+from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
 
 # Exit codes whose errors another try cannot fix: invalid plan (2), unsupported feature (3), policy (5).
 NOT_RETRYABLE = {2, 3, 5}
@@ -51,6 +51,10 @@ class SubstraitSparkOperator(BaseOperator):
     :param spark_conf: Spark settings on top of the connection's.
     :param update_keys: the columns UPDATE writes match rows by, per table: `{"ns.orders": ["order_id"]}` or
         `{"ns.orders": "order_id,line"}` (templated); before the plan's own key and the table's identifier fields.
+    :param audit_log: where each task try's audit record goes (templated): None (the default) is the Iceberg
+        table `<namespace>.audit_log` of the default catalog when catalogs are configured, else none;
+        `"iceberg:NS.TABLE"`, `"jsonl:/path"`, a mapping, or `"off"` (see `hooks/audit.py`).
+    :param audit_strict: fail the task when its audit record cannot be written (default: a warning and a note).
     """
 
     template_fields: Sequence[str] = (
@@ -62,10 +66,11 @@ class SubstraitSparkOperator(BaseOperator):
         "tables_file",
         "catalog_config",
         "update_keys",
+        "audit_log",
     )
     template_fields_renderers = {"parameters": "json", "results": "json", "tables": "json", "update_keys": "json"}
     ui_color = "#e3effc"
-    operator_extra_links = (SubstraitPlanLink(),)
+    operator_extra_links = (SubstraitPlanLink(), SubstraitGraphLink())
 
     def __init__(
         self,
@@ -82,6 +87,8 @@ class SubstraitSparkOperator(BaseOperator):
         aws_conn_id: str | None = "aws_default",
         spark_conf: Mapping[str, Any] | None = None,
         update_keys: Mapping[str, Sequence[str] | str] | None = None,
+        audit_log: str | Mapping[str, Any] | None = None,
+        audit_strict: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -97,6 +104,8 @@ class SubstraitSparkOperator(BaseOperator):
         self.aws_conn_id = aws_conn_id
         self.spark_conf = spark_conf
         self.update_keys = update_keys
+        self.audit_log = audit_log
+        self.audit_strict = audit_strict
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
         self._killed = False
@@ -113,6 +122,7 @@ class SubstraitSparkOperator(BaseOperator):
             report = getattr(exc, "report", None)
             if report is not None:
                 report.plan_version_id = report.plan_version_id or self._ol_version_id
+                self._audit(report, context)
                 self._ol_report = report.to_dict()
                 context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=self._ol_report)
             message = f"{exc.kind}: {exc}"
@@ -156,9 +166,20 @@ class SubstraitSparkOperator(BaseOperator):
         report.spark_application_id = self._spark_hook.application_id()
         rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
         self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
+        self._audit(report, context)
         result = self._ol_report = report.to_dict()
         self._asset_events(context, result)
         return result
+
+    def _audit(self, report: Any, context: Any) -> None:
+        """One audit record per task try (hooks/audit.py); never fails the task unless `audit_strict`."""
+        from substrait_spark.hooks.audit import audit_from_operator
+
+        result = audit_from_operator(
+            report, context, self.audit_log, self._ol_catalogs, run_key=run_key(context), strict=self.audit_strict
+        )
+        if result is not None:
+            self.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
 
     def _asset_events(self, context: Any, report: dict[str, Any]) -> None:
         """One Asset event per table the plan's steps changed: on the declared outlet Asset of that table (by

@@ -162,6 +162,15 @@ def test_table_pipeline_reports_its_steps_and_one_asset_event_per_table(examples
             },
         )
     ]
+    # One audit record for the task's one try, in the catalog's default audit table.
+    audit = pyiceberg_catalog("lake", **settings).load_table("substrait_spark.audit_log").scan().to_arrow()
+    records = [r for r in audit.to_pylist() if r["run_id"] == run.run_id and r["task_id"] == "big_orders"]
+    assert [(r["record_id"], r["dag_id"], r["try_number"], r["status"]) for r in records] == [
+        (f"{key}/try-1", "substrait_table_pipeline", 1, "success")
+    ]
+    assert [(s["kind"], s["rows"], s["snapshot_after"]) for s in records[0]["steps"]] == [
+        (s["kind"], s["rows"], s["snapshot_after"]) for s in steps
+    ]
 
 
 # --- failures --------------------------------------------------------------------------------------------
