@@ -162,19 +162,8 @@ class PlanTree:
         for child, cpath in _inputs(body, p):
             self.rel(child, cpath, depth + 1, outer)
         record = self._record(body, kind, p, outer)
-        for sq, spath in _subqueries(body, p):
-            sub_kind = sq.WhichOneof("subquery_type")
-            if sub_kind is None:
-                continue
-            field = _SUBQUERY_BODY[sub_kind]
-            where = spath[len(p) + 1 :].split(".")[0]
-            self.rel(
-                getattr(getattr(sq, sub_kind), field),
-                f"{spath}.{sub_kind}.{field}",
-                depth + 1,
-                [record, *outer],
-                label=f"[{_SUBQUERY_LABEL[sub_kind]} subquery in {where}] ",
-            )
+        for sub, spath, label in subquery_inputs(body, p):
+            self.rel(sub, spath, depth + 1, [record, *outer], label=f"[{label}] ")
 
     def _emit(self, body: Any) -> str:
         common = getattr(body, "common", None)
@@ -502,6 +491,19 @@ def _subqueries(body: Message, path: str) -> Iterator[tuple[Subquery, str]]:
             yield child, cpath
         else:
             yield from _subqueries(child, cpath)
+
+
+def subquery_inputs(body: Message, path: str) -> Iterator[tuple[alg.Rel, str, str]]:
+    """Each subquery's own relation in a relation's expressions, with its path and a label
+    (e.g. "EXISTS subquery in condition")."""
+    for sq, spath in _subqueries(body, path):
+        kind = sq.WhichOneof("subquery_type")
+        if kind is None:
+            continue
+        field = _SUBQUERY_BODY[kind]
+        where = spath[len(path) + 1 :].split(".")[0]
+        label = f"{_SUBQUERY_LABEL[kind]} subquery in {where}"
+        yield getattr(getattr(sq, kind), field), f"{spath}.{kind}.{field}", label
 
 
 def plan_tree(consumer: SubstraitConsumer) -> str:

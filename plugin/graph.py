@@ -19,7 +19,7 @@ from typing import Any
 from xml.sax.saxutils import escape as _xml_escape
 
 from substrait import algebra_pb2 as alg
-from substrait_spark.consumer.explain import PlanTree, _inputs, _subqueries
+from substrait_spark.consumer.explain import PlanTree, _inputs, subquery_inputs
 from substrait_spark.consumer.extensions import Extensions
 from substrait_spark.consumer.producers import Quirks
 
@@ -33,8 +33,6 @@ MAX_LINE_CHARS = 44
 MAX_DETAIL_LINES = 4
 MAX_LINEAGE_ROWS = 200
 
-_SUBQUERY_BODY = {"scalar": "input", "in_predicate": "haystack", "set_predicate": "tuples", "set_comparison": "right"}
-_SUBQUERY_LABEL = {"scalar": "scalar", "in_predicate": "IN", "set_predicate": "EXISTS", "set_comparison": "ANY/ALL"}
 
 # Fill and stroke per node class.
 _COLORS = {
@@ -160,20 +158,8 @@ class _GraphBuilder(PlanTree):
             record = self._record(body, kind, p, outer)
         except Exception:
             record = []
-        for sq, spath in _subqueries(body, p):
-            sub_kind = sq.WhichOneof("subquery_type")
-            if sub_kind is None:
-                continue
-            fld = _SUBQUERY_BODY[sub_kind]
-            where = spath[len(p) + 1 :].split(".")[0]
-            self.node(
-                getattr(getattr(sq, sub_kind), fld),
-                f"{spath}.{sub_kind}.{fld}",
-                depth + 1,
-                [record, *outer],
-                n.id,
-                f"{_SUBQUERY_LABEL[sub_kind]} subquery in {where}",
-            )
+        for sub, spath, label in subquery_inputs(body, p):
+            self.node(sub, spath, depth + 1, [record, *outer], n.id, label)
 
     def _table(self, name: str, depth: int, read_id: str) -> None:
         key = name.lower()
