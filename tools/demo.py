@@ -3,8 +3,8 @@
 Starts a real S3-compatible server (moto) on 127.0.0.1 and puts the example plans in a versioned bucket, then runs
 the example DAGs with `airflow dags test` (SQLite metadata, local Spark, connections only as `AIRFLOW_CONN_*`):
 the daily pricing summary for one logical date, the multi-producer TPC-H pipeline, and a plan that changes an
-Iceberg table in three steps. Prints each run report (the task's XCom value), the published result, the steps
-and the Asset events.
+Iceberg table in three steps. Prints each run report (the task's XCom value), the published result, the steps,
+the Asset events and the audit record, and draws the last plan with its run as SVG.
 
     .venv/bin/python tools/demo.py [--date 1995-06-17] [--tables-dir .data/tpch/sf0.01]
 """
@@ -92,12 +92,42 @@ def _examples(stack: AirflowStack, date: str) -> int:
         print(_table(o["columns"], o["preview"]))
 
     run = _dags_test(stack, "substrait_table_pipeline", "2024-06-01", " (CTAS, INSERT, DELETE on lake.demo.big_orders)")
-    steps = run.value("big_orders")["steps"]
+    report = run.value("big_orders")
+    steps = report["steps"]
     columns = ["index", "kind", "target", "status", "rows", "snapshot_before", "snapshot_after", "idempotency_key"]
     print(_table(columns, [[s[c] for c in columns] for s in steps]))
     for name, uri, extra in run.asset_events:
         print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
+    _audit_records(stack, run.run_id)
+    _picture(report)
     return 0
+
+
+def _audit_records(stack: AirflowStack, run_id: str) -> None:
+    """The task try's audit record, as pyiceberg reads the default audit table."""
+    from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog
+
+    lake = stack.home / "lake"
+    catalog = pyiceberg_catalog("lake", uri=lake / "catalog.db", warehouse=lake / "warehouse")
+    records = catalog.load_table("substrait_spark.audit_log").scan().to_arrow().to_pylist()
+    rows = [
+        [r["record_id"], r["status"], len(r["steps"]), len(r["tables_read"]), r["duration_s"]]
+        for r in records
+        if r["run_id"] == run_id
+    ]
+    print("\n-- audit record (lake.substrait_spark.audit_log) --")
+    print(_table(["record_id", "status", "steps", "tables_read", "duration_s"], rows))
+
+
+def _picture(report: dict) -> None:
+    """The plan with its run: relations, tables, steps and column lineage (what the Airflow page shows)."""
+    from substrait_spark.consumer.loader import load_plan
+    from substrait_spark.graph import plan_svg
+
+    out = ROOT / ".data" / "demo" / "substrait_table_pipeline.svg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(plan_svg(load_plan(ROOT / "dags_examples" / "plans" / "big_orders_pipeline.json"), report))
+    print(f"\n-- the plan as a picture (relations, tables, steps, column lineage): {out}")
 
 
 if __name__ == "__main__":
