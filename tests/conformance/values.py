@@ -1,0 +1,227 @@
+"""Types and values of the test-file grammar: Substrait types, literal expressions, expected Python values."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import re
+from typing import Any
+
+import plan_builder as pb
+
+from conformance.cases import split_top
+
+Type = pb.Type
+
+
+class NotBuildable(Exception):
+    """The runner cannot express this case as a plan (yet): the case counts as failing with this reason."""
+
+
+_TYPE = re.compile(r"^([A-Za-z_!0-9]+?)(\?)?(?:<(.*)>)?$", re.S)
+
+
+def split_type(text: str) -> tuple[str, bool, str]:
+    m = _TYPE.match(text.strip())
+    if not m:
+        raise NotBuildable(f"type {text!r} not understood")
+    return m.group(1), bool(m.group(2)), (m.group(3) or "").strip()
+
+
+def parse_type(text: str, force_nullable: bool = False) -> Type:
+    name, q, params = split_type(text)
+    n = q or force_nullable
+    simple = {
+        "i8": pb.i8,
+        "i16": pb.i16,
+        "i32": pb.i32,
+        "i64": pb.i64,
+        "fp32": pb.fp32,
+        "fp64": pb.fp64,
+        "str": pb.string,
+        "string": pb.string,
+        "bool": pb.boolean,
+        "boolean": pb.boolean,
+        "date": pb.date,
+        "iyear": pb.interval_year,
+        "iday": pb.interval_day,
+        "binary": pb.binary,
+        "vbin": pb.binary,
+    }
+    if name in simple:
+        return simple[name](nullable=n)
+    if name in ("dec", "decimal"):
+        p, s = (int(x) for x in split_top(params)) if params else (38, 0)
+        return pb.decimal_(p, s, nullable=n)
+    if name in ("vchar", "varchar"):
+        return pb.varchar(int(params), nullable=n)
+    if name in ("fchar", "fixedchar"):
+        return pb.fixed_char(int(params), nullable=n)
+    if name in ("pts", "precision_timestamp"):
+        return pb.precision_timestamp(int(params or 6), nullable=n)
+    if name in ("ptstz", "precision_timestamp_tz"):
+        return pb.precision_timestamp_tz(int(params or 6), nullable=n)
+    if name == "list":
+        return pb.list_(parse_type(params, force_nullable=True), nullable=n)
+    if name.startswith("u!"):
+        raise NotBuildable(f"user-defined type {name} (unsigned integers) is not built by the runner")
+    if name == "func":
+        raise NotBuildable("lambda arguments (func<...>) are not built by the runner yet")
+    if name == "pt":
+        raise NotBuildable("precision_time literals are not supported by substrait-protobuf 0.81")
+    raise NotBuildable(f"type {name} not supported by the runner")
+
+
+def _unquote(text: str) -> str:
+    if not (len(text) >= 2 and text[0] == "'" and text[-1] == "'"):
+        raise NotBuildable(f"string literal {text!r} not understood")
+    return text[1:-1].replace("\\'", "'").replace("''", "'")
+
+
+_DUR = re.compile(r"^(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def _duration(text: str) -> tuple[int, int, dt.timedelta]:
+    m = _DUR.match(text.strip())
+    if not m:
+        raise NotBuildable(f"interval {text!r} not understood")
+    sign = -1 if m.group(1) else 1
+    y, mo, d, h, mi = (int(g or 0) for g in m.groups()[1:6])
+    s = decimal.Decimal(m.group(7) or 0)
+    td = dt.timedelta(days=d, hours=h, minutes=mi, microseconds=int(s * 1_000_000))
+    return sign * y, sign * mo, td * sign
+
+
+def _is_null(text: str) -> bool:
+    return text.strip().lower() == "null"
+
+
+def python_value(text: str, type_text: str) -> Any:
+    """The expected Python value of `text` typed `type_text` (as Spark would return it)."""
+    text = text.strip()
+    if _is_null(text):
+        return None
+    name, _, params = split_type(type_text)
+    if name in ("i8", "i16", "i32", "i64"):
+        return int(text)
+    if name in ("fp32", "fp64"):
+        return float(text)
+    if name in ("str", "string", "vchar", "varchar", "fchar", "fixedchar"):
+        return _unquote(text)
+    if name in ("bool", "boolean"):
+        if text.lower() not in ("true", "false"):
+            raise NotBuildable(f"boolean {text!r}")
+        return text.lower() == "true"
+    if name in ("dec", "decimal"):
+        return decimal.Decimal(text)
+    if name == "date":
+        return dt.date.fromisoformat(text)
+    if name in ("pts", "precision_timestamp"):
+        return dt.datetime.fromisoformat(text)
+    if name in ("ptstz", "precision_timestamp_tz"):
+        v = dt.datetime.fromisoformat(text)
+        return v if v.tzinfo else v.replace(tzinfo=dt.UTC)
+    if name == "iday":
+        return _duration(text)[2]
+    if name == "iyear":
+        y, mo, _ = _duration(text)
+        return (y, mo)
+    if name == "list":
+        inner = text.strip()
+        if not (inner.startswith("[") and inner.endswith("]")):
+            raise NotBuildable(f"list {text!r}")
+        return [python_value(v, params) for v in split_top(inner[1:-1])]
+    parse_type(type_text)  # raises NotBuildable with the reason
+    raise NotBuildable(f"value of type {name}")
+
+
+def literal_expr(text: str, type_text: str, force_nullable: bool = False) -> pb.Expr:
+    t = parse_type(type_text, force_nullable)
+    name, _, params = split_type(type_text)
+    value = python_value(text, type_text)
+    if value is None:
+        return pb.null(t)
+    if name in ("pts", "ptstz"):
+        prec = int(params or 6)
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC if name == "ptstz" else None)
+        delta = value - epoch
+        units = delta.days * 86400 * 10**prec + delta.seconds * 10**prec + delta.microseconds * 10**prec // 10**6
+        lit = pb.Expr.Literal(nullable=t.WhichOneof("kind") is not None and _nullable(t))
+        sub = lit.precision_timestamp if name == "pts" else lit.precision_timestamp_tz
+        sub.precision = prec
+        sub.value = units
+        return pb.Expr(literal=lit)
+    if name == "iyear":
+        return pb.lit(value, t)
+    if name == "list":
+        return pb.lit(value, t)
+    return pb.lit(value, t)
+
+
+def _nullable(t: Type) -> bool:
+    return getattr(t, t.WhichOneof("kind")).nullability != pb.REQUIRED
+
+
+_SPARK_TYPES = {
+    "i8": "tinyint",
+    "i16": "smallint",
+    "i32": "int",
+    "i64": "bigint",
+    "fp32": "float",
+    "fp64": "double",
+    "str": "string",
+    "string": "string",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "date": "date",
+    "pts": "timestamp_ntz",
+    "ptstz": "timestamp",
+    "iday": "interval day to second",
+    "iyear": "interval year to month",
+}
+
+
+def spark_type_ok(type_text: str, simple: str) -> bool:
+    """Whether Spark's `simpleString()` of a result column is the Substrait type expected."""
+    name, _, params = split_type(type_text)
+    if name in _SPARK_TYPES:
+        return simple == _SPARK_TYPES[name]
+    if name in ("vchar", "varchar", "fchar", "fixedchar"):
+        return simple == "string" or simple.startswith(("varchar", "char"))
+    if name in ("dec", "decimal"):
+        p, s = (int(x) for x in split_top(params)) if params else (38, 0)
+        return simple == f"decimal({p},{s})"
+    if name == "list":
+        return simple.startswith("array<") and spark_type_ok(params, simple[6:-1])
+    return True
+
+
+def same_value(got: Any, want: Any, type_text: str) -> bool:
+    name, _, params = split_type(type_text)
+    if want is None or got is None:
+        return got is None and want is None
+    if name in ("fp32", "fp64"):
+        if not isinstance(got, (int, float)):
+            return False
+        if math.isnan(want):
+            return math.isnan(got)
+        if math.isinf(want):
+            return got == want
+        return math.isclose(got, want, rel_tol=1e-6 if name == "fp32" else 1e-12, abs_tol=1e-300)
+    if name == "iyear":
+        months = want[0] * 12 + want[1]
+        return got in (months, want)
+    if name == "ptstz" and isinstance(got, dt.datetime) and got.tzinfo is None:
+        return got == want.astimezone().replace(tzinfo=None)
+    if name == "list":
+        return (
+            isinstance(got, list)
+            and len(got) == len(want)
+            and all(same_value(g, w, params) for g, w in zip(got, want, strict=True))
+        )
+    if name in ("dec", "decimal"):
+        return isinstance(got, decimal.Decimal) and got == want
+    if name in ("bool", "boolean"):
+        return got is want
+    return type(got) is type(want) and got == want
