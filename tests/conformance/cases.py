@@ -42,6 +42,7 @@ class Case:
     options: dict[str, str] = field(default_factory=dict)
     expected: tuple[str, str] | str = ""  # (value, type) or ERROR / UNDEFINED
     table: list[tuple[str, list[str]]] | None = None  # aggregate input: columns (type, values)
+    deps: list[str] = field(default_factory=list)  # SUBSTRAIT_DEPENDENCY URNs (functions inside lambdas)
     parse_error: str | None = None
 
     @property
@@ -151,7 +152,7 @@ def parse_rows(text: str, ncols: int) -> list[list[str]]:
     return rows
 
 
-def _parse_call(case: Case, call: str) -> str:
+def parse_call(case: Case, call: str) -> str:
     """Fill function/args from `name(args...)`; returns the text after the closing parenthesis."""
     m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", call)
     if not m:
@@ -181,6 +182,7 @@ def _parse_result(case: Case, rest: str) -> None:
 def parse_file(path: Path, root: Path) -> list[Case]:
     rel = path.relative_to(root).as_posix()
     kind, urn, group = "scalar", "", ""
+    deps: list[str] = []
     defines: dict[str, tuple[list[str], str]] = {}
     cases: list[Case] = []
     for lineno, raw in enumerate(path.read_text().splitlines(), 1):
@@ -195,6 +197,8 @@ def parse_file(path: Path, root: Path) -> list[Case]:
                 kind = "window"
             elif body.startswith("SUBSTRAIT_INCLUDE"):
                 urn = body.partition(":")[2].strip().strip("'\"")
+            elif body.startswith("SUBSTRAIT_DEPENDENCY"):
+                deps.append(body.partition(":")[2].strip().strip("'\""))
             continue
         if line.startswith("#"):
             group = line.lstrip("#").strip().partition(":")[0].strip()
@@ -204,10 +208,10 @@ def parse_file(path: Path, root: Path) -> list[Case]:
             if m:
                 defines[m.group(1)] = ([t.strip() for t in split_top(m.group(2))], m.group(3))
             continue
-        case = Case(rel, lineno, kind, urn, group, line)
+        case = Case(rel, lineno, kind, urn, group, line, deps=list(deps))
         try:
             if kind == "scalar":
-                _parse_result(case, _parse_call(case, line))
+                _parse_result(case, parse_call(case, line))
             elif kind == "aggregate":
                 _parse_aggregate(case, line, defines)
             else:
@@ -227,7 +231,7 @@ def _parse_aggregate(case: Case, line: str, defines: dict[str, tuple[list[str], 
         rows = parse_rows(rows_text, 0)
         ncols = len(rows[0]) if rows else 0
         table = [("", [r[i] for r in rows]) for i in range(ncols)]
-    rest = _parse_call(case, text)
+    rest = parse_call(case, text)
     _parse_result(case, rest)
     cols: list[tuple[str, list[str]]] = []
     args: list[tuple[str, str]] = []

@@ -17,7 +17,7 @@ import plan_builder as pb
 from substrait import plan_pb2
 from substrait.extensions import extensions_pb2 as ext
 
-from conformance.cases import ERROR, UNDEFINED, Case, load_cases
+from conformance.cases import ERROR, UNDEFINED, Case, load_cases, parse_call
 from conformance.values import NotBuildable, literal_expr, parse_type, python_value, same_value, spark_type_ok
 
 
@@ -67,10 +67,40 @@ class _Plan:
         return self.plan
 
 
-def _arguments(case: Case, columns: dict[str, int] | None = None) -> list[pb.alg.FunctionArgument]:
+def lambda_expr(plan: _Plan, case: Case, value: str, type_text: str) -> pb.Expr:
+    """`(x -> gt(x, 2::i32))::func<i32 -> bool>`: one parameter, a body of one call (functions of the file's
+    SUBSTRAIT_DEPENDENCY extension)."""
+    m = re.fullmatch(r"\(\s*(\w+)\s*->\s*(.*)\)", value.strip(), re.S)
+    t = re.fullmatch(r"func\??<(.*)->(.*)>", type_text.strip(), re.S)
+    if not m or not t or not case.deps:
+        raise NotBuildable(f"lambda {value}::{type_text} not understood")
+    param, body_text = m.groups()
+    body = Case(case.file, case.line, "scalar", case.deps[0], case.group, body_text)
+    if parse_call(body, body_text).strip():
+        raise NotBuildable(f"lambda body {body_text} not understood")
+    args = []
+    for v, ty in body.args:
+        if v == param:
+            ref = pb.Expr.FieldReference(direct_reference=pb.seg_field(0))
+            ref.lambda_parameter_reference.steps_out = 0
+            args.append(pb.alg.FunctionArgument(value=pb.Expr(selection=ref)))
+        else:
+            args.append(pb.alg.FunctionArgument(value=literal_expr(v, ty)))
+    sig = "_".join(_sig(ty) if v != param else _sig(t.group(1)) for v, ty in body.args)
+    fn = pb.Expr.ScalarFunction(function_reference=plan.fn(body.urn, f"{body.function}:{sig}"), arguments=args)
+    fn.output_type.CopyFrom(parse_type(t.group(2).strip()))
+    lam = pb.Expr.Lambda(body=pb.Expr(scalar_function=fn))
+    lam.parameters.types.append(parse_type(t.group(1).strip()))
+    lam.parameters.nullability = pb.REQUIRED
+    return pb.Expr(**{"lambda": lam})
+
+
+def _arguments(plan: _Plan, case: Case, columns: dict[str, int] | None = None) -> list[pb.alg.FunctionArgument]:
     out = []
     for value, type_text in case.args:
-        if type_text == "enum":
+        if type_text.startswith("func"):
+            out.append(pb.alg.FunctionArgument(value=lambda_expr(plan, case, value, type_text)))
+        elif type_text == "enum":
             out.append(pb.alg.FunctionArgument(enum=value))
         elif columns is not None and value in columns:
             out.append(pb.alg.FunctionArgument(value=pb.field(columns[value])))
@@ -93,7 +123,7 @@ def _out_type(case: Case):
 def scalar_expr(plan: _Plan, case: Case) -> pb.Expr:
     fn = pb.Expr.ScalarFunction(
         function_reference=plan.fn(case.urn, _signature(case)),
-        arguments=_arguments(case),
+        arguments=_arguments(plan, case),
         options=[pb.alg.FunctionOption(name=k, preference=[v]) for k, v in case.options.items()],
     )
     out = _out_type(case)
@@ -122,7 +152,7 @@ def aggregate_plan(case: Case) -> plan_pb2.Plan:
     columns = {f"col{i}": i for i in range(len(table))}
     fn = pb.AggregateFunction(
         function_reference=plan.fn(case.urn, _signature(case)),
-        arguments=_arguments(case, columns),
+        arguments=_arguments(plan, case, columns),
         options=[pb.alg.FunctionOption(name=k, preference=[v]) for k, v in case.options.items()],
         phase=pb.alg.AGGREGATION_PHASE_INITIAL_TO_RESULT,
         invocation=pb.AggregateFunction.AGGREGATION_INVOCATION_ALL,

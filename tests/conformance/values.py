@@ -63,7 +63,7 @@ def parse_type(text: str, force_nullable: bool = False) -> Type:
     if name in ("ptstz", "precision_timestamp_tz"):
         return pb.precision_timestamp_tz(int(params or 6), nullable=n)
     if name == "list":
-        return pb.list_(parse_type(params, force_nullable=True), nullable=n)
+        return pb.list_(parse_type(params), nullable=n)
     if name.startswith("u!"):
         raise NotBuildable(f"user-defined type {name} (unsigned integers) is not built by the runner")
     if name == "func":
