@@ -51,7 +51,9 @@ def conformance_md(outcomes: list[Outcome]) -> str:
     categories: dict[str, int] = defaultdict(int)
     for o in outcomes:
         if not o.passed:
-            categories[o.reason.split(":")[0]] += 1
+            head = o.reason.split(":")
+            kind = ":".join(head[:2]) if head[0] in ("translation error", "execution error", "not run") else head[0]
+            categories[kind.strip()] += 1
     lines = [
         "# Function conformance",
         "",

@@ -68,8 +68,8 @@ def parse_type(text: str, force_nullable: bool = False) -> Type:
         raise NotBuildable(f"user-defined type {name} (unsigned integers) is not built by the runner")
     if name == "func":
         raise NotBuildable("lambda arguments (func<...>) are not built by the runner yet")
-    if name == "pt":
-        raise NotBuildable("precision_time literals are not supported by substrait-protobuf 0.81")
+    if name in ("pt", "precision_time"):
+        return pb._simple("precision_time", n, precision=int(params or 6))
     raise NotBuildable(f"type {name} not supported by the runner")
 
 
@@ -122,6 +122,8 @@ def python_value(text: str, type_text: str) -> Any:
     if name in ("ptstz", "precision_timestamp_tz"):
         v = dt.datetime.fromisoformat(text)
         return v if v.tzinfo else v.replace(tzinfo=dt.UTC)
+    if name in ("pt", "precision_time"):
+        return dt.time.fromisoformat(text)
     if name == "iday":
         return _duration(text)[2]
     if name == "iyear":
@@ -152,10 +154,13 @@ def literal_expr(text: str, type_text: str, force_nullable: bool = False) -> pb.
         sub.precision = prec
         sub.value = units
         return pb.Expr(literal=lit)
-    if name == "iyear":
-        return pb.lit(value, t)
-    if name == "list":
-        return pb.lit(value, t)
+    if name in ("pt", "precision_time"):
+        prec = int(params or 6)
+        micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 10**6 + value.microsecond
+        lit = pb.Expr.Literal(nullable=_nullable(t))
+        lit.precision_time.precision = prec
+        lit.precision_time.value = micros * 10**prec // 10**6
+        return pb.Expr(literal=lit)
     return pb.lit(value, t)
 
 
