@@ -11,6 +11,7 @@ from pyspark.sql import types as T
 from substrait import type_pb2 as tp
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
+from .walk import columns_of
 
 # Spark timestamps are microseconds; precision above 6 cannot be represented.
 _MAX_TS_PRECISION = 6
@@ -88,30 +89,8 @@ def nullable(t: tp.Type) -> bool:
 
 def schema_of(named: tp.NamedStruct, path: str = "base_schema") -> tuple[list[str], list[T.DataType]]:
     """Top-level column names and Spark types of a NamedStruct (nested names are skipped over)."""
-    types = list(named.struct.types)
-    names = list(named.names)
-    top: list[str] = []
-    i = 0
-    for t in types:
-        if i >= len(names):
-            raise PlanInvalidError(f"{len(names)} names for {len(types)} columns", path)
-        top.append(names[i])
-        i += 1 + _nested_name_count(t)
-    if i != len(names):
-        raise PlanInvalidError(f"{len(names)} names do not match {len(types)} columns", path)
-    return top, [spark_type(t, f"{path}.struct.types[{k}]") for k, t in enumerate(types)]
-
-
-def _nested_name_count(t: tp.Type) -> int:
-    """Names a NamedStruct spends on the nested struct fields of a column (depth-first)."""
-    kind = t.WhichOneof("kind")
-    if kind == "struct":
-        return sum(1 + _nested_name_count(ft) for ft in t.struct.types)
-    if kind == "list":
-        return _nested_name_count(t.list.type)
-    if kind == "map":
-        return _nested_name_count(t.map.key) + _nested_name_count(t.map.value)
-    return 0
+    columns = columns_of(named, path)
+    return [n for n, _ in columns], [spark_type(t, f"{path}.struct.types[{k}]") for k, (_, t) in enumerate(columns)]
 
 
 def cast(col: Column, dt: T.DataType) -> Column:

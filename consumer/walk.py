@@ -9,6 +9,8 @@ from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
+from .errors import PlanInvalidError
+
 FieldReference = alg.Expression.FieldReference
 # Messages taken as a whole by `nodes`: their inner messages are not visited one by one (a struct's field types).
 OPAQUE: tuple[type[Message], ...] = (tp.Type,)
@@ -97,3 +99,42 @@ def contains(msg: Message, kind: type[Message]) -> bool:
 def value_args(fn: Message) -> list[alg.Expression]:
     """A function call's value arguments: `arguments` (enum and type arguments skipped), else legacy `args`."""
     return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(fn.args)
+
+
+def nested_name_count(t: tp.Type | None) -> int:
+    """Names a NamedStruct spends on the nested struct fields of a column (depth-first)."""
+    if t is None:
+        return 0
+    kind = t.WhichOneof("kind")
+    if kind == "struct":
+        return sum(1 + nested_name_count(ft) for ft in t.struct.types)
+    if kind == "list":
+        return nested_name_count(t.list.type)
+    if kind == "map":
+        return nested_name_count(t.map.key) + nested_name_count(t.map.value)
+    return 0
+
+
+def columns_of(named: tp.NamedStruct, path: str) -> list[tuple[str, tp.Type]]:
+    """Top-level (name, type) pairs of a NamedStruct (nested names are skipped over)."""
+    types, names = list(named.struct.types), list(named.names)
+    out, i = [], 0
+    for t in types:
+        if i >= len(names):
+            raise PlanInvalidError(f"{len(names)} names for {len(types)} columns", path)
+        out.append((names[i], t))
+        i += 1 + nested_name_count(t)
+    if i != len(names):
+        raise PlanInvalidError(f"{len(names)} names do not match {len(types)} columns", path)
+    return out
+
+
+def update_transformations(rel: alg.UpdateRel, width: int, path: str) -> Iterator[tuple[int, alg.Expression, str]]:
+    """An UpdateRel's (column position, new value, its path), each checked: a column of the table, a value set."""
+    for i, t in enumerate(rel.transformations):
+        at = f"{path}.transformations[{i}]"
+        if not 0 <= t.column_target < width:
+            raise PlanInvalidError(f"column_target {t.column_target} out of range", f"{at}.column_target")
+        if not t.HasField("transformation"):
+            raise PlanInvalidError("transformation with no expression", at)
+        yield t.column_target, t.transformation, f"{at}.transformation"

@@ -74,21 +74,17 @@ class IcebergTarget(CatalogObject):
 
     def committed(self, prop: str, value: str) -> str | None:
         table = self._table()
-        for snapshot in table.snapshots():
-            summary = snapshot.summary
-            if summary is not None and summary.additional_properties.get(prop) == value:
-                return f"snapshot {snapshot.snapshot_id}"
+        snapshot = _snapshot_with(table, prop, value)
+        if snapshot is not None:
+            return f"snapshot {snapshot.snapshot_id}"
         if value in table.properties.get(prop, "").split("\n"):
             return "table properties"
         return None
 
     def committed_snapshot(self, prop: str, value: str) -> tuple[int, int | None] | None:
         """The snapshot whose summary has `prop = value`, and its parent's id."""
-        for snapshot in self._table().snapshots():
-            summary = snapshot.summary
-            if summary is not None and summary.additional_properties.get(prop) == value:
-                return snapshot.snapshot_id, snapshot.parent_snapshot_id
-        return None
+        snapshot = _snapshot_with(self._table(), prop, value)
+        return (snapshot.snapshot_id, snapshot.parent_snapshot_id) if snapshot is not None else None
 
     def create(self, schema: T.StructType, properties: Mapping[str, str]) -> None:
         self.catalog.create_table(self.ident, schema=_arrow(schema), properties=_merged({}, properties))
@@ -128,6 +124,15 @@ class IcebergTarget(CatalogObject):
 
     def dropped_by(self) -> tuple[str, str | None] | None:
         return drop_record(self.catalog, self.ident)
+
+
+def _snapshot_with(table: Any, prop: str, value: str) -> Any:
+    """The table's snapshot whose summary has `prop = value`, if any."""
+    for snapshot in table.snapshots():
+        summary = snapshot.summary
+        if summary is not None and summary.additional_properties.get(prop) == value:
+            return snapshot
+    return None
 
 
 def record_drop(catalog: Any, ident: tuple[str, ...], step_key: str, uuid: str | None) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..walk import local_fields
+from ..walk import columns_of, local_fields
 from . import writes
 from .expressions import aggregation, each, sort_keys, type_of, value_args
 from .model import (
@@ -38,7 +38,6 @@ from .model import (
     apply,
     merge,
 )
-from .schema import columns_of
 
 if TYPE_CHECKING:
     from .walker import LineageWalker

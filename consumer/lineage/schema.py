@@ -6,38 +6,9 @@ skipping each column's nested names, as `consumer.types.schema_of` does.
 
 from __future__ import annotations
 
-from substrait import type_pb2 as tp
-
 from ..errors import PlanInvalidError
+from ..walk import nested_name_count
 from .model import Col
-
-
-def nested_name_count(t: tp.Type | None) -> int:
-    """Names a NamedStruct spends on the nested struct fields of a column (depth-first)."""
-    if t is None:
-        return 0
-    kind = t.WhichOneof("kind")
-    if kind == "struct":
-        return sum(1 + nested_name_count(ft) for ft in t.struct.types)
-    if kind == "list":
-        return nested_name_count(t.list.type)
-    if kind == "map":
-        return nested_name_count(t.map.key) + nested_name_count(t.map.value)
-    return 0
-
-
-def columns_of(named: tp.NamedStruct, path: str) -> list[tuple[str, tp.Type]]:
-    """Top-level (name, type) pairs of a NamedStruct."""
-    types, names = list(named.struct.types), list(named.names)
-    out, i = [], 0
-    for t in types:
-        if i >= len(names):
-            raise PlanInvalidError(f"{len(names)} names for {len(types)} columns", path)
-        out.append((names[i], t))
-        i += 1 + nested_name_count(t)
-    if i != len(names):
-        raise PlanInvalidError(f"{len(names)} names do not match {len(types)} columns", path)
-    return out
 
 
 def named_columns(cols: list[Col], names: list[str], path: str) -> list[tuple[str, Col]]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..walk import columns_of, update_transformations
 from .model import CONDITIONAL, FILTER, IDENTITY, NONE, Col, InputField, Output, RelLineage, Scope, apply, merge
-from .schema import columns_of
 
 if TYPE_CHECKING:
     from .walker import LineageWalker
@@ -111,16 +111,8 @@ def update(w: LineageWalker, rel: alg.UpdateRel, path: str, outer: Scope | None)
     scope = Scope(own, outer)
     condition = w.expr(rel.condition, scope, f"{path}.condition") if rel.HasField("condition") else None
     values = [c.sources for c in own]
-    for i, t in enumerate(rel.transformations):
-        at = f"{path}.transformations[{i}]"
-        if not 0 <= t.column_target < len(columns):
-            raise PlanInvalidError(f"column_target {t.column_target} out of range", f"{at}.column_target")
-        if not t.HasField("transformation"):
-            raise PlanInvalidError("transformation with no expression", at)
-        new = w.expr(t.transformation, scope, f"{at}.transformation")
-        if condition is None:
-            values[t.column_target] = new
-        else:
-            values[t.column_target] = merge(own[t.column_target].sources, new, apply(CONDITIONAL, condition))
+    for target, expr, at in update_transformations(rel, len(columns), path):
+        new = w.expr(expr, scope, at)
+        values[target] = new if condition is None else merge(own[target].sources, new, apply(CONDITIONAL, condition))
     w.outputs.append(Output("update", path, list(zip(names, values, strict=True)), NONE, dataset, "update"))
     return RelLineage([Col(NONE, t) for _, t in columns])

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, DataFrameWriterV2, Observation
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
 
 from ..errors import ExecutionError, PlanInvalidError, ResolutionError, UnsupportedFeatureError
 from ..relation import Relation, quote
@@ -20,6 +21,9 @@ from .targets import ViewTarget, WriteTarget
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
     from ..resolver import ResolvedTable
+
+# DDL ops whose table_schema is the object's new shape (and, for a view, that come with a view_definition).
+SCHEMA_OPS = frozenset({alg.DdlRel.DDL_OP_CREATE, alg.DdlRel.DDL_OP_CREATE_OR_REPLACE, alg.DdlRel.DDL_OP_ALTER})
 
 # Iceberg's optimistic concurrency for whole-table rewrites: the commit fails if anyone committed data or
 # deletes since the snapshot the rewrite read, so a concurrent writer's rows are never lost.

@@ -53,15 +53,14 @@ def consume_ddl(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope 
     kind = rel.WhichOneof("write_type")
     if kind != "named_object":
         raise (PlanInvalidError if kind is None else UnsupportedFeatureError)(f"DDL on {kind or 'nothing'}", path)
-    if rel.object == DdlRel.DDL_OBJECT_VIEW:
-        schema = _struct(rel, path) if rel.op in _NEEDS_SCHEMA else T.StructType([])
-        return view_ddl.consume_view_ddl(cx, rel, path, outer, schema)
-    if rel.object != DdlRel.DDL_OBJECT_TABLE:
+    if rel.object not in (DdlRel.DDL_OBJECT_TABLE, DdlRel.DDL_OBJECT_VIEW):
         raise PlanInvalidError(f"DDL object {rel.object}", f"{path}.object")
+    schema = _struct(rel, path) if rel.op in c.SCHEMA_OPS else T.StructType([])
+    if rel.object == DdlRel.DDL_OBJECT_VIEW:
+        return view_ddl.consume_view_ddl(cx, rel, path, outer, schema)
     op = _OPS.get(rel.op)
     if op is None:
         raise PlanInvalidError(f"DDL op {rel.op}", f"{path}.op")
-    schema = _struct(rel, path) if rel.op in _NEEDS_SCHEMA else T.StructType([])
     _refuse_defaults(rel, schema, path)
     target = c.locate(cx, log, rel.named_object.names, f"{path}.named_object")
     kind_name = DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_").lower() + "_table"
@@ -259,4 +258,3 @@ _OPS: dict[int, Op] = {
     DdlRel.DDL_OP_DROP: _drop,
     DdlRel.DDL_OP_DROP_IF_EXIST: _drop_if_exist,
 }
-_NEEDS_SCHEMA = {DdlRel.DDL_OP_CREATE, DdlRel.DDL_OP_CREATE_OR_REPLACE, DdlRel.DDL_OP_ALTER}

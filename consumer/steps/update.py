@@ -18,6 +18,7 @@ from ..errors import PlanInvalidError
 from ..relation import Relation
 from ..scope import Scope
 from ..types import schema_of
+from ..walk import update_transformations
 from . import common as c
 
 if TYPE_CHECKING:
@@ -48,14 +49,9 @@ def consume_update(cx: SubstraitConsumer, rel: alg.UpdateRel, path: str, outer: 
             if rel.HasField("condition"):
                 hit = F.coalesce(cx.expression(rel.condition, scope, f"{path}.condition").col, F.lit(False))
             new = dict(enumerate(source.cols()))
-            for i, t in enumerate(rel.transformations):
-                at = f"{path}.transformations[{i}]"
-                if not 0 <= t.column_target < len(columns):
-                    raise PlanInvalidError(f"column_target {t.column_target} out of range", f"{at}.column_target")
-                if not t.HasField("transformation"):
-                    raise PlanInvalidError("transformation with no expression", at)
-                value = cx.expression(t.transformation, scope, f"{at}.transformation").col
-                new[t.column_target] = F.when(hit, value).otherwise(source.col(t.column_target))
+            for target_column, expr, at in update_transformations(rel, len(columns), path):
+                value = cx.expression(expr, scope, at).col
+                new[target_column] = F.when(hit, value).otherwise(source.col(target_column))
             counted, obs = c.observed(source.df, updated=c.count_if(hit))
             out = counted.select(*[new[i].alias(n) for i, n in enumerate(columns)])
             c.writer(out, target, log, step, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))

@@ -43,7 +43,7 @@ def consume_view_ddl(
     if rel.HasField("table_defaults") and rel.table_defaults.fields:
         raise PlanInvalidError("a view has no column defaults (table_defaults is set)", f"{path}.table_defaults")
     definition = ""
-    if rel.op in _DEFINES:
+    if rel.op in c.SCHEMA_OPS:
         if not rel.HasField("view_definition"):
             raise PlanInvalidError("view DDL with no view_definition", f"{path}.view_definition")
         plan = view_defs.definition_plan(cx, rel, path)
@@ -119,4 +119,3 @@ _OPS: dict[int, Op] = {
     DdlRel.DDL_OP_DROP: _drop,
     DdlRel.DDL_OP_DROP_IF_EXIST: _drop_if_exist,
 }
-_DEFINES = {DdlRel.DDL_OP_CREATE, DdlRel.DDL_OP_CREATE_OR_REPLACE, DdlRel.DDL_OP_ALTER}

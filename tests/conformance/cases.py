@@ -16,6 +16,7 @@ A case keeps its arguments as text pairs (value text, type text); `values.py` tu
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,38 +51,36 @@ class Case:
         return f"{self.file}:{self.line}"
 
 
-def split_top(text: str, sep: str = ",") -> list[str]:
-    """Split at `sep` outside quotes and (), [], <> nesting."""
-    out, depth, cur, quote, i = [], 0, [], False, 0
+def _unquoted(text: str, start: int = 0) -> Iterator[int]:
+    """Positions in `text` from `start` outside single-quoted strings (`''` and a backslash escape inside one)."""
+    quote, i = False, start
     while i < len(text):
         ch = text[i]
         if quote:
-            cur.append(ch)
-            if ch == "\\" and i + 1 < len(text):
-                cur.append(text[i + 1])
+            if ch == "\\" or (ch == "'" and text[i + 1 : i + 2] == "'"):
                 i += 1
             elif ch == "'":
-                if i + 1 < len(text) and text[i + 1] == "'":
-                    cur.append("'")
-                    i += 1
-                else:
-                    quote = False
+                quote = False
         elif ch == "'":
             quote = True
-            cur.append(ch)
-        elif ch in "([<":
+        else:
+            yield i
+        i += 1
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split at `sep` outside quotes and (), [], <> nesting."""
+    out, depth, begin = [], 0, 0
+    for i in _unquoted(text):
+        ch = text[i]
+        if ch in "([<":
             depth += 1
-            cur.append(ch)
         elif ch in ")]>" and not (ch == ">" and i > 0 and text[i - 1] == "-"):
             depth -= 1
-            cur.append(ch)
         elif ch == sep and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-        i += 1
-    tail = "".join(cur).strip()
+            out.append(text[begin:i].strip())
+            begin = i + 1
+    tail = text[begin:].strip()
     if tail or out:
         out.append(tail)
     return out
@@ -89,42 +88,23 @@ def split_top(text: str, sep: str = ",") -> list[str]:
 
 def matching_paren(text: str, start: int) -> int:
     """Index of the ')' closing the '(' at `start` (quotes respected)."""
-    depth, quote, i = 0, False, start
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == "'":
-                quote = False
-        elif ch == "'":
-            quote = True
-        elif ch == "(":
+    depth = 0
+    for i in _unquoted(text, start):
+        if text[i] == "(":
             depth += 1
-        elif ch == ")":
+        elif text[i] == ")":
             depth -= 1
             if depth == 0:
                 return i
-        i += 1
     raise ValueError("unbalanced parentheses")
 
 
 def split_typed(text: str) -> tuple[str, str]:
     """`value::type` -> (value, type); the last `::` outside quotes."""
-    quote, pos, i = False, -1, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == "'":
-                quote = False
-        elif ch == "'":
-            quote = True
-        elif text.startswith("::", i):
-            pos = i
-            i += 1
-        i += 1
+    pos = skip = -1
+    for i in _unquoted(text):
+        if i > skip and text.startswith("::", i):
+            pos, skip = i, i + 1
     if pos < 0:
         return text.strip(), ""
     return text[:pos].strip(), text[pos + 2 :].strip()
