@@ -20,6 +20,7 @@ from substrait_spark.consumer.runner import run_loaded
 from substrait_spark.consumer.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, session_conf
 from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
+from substrait_spark.hooks.plan_store import PlanObject, check_sha256
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
@@ -114,6 +115,7 @@ class SubstraitSparkOperator(BaseOperator):
         self._ol_loaded: Any = None
         self._ol_catalogs: Catalogs | None = None
         self._ol_version_id: str | None = None
+        self._plan_read: tuple[str, PlanObject] | None = None
 
     def execute(self, context: Any) -> dict[str, Any]:
         try:
@@ -130,9 +132,17 @@ class SubstraitSparkOperator(BaseOperator):
                 raise AirflowFailException(message) from exc
             raise AirflowException(message) from exc
 
+    def _read_plan(self, store: PlanStoreHook) -> PlanObject:
+        """The plan's bytes, read once per task try: OpenLineage's start event and the run see the same version."""
+        if self._plan_read is None or self._plan_read[0] != self.plan_uri:
+            self._plan_read = (self.plan_uri, store.read(self.plan_uri))
+        return self._plan_read[1]
+
     def _run(self, context: Any) -> dict[str, Any]:
         store = PlanStoreHook(aws_conn_id=self.aws_conn_id)
-        obj = store.read(self.plan_uri, expected_sha256=self.expected_sha256)
+        obj = self._read_plan(store)
+        if self.expected_sha256 is not None:
+            check_sha256(obj, self.expected_sha256)
         context["ti"].xcom_push(key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(store)))
         self.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
         self._ol_version_id = obj.version_id
@@ -209,7 +219,7 @@ class SubstraitSparkOperator(BaseOperator):
         from substrait_spark.operators import openlineage as ol
 
         def build() -> Any:
-            obj = PlanStoreHook(aws_conn_id=self.aws_conn_id).read(self.plan_uri)
+            obj = self._read_plan(PlanStoreHook(aws_conn_id=self.aws_conn_id))
             return ol.on_start(parse_plan_bytes(obj.data, uri=obj.uri), obj.uri, obj.version_id)
 
         return ol.guarded("start", build)
