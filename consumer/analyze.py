@@ -29,7 +29,7 @@ from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, SCALAR
-from .functions.scalar import _EXTRACT
+from .functions.datetime import _EXTRACT
 from .loader import LoadedPlan
 from .producers import Quirks
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK

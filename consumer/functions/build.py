@@ -1,0 +1,48 @@
+"""Handler combinators shared by the function tables: most Substrait functions are one Spark call away."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from ..types import cast
+from .call import Call, Handler
+
+
+def sql(name: str) -> Handler:
+    """A Spark SQL function of the same meaning, called by name with the value arguments."""
+    return lambda c: F.call_function(name, *c.cols)
+
+
+def unary(fn: Callable[[Column], Column]) -> Handler:
+    return lambda c: fn(c.arity(1).cols[0])
+
+
+def binary(fn: Callable[[Column, Column], Column]) -> Handler:
+    def build(c: Call) -> Column:
+        a, b = c.arity(2).cols
+        return fn(a, b)
+
+    return build
+
+
+def variadic(fn: Callable[[Column, Column], Column]) -> Handler:
+    def build(c: Call) -> Column:
+        if not c.values:
+            raise c.unsupported("needs at least one argument")
+        return functools.reduce(fn, c.cols)
+
+    return build
+
+
+def cast_to_output(fn: Handler) -> Handler:
+    """Spark returns a wider type than Substrait declares (sign, ceil, power on integers): cast back."""
+
+    def build(c: Call) -> Column:
+        col = fn(c)
+        return cast(col, c.output_type) if c.output_type is not None else col
+
+    return build

@@ -1,0 +1,50 @@
+"""Comparison and boolean functions (functions_comparison.yaml, functions_boolean.yaml): three-valued, as Spark."""
+
+from __future__ import annotations
+
+import operator
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .build import binary, sql, unary, variadic
+from .call import Call, Handler
+
+
+def _between(c: Call) -> Column:
+    x, lo, hi = c.arity(3).cols
+    return (x >= lo) & (x <= hi)
+
+
+def _is_distinct_from(c: Call) -> Column:
+    a, b = c.arity(2).cols
+    return ~a.eqNullSafe(b)
+
+
+def _xor(c: Call) -> Column:
+    a, b = c.arity(2).cols
+    return (a | b) & ~(a & b)
+
+
+COMPARISON: dict[str, Handler] = {
+    "equal": binary(operator.eq),
+    "not_equal": binary(operator.ne),
+    "lt": binary(operator.lt),
+    "lte": binary(operator.le),
+    "gt": binary(operator.gt),
+    "gte": binary(operator.ge),
+    "between": _between,
+    "is_null": unary(lambda x: x.isNull()),
+    "is_not_null": unary(lambda x: x.isNotNull()),
+    "is_distinct_from": _is_distinct_from,
+    "is_not_distinct_from": binary(lambda a, b: a.eqNullSafe(b)),
+    "coalesce": lambda c: F.coalesce(*c.cols),
+    "nullif": sql("nullif"),
+    "least": sql("least"),
+    "greatest": sql("greatest"),
+    # boolean (three-valued, as Spark's AND/OR/NOT)
+    "and": variadic(operator.and_),
+    "or": variadic(operator.or_),
+    "not": unary(operator.invert),
+    "xor": _xor,
+}
