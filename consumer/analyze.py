@@ -28,7 +28,7 @@ from substrait.plan_pb2 import Plan
 from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .extensions import Extensions, FunctionRef
-from .functions import AGGREGATE, SCALAR
+from .functions import AGGREGATE, SCALAR, lookup
 from .functions.datetime import _EXTRACT
 from .loader import LoadedPlan
 from .producers import Quirks
@@ -401,7 +401,7 @@ def _function_argument(cx: Context, arg: alg.FunctionArgument, path: str) -> Ite
 
 def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> Iterator[Finding]:
     ref = cx.function(fn.function_reference, f"{path}.function_reference")
-    handler = cx.consumer_class.scalar_functions.get(ref.base)
+    handler = lookup(cx.consumer_class.scalar_functions, ref)
     if handler is None:
         yield Finding(f"scalar function {ref.name}", path)
         return
@@ -415,7 +415,7 @@ def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> It
         yield Finding(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
     if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
         yield Finding(f"ordered aggregate {ref.name}", f"{path}.sorts")
-    handler = cx.consumer_class.aggregate_functions.get(ref.base)
+    handler = lookup(cx.consumer_class.aggregate_functions, ref)
     if handler is None:
         yield Finding(f"aggregate function {ref.name}", path)
         return

@@ -21,7 +21,7 @@ from . import subqueries
 from . import views as view_defs
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
-from .functions import AGGREGATE, COMPARISONS, SCALAR, AggregateHandler, Call, Handler
+from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
 from .literals import to_column
 from .parameters import Parameters
 from .producers import Quirks
@@ -327,16 +327,16 @@ class SubstraitConsumer:
     # --- functions -----------------------------------------------------------------------------------------
 
     def call_scalar(self, call: Call) -> Column:
-        handler = self.scalar_functions.get(call.name)
+        handler = lookup(self.scalar_functions, call.ref)
         if handler is None:
-            raise UnsupportedFeatureError(f"scalar function {call.ref.name}", call.path)
+            raise UnsupportedFeatureError(_unsupported("scalar", call), call.path)
         _check_argument_types(call)
         return handler(call)
 
     def call_aggregate(self, call: Call, distinct: bool) -> Column:
-        handler = self.aggregate_functions.get(call.name)
+        handler = lookup(self.aggregate_functions, call.ref)
         if handler is None:
-            raise UnsupportedFeatureError(f"aggregate function {call.ref.name}", call.path)
+            raise UnsupportedFeatureError(_unsupported("aggregate", call), call.path)
         return handler(call, distinct)
 
     # --- per-run resources ---------------------------------------------------------------------------------
@@ -412,6 +412,11 @@ def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[
         vt, k = _rename_struct(t.valueType, names, k, path)
         return T.MapType(kt, vt, t.valueContainsNull), k
     return t, k
+
+
+def _unsupported(kind: str, call: Call) -> str:
+    reason = lookup(UNSUPPORTED, call.ref)
+    return f"{kind} function {call.ref.name}" + (f": {reason}" if reason else "")
 
 
 def _check_argument_types(call: Call) -> None:

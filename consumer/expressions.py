@@ -128,7 +128,7 @@ def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope:
     out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
     call = Call(
         ref,
-        function_arguments(cx, fn.arguments, fn.args, scope, path),
+        function_arguments(cx, fn.arguments, getattr(fn, "args", ()), scope, path),
         options_of(fn.options),
         out_type,
         path,

@@ -24,12 +24,23 @@ class FunctionRef:
         base, _, sig = name.partition(":")
         return cls(anchor, name, base.lower(), tuple(s for s in sig.split("_") if s), extension)
 
+    @property
+    def extension_stem(self) -> str:
+        """`functions_arithmetic` for its URN `extension:io.substrait:functions_arithmetic` or its URI."""
+        last = self.extension.rstrip("/").rpartition("/")[2].rpartition(":")[2]
+        return last.removesuffix(".yaml")
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Function-table keys, most specific first: `unsigned_integers/add`, then `add`."""
+        return (f"{self.extension_stem}/{self.base}", self.base)
+
 
 class Extensions:
     """Lookup of function and type anchors declared by a plan."""
 
     def __init__(self, plan: Plan):
-        uris = {u.extension_uri_anchor: u.uri for u in plan.extension_uris}
+        uris = {u.extension_uri_anchor: u.uri for u in getattr(plan, "extension_uris", ())}
         urns = {u.extension_urn_anchor: u.urn for u in plan.extension_urns}
         self.functions: dict[int, FunctionRef] = {}
         self.types: dict[int, str] = {}
@@ -39,7 +50,7 @@ class Extensions:
             decl = getattr(ext, kind) if kind else None
             if decl is None:
                 raise PlanInvalidError("extension declaration with nothing set", f"extensions[{i}]")
-            where = urns.get(decl.extension_urn_reference) or uris.get(decl.extension_uri_reference, "")
+            where = urns.get(decl.extension_urn_reference) or uris.get(getattr(decl, "extension_uri_reference", 0), "")
             if kind == "extension_function":
                 self.functions[decl.function_anchor] = FunctionRef.parse(decl.function_anchor, decl.name, where)
             elif kind == "extension_type":

@@ -1,14 +1,29 @@
 """The function table: Substrait function base names mapped to native Spark builders, as data.
 
 `SCALAR` and `AGGREGATE` are plain dicts so that users can add or replace entries (and `docs/functions.md`
-can be generated from them). Names are matched on their base name (`equal` for `equal:any_any`).
+can be generated from them). Names are matched on their base name (`equal` for `equal:any_any`);
+an entry keyed `<extension stem>/<name>` (`unsigned_integers/add`) takes precedence for that extension's function.
+`UNSUPPORTED` names standard-extension functions we do not map, with the reason (for docs/functions.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
+from ..extensions import FunctionRef
 from .aggregate import AGGREGATE, AggregateHandler
 from .call import Call, Handler
 from .scalar import SCALAR
+from .unsupported import UNSUPPORTED
+
+H = TypeVar("H")
+
+
+def lookup(table: Mapping[str, H], ref: FunctionRef) -> H | None:
+    """The handler for a declared function: extension-specific entry first, then the base name."""
+    return next((table[k] for k in ref.keys if k in table), None)
+
 
 # Function families by base name, for the checks and displays that need them.
 COMPARISONS = frozenset(
@@ -19,4 +34,14 @@ PREDICATES = COMPARISONS | {
     "is_nan", "isnan", "is_finite", "is_infinite",
 }  # fmt: skip
 
-__all__ = ["AGGREGATE", "COMPARISONS", "PREDICATES", "SCALAR", "AggregateHandler", "Call", "Handler"]
+__all__ = [
+    "AGGREGATE",
+    "COMPARISONS",
+    "PREDICATES",
+    "SCALAR",
+    "UNSUPPORTED",
+    "AggregateHandler",
+    "Call",
+    "Handler",
+    "lookup",
+]

@@ -81,7 +81,7 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
         raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{p}.phase")
     if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
         raise UnsupportedFeatureError(f"ordered aggregate {ref.name}", f"{p}.sorts")
-    args = function_arguments(cx, fn.arguments, fn.args, scope, p)
+    args = function_arguments(cx, fn.arguments, getattr(fn, "args", ()), scope, p)
     if m.HasField("filter"):
         cond = cx.expression(m.filter, scope, f"{path}.filter").col
         args = [Typed(F.when(cond, a.col), a.type) if isinstance(a, Typed) else a for a in args]

@@ -168,10 +168,10 @@ def read_virtual_table(
     """VALUES rows as one-row selects, unioned (constants fold; no data leaves the driver)."""
     from ..literals import to_column
 
-    if table.values and table.expressions:
+    if getattr(table, "values", ()) and table.expressions:
         raise PlanInvalidError("virtual table with both values and expressions", path)
     rows: list[tuple[list[Typed], str]] = []
-    for r, rec in enumerate(table.values):  # deprecated: rows as struct literals
+    for r, rec in enumerate(getattr(table, "values", ())):  # deprecated: rows as struct literals
         rows.append(
             ([to_column(f, f"{path}.values[{r}].fields[{i}]") for i, f in enumerate(rec.fields)], f"{path}.values[{r}]")
         )
