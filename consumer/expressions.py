@@ -41,6 +41,10 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
             raise PlanInvalidError(f"outer reference steps_out={steps} has no enclosing query", path)
         base = None
         scope_for_root = target
+    elif root == "lambda_parameter_reference":
+        from .lambdas import parameter
+
+        return parameter(ref, scope, path)
     elif root in ("root_reference", None):
         scope_for_root = scope
         base = None

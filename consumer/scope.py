@@ -31,11 +31,13 @@ class Scope:
 
     `rel` is the input relation; subquery translation may replace it with a joined relation that keeps the
     same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the query
-    enclosing a subquery, reached by outer references (`steps_out`).
+    enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
+    enclosing lambdas, innermost last (lambda parameter references count `steps_out` from the end).
     """
 
     rel: Relation
     outer: Scope | None = None
+    lambdas: tuple[tuple[Typed, ...], ...] = ()
 
     def up(self, steps: int) -> Scope | None:
         s: Scope | None = self

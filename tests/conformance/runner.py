@@ -98,7 +98,7 @@ def lambda_expr(plan: _Plan, case: Case, value: str, type_text: str) -> pb.Expr:
 def _arguments(plan: _Plan, case: Case, columns: dict[str, int] | None = None) -> list[pb.alg.FunctionArgument]:
     out = []
     for value, type_text in case.args:
-        if type_text.startswith("func"):
+        if type_text.startswith("func") and value.strip().lower() != "null":
             out.append(pb.alg.FunctionArgument(value=lambda_expr(plan, case, value, type_text)))
         elif type_text == "enum":
             out.append(pb.alg.FunctionArgument(enum=value))

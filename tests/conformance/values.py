@@ -67,7 +67,7 @@ def parse_type(text: str, force_nullable: bool = False) -> Type:
     if name.startswith("u!"):
         raise NotBuildable(f"user-defined type {name} (unsigned integers) is not built by the runner")
     if name == "func":
-        raise NotBuildable("lambda arguments (func<...>) are not built by the runner yet")
+        return _func_type(params, n)
     if name in ("pt", "precision_time"):
         return pb._simple("precision_time", n, precision=int(params or 6))
     raise NotBuildable(f"type {name} not supported by the runner")
@@ -136,6 +136,21 @@ def python_value(text: str, type_text: str) -> Any:
         return [python_value(v, params) for v in split_top(inner[1:-1])]
     parse_type(type_text)  # raises NotBuildable with the reason
     raise NotBuildable(f"value of type {name}")
+
+
+def _func_type(params: str, nullable: bool) -> Type:
+    """`func<i32 -> bool?>` (one parameter) or `func<(i32, i32) -> i32>`."""
+    arg_text, arrow, ret_text = params.rpartition("->")
+    if not arrow:
+        raise NotBuildable(f"function type func<{params}> not understood")
+    arg_text = arg_text.strip()
+    if arg_text.startswith("(") and arg_text.endswith(")"):
+        arg_text = arg_text[1:-1]
+    t = Type()
+    t.func.parameter_types.extend(parse_type(a) for a in split_top(arg_text))
+    t.func.return_type.CopyFrom(parse_type(ret_text.strip()))
+    t.func.nullability = pb.NULLABLE if nullable else pb.REQUIRED
+    return t
 
 
 def literal_expr(text: str, type_text: str, force_nullable: bool = False) -> pb.Expr:
