@@ -19,17 +19,14 @@ from substrait.plan_pb2 import Plan
 from . import expressions as ex
 from . import lambdas, subqueries
 from . import views as view_defs
-from . import windows
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
-from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
 from .literals import to_column
 from .parameters import Parameters
 from .producers import Quirks
 from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, join, project, read, setop, sort
-from .relations import window as window_rel
 from .relations import filter as filter_rel
 from .resolver import ResolvedTable, ResolvedView, TableResolver
 from .scope import Scope, Typed
@@ -72,8 +69,8 @@ EXPR_METHODS: dict[str, str] = {
     "cast": "cast",
     "subquery": "subquery",
     "nested": "nested",
+    "enum": "enum",
     "dynamic_parameter": "dynamic_parameter",
-    "window_function": "window_function",
     "lambda": "lambda_",
     "lambda_invocation": "lambda_invocation",
     "named_lambda_reference": "named_lambda_reference",
@@ -326,11 +323,11 @@ class SubstraitConsumer:
     def nested(self, e, scope, path):
         return ex.nested(self, e, scope, path)
 
+    def enum(self, e, scope, path):
+        return ex.enum_expression(self, e, scope, path)
+
     def dynamic_parameter(self, e: alg.DynamicParameter, scope: Scope, path: str) -> Typed:
         return self.parameters.column(e, path)
-
-    def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
-        return windows.window_function(self, e, scope, path)
 
     def lambda_(self, e: Expression.Lambda, scope: Scope, path: str) -> Typed:
         """A function value, for higher-order functions (see `lambdas`)."""
