@@ -1,25 +1,80 @@
-"""String functions (functions_string.yaml)."""
+"""String functions (functions_string.yaml); the regular-expression ones are in regex.py.
+
+`case_sensitivity` folds both sides before comparing: CASE_INSENSITIVE with Spark's `lower` (Java's Unicode
+lower-casing; 'ß' does not fold to 'ss' as full case folding would), CASE_INSENSITIVE_ASCII with a
+`translate` of A-Z only, so other letters still compare exactly.
+"""
 
 from __future__ import annotations
 
+import string
+from collections.abc import Callable
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from .build import binary, cast_to_output, sql, unary
+from .build import cast_to_output, sql, unary
 from .call import Call, Handler
+from .regex import REGEX
+
+_CASE_OPTIONS = ("CASE_SENSITIVE", "CASE_INSENSITIVE", "CASE_INSENSITIVE_ASCII")
+_CHAR_SETS = ("UTF8", "ASCII_ONLY")
+
+
+def _ascii_lower(col: Column) -> Column:
+    return F.translate(col, string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _ascii_upper(col: Column) -> Column:
+    return F.translate(col, string.ascii_lowercase, string.ascii_uppercase)
+
+
+_FOLD: dict[str, Callable[[Column], Column]] = {
+    "CASE_SENSITIVE": lambda col: col,
+    "CASE_INSENSITIVE": F.lower,
+    "CASE_INSENSITIVE_ASCII": _ascii_lower,
+}
+
+
+def _folded(c: Call, n: int) -> list[Column]:
+    """The `n` value arguments, case-folded as the call's `case_sensitivity` option asks."""
+    fold = _FOLD[c.option("case_sensitivity", _CASE_OPTIONS, "CASE_SENSITIVE")]
+    return [fold(col) for col in c.arity(n).cols]
+
+
+def _compare(fn: Callable[[Column, Column], Column]) -> Handler:
+    """A two-string predicate or position (contains, starts_with, strpos, ...) honouring case_sensitivity."""
+
+    def build(c: Call) -> Column:
+        s, sub = _folded(c, 2)
+        return fn(s, sub)
+
+    return build
+
+
+def _count_substring(s: Column, sub: Column) -> Column:
+    """Non-overlapping occurrences: the length `replace` removes, over the needle's length (NULL for '')."""
+    removed = F.length(s) - F.length(F.call_function("replace", s, sub, F.lit("")))
+    return F.when(F.length(sub) > 0, removed / F.length(sub)).cast(T.LongType())
 
 
 def _like(c: Call) -> Column:
     """SQL LIKE; an explicit escape character is rewritten into Spark's default escape (backslash)."""
     s, pattern, *escape = c.arity(2, 3).values
+    mode = c.option("case_sensitivity", _CASE_OPTIONS, "CASE_SENSITIVE")
+    fold = _FOLD["CASE_INSENSITIVE_ASCII" if mode == "CASE_INSENSITIVE_ASCII" else "CASE_SENSITIVE"]
+    text = pattern.value if pattern.is_literal and isinstance(pattern.value, str) else None
     if escape and not (escape[0].is_literal and escape[0].value is None):
         esc = escape[0].value if escape[0].is_literal else None
-        if not (pattern.is_literal and isinstance(pattern.value, str) and isinstance(esc, str) and len(esc) == 1):
+        if text is None or not (isinstance(esc, str) and len(esc) == 1):
             raise c.unsupported("LIKE with an escape character needs literal pattern and escape")
-        return s.col.like(_rewrite_escape(pattern.value, esc))
-    if pattern.is_literal and isinstance(pattern.value, str):
-        return s.col.like(pattern.value)
-    return F.call_function("like", s.col, pattern.col)
+        text = _rewrite_escape(text, esc)
+    if mode == "CASE_INSENSITIVE":
+        return s.col.ilike(text) if text is not None else F.call_function("ilike", s.col, pattern.col)
+    if text is not None:
+        return fold(s.col).like(text.translate(str.maketrans(string.ascii_uppercase, string.ascii_lowercase)))
+    return F.call_function("like", fold(s.col), fold(pattern.col))
 
 
 def _rewrite_escape(pattern: str, esc: str) -> str:
@@ -36,10 +91,21 @@ def _rewrite_escape(pattern: str, esc: str) -> str:
 
 
 def _substring(c: Call) -> Column:
-    args = c.arity(2, 3).cols
-    if len(args) == 2:
-        return F.call_function("substring", *args)
-    return args[0].substr(args[1], args[2])
+    """Spark's substr wraps a negative start from the end (WRAP_FROM_END); LEFT_OF_BEGINNING counts the
+    positions left of the first character against `length`; ERROR fails the query on a negative start."""
+    s, start, *length = c.arity(2, 3).cols
+    mode = c.option("negative_start", ("WRAP_FROM_END", "LEFT_OF_BEGINNING", "ERROR"), "WRAP_FROM_END")
+    if mode == "LEFT_OF_BEGINNING":
+        if not length:
+            return F.call_function("substr", s, F.greatest(start, F.lit(1)))
+        shortened = F.greatest(length[0] + F.least(start, F.lit(1)) - 1, F.lit(0))
+        return F.when(start < 1, F.call_function("substr", s, F.lit(1), shortened)).otherwise(
+            F.call_function("substr", s, start, length[0])
+        )
+    out = F.call_function("substr", s, start, *length)
+    if mode == "ERROR":
+        return F.when(start < 0, F.raise_error(F.lit(f"{c.ref.name}: negative start"))).otherwise(out)
+    return out
 
 
 def _trim(fn: str) -> Handler:
@@ -47,13 +113,17 @@ def _trim(fn: str) -> Handler:
         args = c.arity(1, 2).cols
         if len(args) == 1:
             return F.call_function(fn, args[0])
-        # Spark SQL: TRIM(BOTH chars FROM s) is btrim(s, chars); ltrim/rtrim take the same order.
-        return F.call_function({"trim": "btrim"}.get(fn, fn), args[0], args[1])
+        if fn in ("trim", "btrim"):
+            return F.call_function("btrim", args[0], args[1])
+        # Spark 3.5 has no ltrim(str, chars); its two-argument form is ltrim(chars, str) (TRIM LEADING chars FROM).
+        return F.call_function(fn, args[1], args[0])
 
     return build
 
 
 def _pad(fn: str) -> Handler:
+    """lpad/rpad; Spark truncates a longer input to `length` from the right, as the spec's cases expect."""
+
     def build(c: Call) -> Column:
         args = c.arity(2, 3).cols
         if len(args) == 2:
@@ -63,6 +133,19 @@ def _pad(fn: str) -> Handler:
     return build
 
 
+def _center(c: Call) -> Column:
+    """Pad both sides with `character`; the odd pad goes right (padding RIGHT) or left; a longer input is kept."""
+    s, length, *char = c.arity(2, 3).cols
+    pad_char = char[0] if char else F.lit(" ")
+    side = c.option("padding", ("RIGHT", "LEFT"), "RIGHT")
+    total = length - F.length(s)
+    left = F.floor(total / 2) if side == "RIGHT" else F.ceil(total / 2)
+    padded = F.call_function(
+        "rpad", F.call_function("lpad", s, F.length(s) + left.cast("int"), pad_char), length, pad_char
+    )
+    return F.when(total <= 0, s).otherwise(padded)
+
+
 def _concat(c: Call) -> Column:
     mode = c.option("null_handling", ("ACCEPT_NULLS", "IGNORE_NULLS"), "ACCEPT_NULLS")
     if mode == "IGNORE_NULLS":
@@ -70,16 +153,92 @@ def _concat(c: Call) -> Column:
     return F.concat(*c.cols)
 
 
+def _quote_regex(text: Column) -> Column:
+    """A Java regex matching `text` literally: `\\Q..\\E`, with any `\\E` inside spelled out."""
+    return F.concat(F.lit(r"\Q"), F.call_function("replace", text, F.lit(r"\E"), F.lit(r"\E\\E\Q")), F.lit(r"\E"))
+
+
+def _replace(c: Call) -> Column:
+    """Case-sensitive replace is Spark's; case-insensitive replace is a quoted regex (`\\Q..\\E`) replace."""
+    s, sub, rep = c.arity(3).values
+    mode = c.option("case_sensitivity", _CASE_OPTIONS, "CASE_SENSITIVE")
+    if mode == "CASE_SENSITIVE":
+        return F.call_function("replace", s.col, sub.col, rep.col)
+    flag = F.lit("(?iu)" if mode == "CASE_INSENSITIVE" else "(?i)")
+    quoted = F.concat(flag, _quote_regex(sub.col))
+    literal_rep = F.regexp_replace(rep.col, r"([\\$])", r"\\$1")  # Matcher.quoteReplacement
+    return F.when(F.length(sub.col) == 0, s.col).otherwise(F.regexp_replace(s.col, quoted, literal_rep))
+
+
+def _string_split(c: Call) -> Column:
+    """Split on a literal separator (quoted as a regex); a NULL separator leaves the input whole."""
+    s, sep = c.arity(2).values
+    whole = F.when(s.col.isNotNull(), F.array(s.col))
+    if sep.is_literal and sep.value is None:
+        return whole
+    return F.when(sep.col.isNull(), whole).otherwise(F.call_function("split", s.col, _quote_regex(sep.col), F.lit(-1)))
+
+
+def _replace_slice(c: Call) -> Column:
+    """NULL for start outside 1..length(input) or a negative length, as the spec says; else Spark's overlay."""
+    s, start, length, rep = c.arity(4).cols
+    valid = (start >= 1) & (start <= F.length(s)) & (length >= 0)
+    return F.when(valid, F.overlay(s, rep, start, length))
+
+
+def _case(utf8: Callable[[Column], Column], ascii_only: Callable[[Column], Column]) -> Handler:
+    """A case mapping with the `char_set` option: UTF8 (Spark's, Unicode) or ASCII_ONLY (A-Z/a-z only)."""
+
+    def build(c: Call) -> Column:
+        (s,) = c.arity(1).cols
+        return (ascii_only if c.option("char_set", _CHAR_SETS, "UTF8") == "ASCII_ONLY" else utf8)(s)
+
+    return build
+
+
+def _swap(c: Column, upper: Callable[[Column], Column], lower: Callable[[Column], Column]) -> Column:
+    return F.when(upper(c) == c, lower(c)).otherwise(upper(c))
+
+
+def _swapcase(upper: Callable[[Column], Column], lower: Callable[[Column], Column]) -> Callable[[Column], Column]:
+    """Per character (code point, via a `(?s).` match list) so that no Python UDF is needed."""
+
+    def build(s: Column) -> Column:
+        chars = F.call_function("regexp_extract_all", s, F.lit("(?s)."), F.lit(0))
+        return F.array_join(F.transform(chars, lambda ch: _swap(ch, upper, lower)), "")
+
+    return build
+
+
+def _capitalize(upper: Callable[[Column], Column]) -> Callable[[Column], Column]:
+    return lambda s: F.concat(
+        upper(F.call_function("substr", s, F.lit(1), F.lit(1))), F.call_function("substr", s, F.lit(2))
+    )
+
+
+def _initcap_ascii(s: Column) -> Column:
+    """Spark's initcap word split (on spaces), with only A-Z/a-z changed."""
+    words = F.split(s, " ", -1)
+    fixed = F.transform(words, lambda w: _capitalize(_ascii_upper)(_ascii_lower(w)))
+    return F.array_join(fixed, " ")
+
+
 STRING: dict[str, Handler] = {
+    **REGEX,
     "like": _like,
     "substring": _substring,
     "concat": _concat,
     "concat_ws": sql("concat_ws"),
-    "lower": unary(F.lower),
-    "upper": unary(F.upper),
-    "contains": binary(lambda s, sub: s.contains(sub)),
-    "starts_with": binary(lambda s, p: s.startswith(p)),
-    "ends_with": binary(lambda s, p: s.endswith(p)),
+    "lower": _case(F.lower, _ascii_lower),
+    "upper": _case(F.upper, _ascii_upper),
+    "swapcase": _case(_swapcase(F.upper, F.lower), _swapcase(_ascii_upper, _ascii_lower)),
+    "capitalize": _case(_capitalize(F.upper), _capitalize(_ascii_upper)),
+    "initcap": _case(F.initcap, _initcap_ascii),
+    "contains": _compare(lambda s, sub: s.contains(sub)),
+    "starts_with": _compare(lambda s, p: s.startswith(p)),
+    "ends_with": _compare(lambda s, p: s.endswith(p)),
+    "strpos": cast_to_output(_compare(lambda s, sub: F.call_function("instr", s, sub))),
+    "count_substring": cast_to_output(_compare(_count_substring)),
     "char_length": cast_to_output(unary(F.length)),
     "character_length": cast_to_output(unary(F.length)),
     "bit_length": cast_to_output(unary(F.bit_length)),
@@ -90,10 +249,12 @@ STRING: dict[str, Handler] = {
     "rtrim": _trim("rtrim"),
     "lpad": _pad("lpad"),
     "rpad": _pad("rpad"),
-    "replace": sql("replace"),
+    "center": _center,
+    "replace": _replace,
+    "replace_slice": _replace_slice,
     "reverse": unary(F.reverse),
     "repeat": sql("repeat"),
     "left": sql("left"),
     "right": sql("right"),
-    "strpos": cast_to_output(sql("instr")),
+    "string_split": _string_split,
 }
