@@ -8,15 +8,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from google.protobuf import wrappers_pb2
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
+from substrait import type_pb2 as tp
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .relation import cached
 from .scope import Typed, literal
-from .types import cast, spark_type
+from .types import cast, resolve_alias, spark_type, user_type_of
 
 Literal = alg.Expression.Literal
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -32,6 +34,51 @@ def _decimal(lit: Literal, path: str) -> tuple[Any, T.DataType]:
     # Exact: the default context (28 digits) would round a 38-digit value.
     value = decimal.Decimal(unscaled).scaleb(-d.scale, _EXACT)
     return value, T.DecimalType(d.precision or 38, d.scale)
+
+
+# User-defined literal encodings of a single integer: the `value: string` structure (unsigned_integers.yaml),
+# or a protobuf wrapper in `value`.
+_WRAPPERS = ("google.protobuf.StringValue", "google.protobuf.UInt64Value", "google.protobuf.UInt32Value",
+             "google.protobuf.Int64Value", "google.protobuf.Int32Value")  # fmt: skip
+_INTEGER_FIELDS = ("string", "i8", "i16", "i32", "i64")
+
+
+def _user_defined(lit: Literal, path: str) -> tuple[Any, T.DataType]:
+    """A literal of a mapped user-defined type (the unsigned integers): its integer, range-checked."""
+    u = lit.user_defined
+    ref = u.type_reference
+    if u.WhichOneof("type_anchor_type") == "type_alias_reference":
+        aliased = tp.Type()
+        aliased.alias.type_alias_reference = u.type_alias_reference
+        target = resolve_alias(aliased, f"{path}.user_defined.type_alias_reference")
+        if target.WhichOneof("kind") != "user_defined":
+            raise PlanInvalidError("user-defined literal whose type alias is not a user-defined type", path)
+        ref = target.user_defined.type_reference
+    key, mapped = user_type_of(ref, f"{path}.user_defined.type_reference")
+    if mapped.low is None or mapped.high is None:
+        raise UnsupportedFeatureError(f"literal of user-defined type {key}", path)
+    text = _user_defined_text(u, key, path)
+    try:
+        value = int(text)
+    except ValueError:
+        raise PlanInvalidError(f"{key} literal {text!r} is not an integer", path) from None
+    if not mapped.low <= value <= mapped.high:
+        raise PlanInvalidError(f"{key} literal {value} is out of range {mapped.low}..{mapped.high}", path)
+    return (decimal.Decimal(value) if isinstance(mapped.spark, T.DecimalType) else value), mapped.spark
+
+
+def _user_defined_text(u: Literal.UserDefined, key: str, path: str) -> str:
+    kind = u.WhichOneof("val")
+    if kind == "struct" and len(u.struct.fields) == 1:
+        field = u.struct.fields[0]
+        fk = field.WhichOneof("literal_type")
+        if fk in _INTEGER_FIELDS:
+            return str(getattr(field, fk))
+    if kind == "value" and u.value.TypeName() in _WRAPPERS:
+        wrapper = getattr(wrappers_pb2, u.value.TypeName().rpartition(".")[2])()
+        u.value.Unpack(wrapper)
+        return str(wrapper.value)
+    raise PlanInvalidError(f"{key} literal must hold one value (a string structure field or a wrapper)", path)
 
 
 def _micros_to_naive(micros: int) -> dt.datetime:
@@ -89,6 +136,7 @@ def python_value(lit: Literal, path: str = "literal") -> tuple[Any, T.DataType]:
             T.YearMonthIntervalType(),
         ),
         "decimal": lambda: _decimal(lit, path),
+        "user_defined": lambda: _user_defined(lit, path),
         "null": lambda: (None, spark_type(lit.null, f"{path}.null")),
     }
     if kind in simple:
@@ -188,5 +236,4 @@ _NESTED: dict[str, Callable[[Literal, str], Typed]] = {
     "time": _unsupported("time literal: Spark has no time-of-day type"),
     "precision_time": _unsupported("precision_time literal: Spark has no time-of-day type"),
     "interval_compound": _unsupported("interval_compound literal: Spark has no year-to-second interval"),
-    "user_defined": _unsupported("user-defined literal"),
 }

@@ -12,6 +12,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .call import Call
+from .unsigned import UNSIGNED_AGGREGATE
 
 AggregateHandler = Callable[[Call, bool], Column]
 
@@ -89,4 +90,5 @@ AGGREGATE: dict[str, AggregateHandler] = {
     "approx_distinct": _distinct_irrelevant(F.approx_count_distinct),
     "product": _simple(F.product),
     "string_agg": _string_agg,
+    **UNSIGNED_AGGREGATE,
 }

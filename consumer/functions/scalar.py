@@ -12,5 +12,6 @@ from .comparison import COMPARISON
 from .datetime import DATETIME
 from .lists import LIST
 from .strings import STRING
+from .unsigned import UNSIGNED_SCALAR
 
-SCALAR: dict[str, Handler] = {**ARITHMETIC, **COMPARISON, **STRING, **LIST, **DATETIME}
+SCALAR: dict[str, Handler] = {**ARITHMETIC, **COMPARISON, **STRING, **LIST, **DATETIME, **UNSIGNED_SCALAR}

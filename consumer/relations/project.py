@@ -60,8 +60,9 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
 
 def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:
     """An expression that may be evaluated where its column is used: it reads only its own input, holds no
-    subquery, and calls only the consumer's own (deterministic) functions."""
-    if reference_levels(e) - {0} or contains(e, alg.Expression.Subquery):
+    subquery or window function (Spark allows those only in a select), and calls only the consumer's own
+    (deterministic) functions."""
+    if reference_levels(e) - {0} or contains(e, alg.Expression.Subquery) or contains(e, alg.Expression.WindowFunction):
         return False
     return all(_builtin(cx, fn) for fn in descendants(e, alg.Expression.ScalarFunction))
 

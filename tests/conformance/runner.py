@@ -18,7 +18,15 @@ from substrait import plan_pb2
 from substrait.extensions import extensions_pb2 as ext
 
 from conformance.cases import ERROR, UNDEFINED, Case, load_cases, parse_call
-from conformance.values import NotBuildable, literal_expr, parse_type, python_value, same_value, spark_type_ok
+from conformance.values import (
+    NotBuildable,
+    declare_types,
+    literal_expr,
+    parse_type,
+    python_value,
+    same_value,
+    spark_type_ok,
+)
 
 
 @dataclass
@@ -64,6 +72,7 @@ class _Plan:
         r = self.plan.relations.add().root
         r.input.CopyFrom(rel)
         r.names.extend(names)
+        declare_types(self.plan)
         return self.plan
 
 

@@ -65,7 +65,7 @@ def parse_type(text: str, force_nullable: bool = False) -> Type:
     if name == "list":
         return pb.list_(parse_type(params), nullable=n)
     if name.startswith("u!"):
-        raise NotBuildable(f"user-defined type {name} (unsigned integers) is not built by the runner")
+        return unsigned_type(name, n)
     if name == "func":
         return _func_type(params, n)
     if name in ("pt", "precision_time"):
@@ -134,6 +134,9 @@ def python_value(text: str, type_text: str) -> Any:
         if not (inner.startswith("[") and inner.endswith("]")):
             raise NotBuildable(f"list {text!r}")
         return [python_value(v, params) for v in split_top(inner[1:-1])]
+    if name in UNSIGNED:  # `('200')::u!u8`: the digits of the `value: string` structure, in parentheses
+        inner = text[1:-1].strip() if text.startswith("(") and text.endswith(")") else text
+        return int(_unquote(inner))
     parse_type(type_text)  # raises NotBuildable with the reason
     raise NotBuildable(f"value of type {name}")
 
@@ -176,7 +179,56 @@ def literal_expr(text: str, type_text: str, force_nullable: bool = False) -> pb.
         lit.precision_time.precision = prec
         lit.precision_time.value = micros * 10**prec // 10**6
         return pb.Expr(literal=lit)
+    if name in UNSIGNED:
+        # The type's structure is `value: string` (unsigned_integers.yaml): a one-field struct of the digits.
+        lit = pb.Expr.Literal(nullable=_nullable(t))
+        lit.user_defined.type_reference = UNSIGNED[name]
+        lit.user_defined.struct.fields.add().string = str(value)
+        return pb.Expr(literal=lit)
     return pb.lit(value, t)
+
+
+# User-defined types of unsigned_integers.yaml: type anchor in the runner's plans (declared by `declare_types`).
+UNSIGNED_URN = "extension:io.substrait:unsigned_integers"
+UNSIGNED = {"u!u8": 8, "u!u16": 16, "u!u32": 32, "u!u64": 64}
+_UNSIGNED_SPARK = {"u!u8": "smallint", "u!u16": "int", "u!u32": "bigint", "u!u64": "decimal(20,0)"}
+
+
+def unsigned_type(name: str, nullable: bool) -> Type:
+    if name not in UNSIGNED:
+        raise NotBuildable(f"user-defined type {name} is not built by the runner")
+    t = Type()
+    t.user_defined.type_reference = UNSIGNED[name]
+    t.user_defined.nullability = pb.NULLABLE if nullable else pb.REQUIRED
+    return t
+
+
+def _user_type_refs(msg: Any) -> set[int]:
+    refs: set[int] = set()
+    for fd, value in msg.ListFields():
+        if fd.message_type is None:
+            continue
+        items = value if fd.label == fd.LABEL_REPEATED else [value]
+        for item in items:
+            if fd.message_type.name == "UserDefined":
+                refs.add(item.type_reference)
+            refs |= _user_type_refs(item)
+    return refs
+
+
+def declare_types(plan: Any) -> None:
+    """Declare the unsigned types the plan's literals and types refer to (extension type anchors)."""
+    used = _user_type_refs(plan)
+    if not used:
+        return
+    urns = {u.urn: u.extension_urn_anchor for u in plan.extension_urns}
+    if UNSIGNED_URN not in urns:
+        urns[UNSIGNED_URN] = max(urns.values(), default=0) + 1
+        plan.extension_urns.add(extension_urn_anchor=urns[UNSIGNED_URN], urn=UNSIGNED_URN)
+    for name, anchor in UNSIGNED.items():
+        if anchor in used:
+            decl = plan.extensions.add().extension_type
+            decl.extension_urn_reference, decl.type_anchor, decl.name = urns[UNSIGNED_URN], anchor, name[2:]
 
 
 def _nullable(t: Type) -> bool:
@@ -207,6 +259,8 @@ def spark_type_ok(type_text: str, simple: str) -> bool:
     name, _, params = split_type(type_text)
     if name in _SPARK_TYPES:
         return simple == _SPARK_TYPES[name]
+    if name in _UNSIGNED_SPARK:
+        return simple == _UNSIGNED_SPARK[name]
     if name in ("vchar", "varchar", "fchar", "fixedchar"):
         return simple == "string" or simple.startswith(("varchar", "char"))
     if name in ("dec", "decimal"):
@@ -244,4 +298,6 @@ def same_value(got: Any, want: Any, type_text: str) -> bool:
         return isinstance(got, decimal.Decimal) and got == want
     if name in ("bool", "boolean"):
         return got is want
+    if name in UNSIGNED:
+        return isinstance(got, (int, decimal.Decimal)) and not isinstance(got, bool) and got == want
     return type(got) is type(want) and got == want

@@ -1,0 +1,149 @@
+"""Window functions: `Expression.WindowFunction` (in a projection) and the functions of a
+ConsistentPartitionWindowRel, as `F.<fn>(...).over(Window.partitionBy(...).orderBy(...).rowsBetween(...))`.
+
+Frames follow the spec: a missing lower bound is the partition's start, a missing upper bound its end (not
+SQL's default frame). An unspecified bounds type is ROWS without sort fields and RANGE with them (DataFusion's
+reading). A RANGE frame over no sort fields makes every row a peer: its CURRENT ROW bounds are the whole
+partition. Spark's DataFrame API takes RANGE offsets only as integers over one numeric sort key; other RANGE
+offsets (intervals over dates, fractions) are refused with the bound's path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from .errors import PlanInvalidError, UnsupportedFeatureError
+from .expressions import function_arguments, options_of
+from .functions.window import Over, WindowCall
+from .literals import python_value
+from .relations.aggregate import _PHASES_OK
+from .relations.sort import sort_columns
+from .scope import Scope, Typed
+from .types import family, spark_type
+
+if TYPE_CHECKING:
+    from .consumer import SubstraitConsumer
+
+WindowFunction = alg.Expression.WindowFunction
+Bound = WindowFunction.Bound
+_DISTINCT = alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
+# Result types of the functions whose result type is not their first argument's (when output_type is unset).
+_RESULT_TYPES: dict[str, T.DataType] = {
+    "row_number": T.LongType(),
+    "rank": T.LongType(),
+    "dense_rank": T.LongType(),
+    "percent_rank": T.DoubleType(),
+    "cume_dist": T.DoubleType(),
+    "count": T.LongType(),
+    "approx_count_distinct": T.LongType(),
+    "approx_distinct": T.LongType(),
+    "avg": T.DoubleType(),
+    "std_dev": T.DoubleType(),
+    "variance": T.DoubleType(),
+}
+
+
+def _offset(b: Any, rows: bool, path: str) -> int:
+    """A Preceding/Following bound's offset: `offset_expr` (a literal) if set, else `offset`."""
+    if not b.HasField("offset_expr"):
+        return b.offset
+    e = b.offset_expr
+    if e.WhichOneof("rex_type") != "literal":
+        raise UnsupportedFeatureError("window bound offset computed by an expression (only literals)", path)
+    value, _ = python_value(e.literal, f"{path}.offset_expr.literal")
+    if value is None:
+        raise PlanInvalidError("window bound offset is NULL", f"{path}.offset_expr")
+    if not isinstance(value, int) or isinstance(value, bool):
+        kind = "ROWS" if rows else "RANGE"
+        raise UnsupportedFeatureError(
+            f"{kind} window bound with a non-integer offset {value!r} (Spark takes integer offsets only)", path
+        )
+    return value
+
+
+def _bound(b: Bound, has: bool, rows: bool, path: str) -> int | None:
+    """Offset from the current row (negative: preceding); None for unbounded."""
+    kind = b.WhichOneof("kind") if has else "unbounded"
+    if kind == "preceding":
+        return -_offset(b.preceding, rows, f"{path}.preceding")
+    if kind == "following":
+        return _offset(b.following, rows, f"{path}.following")
+    if kind == "current_row":
+        return 0
+    if kind == "unbounded":
+        return None
+    raise PlanInvalidError("window bound with no kind set", path)
+
+
+def frame(fn: Any, sort_types: Sequence[T.DataType], path: str) -> tuple[bool, int | None, int | None]:
+    """(ROWS?, lower, upper) of a WindowFunction or WindowRelFunction, as Spark can take it."""
+    kind = fn.bounds_type
+    if kind not in (WindowFunction.BOUNDS_TYPE_UNSPECIFIED, WindowFunction.BOUNDS_TYPE_ROWS,
+                    WindowFunction.BOUNDS_TYPE_RANGE):  # fmt: skip
+        raise PlanInvalidError(f"unknown window bounds type {kind}", f"{path}.bounds_type")
+    rows = kind == WindowFunction.BOUNDS_TYPE_ROWS or (
+        kind == WindowFunction.BOUNDS_TYPE_UNSPECIFIED and not sort_types
+    )
+    lower = _bound(fn.lower_bound, fn.HasField("lower_bound"), rows, f"{path}.lower_bound")
+    upper = _bound(fn.upper_bound, fn.HasField("upper_bound"), rows, f"{path}.upper_bound")
+    if rows:
+        return True, lower, upper
+    offsets = [x for x in (lower, upper) if x not in (None, 0)]
+    if not sort_types:
+        if offsets:
+            raise PlanInvalidError("RANGE window bound with an offset but no sort field", path)
+        return True, None, None  # every row is a peer of the current row: the whole partition
+    if offsets:
+        if len(sort_types) != 1:
+            raise PlanInvalidError(f"RANGE window bound with an offset over {len(sort_types)} sort fields", path)
+        if family(sort_types[0]) not in ("int", "float", "decimal"):
+            raise UnsupportedFeatureError(
+                f"RANGE window bound with an offset over a {sort_types[0].simpleString()} sort key "
+                "(Spark's DataFrame API takes numeric range offsets only)",
+                path,
+            )
+    return False, lower, upper
+
+
+def window_column(
+    cx: SubstraitConsumer,
+    fn: Any,
+    partitions: list[Column],
+    sorts: Any,
+    scope: Scope,
+    path: str,
+    sorts_path: str,
+) -> Typed:
+    """One window function (a WindowFunction or a WindowRelFunction) over the given partition and sorts."""
+    ref = cx.extensions.function(fn.function_reference, f"{path}.function_reference")
+    if fn.phase not in _PHASES_OK:
+        raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
+    orders = sort_columns(cx, sorts, scope, sorts_path)
+    sort_types = [cx.expression(s.expr, scope, f"{sorts_path}[{i}].expr").type for i, s in enumerate(sorts)]
+    rows, lower, upper = frame(fn, sort_types, path)
+    args = function_arguments(cx, fn.arguments, scope, path)
+    out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
+    call = WindowCall(
+        ref,
+        args,
+        options_of(fn.options),
+        out_type,
+        path,
+        distinct=fn.invocation == _DISTINCT,
+        over=Over(partitions, orders, rows, lower, upper),
+    )
+    col = cx.call_window(call)
+    values = call.values
+    default = _RESULT_TYPES.get(ref.base) or (values[0].type if values else T.LongType())
+    return Typed(col, out_type or default)
+
+
+def window_function(cx: SubstraitConsumer, fn: WindowFunction, scope: Scope, path: str) -> Typed:
+    """`Expression.window_function`: its own partitions, sorts and frame."""
+    partitions = [cx.expression(e, scope, f"{path}.partitions[{i}]").col for i, e in enumerate(fn.partitions)]
+    return window_column(cx, fn, partitions, fn.sorts, scope, path, f"{path}.sorts")
