@@ -23,12 +23,14 @@ from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, Unsu
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
 from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
+from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
 from .literals import to_column
 from .parameters import Parameters
 from .producers import Quirks
 from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, join, project, read, setop, sort
 from .relations import filter as filter_rel
+from .relations import window as window_rel
 from .relations import window as window_rel
 from .resolver import ResolvedTable, ResolvedView, TableResolver
 from .scope import Scope, Typed
@@ -60,6 +62,7 @@ REL_METHODS: dict[str, str] = {
     "ddl": "consume_ddl",
     "update": "consume_update",
     "window": "consume_window",
+    "window": "consume_window",
 }
 EXPR_METHODS: dict[str, str] = {
     "literal": "literal",
@@ -74,6 +77,7 @@ EXPR_METHODS: dict[str, str] = {
     "nested": "nested",
     "enum": "enum",
     "dynamic_parameter": "dynamic_parameter",
+    "window_function": "window_function",
     "window_function": "window_function",
     "lambda": "lambda_",
     "lambda_invocation": "lambda_invocation",
@@ -93,6 +97,7 @@ class SubstraitConsumer:
 
     scalar_functions: ClassVar[dict[str, Handler]] = SCALAR
     aggregate_functions: ClassVar[dict[str, AggregateHandler]] = AGGREGATE
+    window_functions: ClassVar[dict[str, WindowHandler]] = WINDOW
     window_functions: ClassVar[dict[str, WindowHandler]] = WINDOW
     # Extension relations and tables by protobuf Any type URL: fn(consumer, detail, inputs, path) -> Relation.
     extension_relations: ClassVar[dict[str, Callable[..., Relation]]] = {}
@@ -237,6 +242,9 @@ class SubstraitConsumer:
     def consume_window(self, rel: alg.ConsistentPartitionWindowRel, path: str, outer: Scope | None) -> Relation:
         return window_rel.translate_window(self, rel, path, outer)
 
+    def consume_window(self, rel: alg.ConsistentPartitionWindowRel, path: str, outer: Scope | None) -> Relation:
+        return window_rel.translate_window(self, rel, path, outer)
+
     def consume_join(self, rel, path, outer):
         return join.translate_join(self, rel, path, outer)
 
@@ -340,6 +348,9 @@ class SubstraitConsumer:
     def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
         return windows.window_function(self, e, scope, path)
 
+    def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
+        return windows.window_function(self, e, scope, path)
+
     def lambda_(self, e: Expression.Lambda, scope: Scope, path: str) -> Typed:
         """A function value, for higher-order functions (see `lambdas`)."""
         return lambdas.lambda_value(self, e, scope, path)
@@ -364,6 +375,16 @@ class SubstraitConsumer:
         if handler is None:
             raise UnsupportedFeatureError(_unsupported("aggregate", call), call.path)
         return handler(call, distinct)
+
+    def call_window(self, call: WindowCall) -> Column:
+        """A window function; an aggregate this class adds (not in `window_functions`) applies over the frame."""
+        handler = lookup(self.window_functions, call.ref)
+        if handler is None:
+            aggregate_handler = lookup(self.aggregate_functions, call.ref)
+            if aggregate_handler is None:
+                raise UnsupportedFeatureError(_unsupported("window", call), call.path)
+            handler = over_frame(call.name, aggregate_handler)
+        return handler(call)
 
     def call_window(self, call: WindowCall) -> Column:
         """A window function; an aggregate this class adds (not in `window_functions`) applies over the frame."""
