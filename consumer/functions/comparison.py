@@ -26,6 +26,23 @@ def _xor(c: Call) -> Column:
     return (a | b) & ~(a & b)
 
 
+def _is_nan(c: Call) -> Column:
+    """NULL for NULL (Spark's isnan says false)."""
+    (x,) = c.arity(1).cols
+    return F.when(x.isNotNull(), F.isnan(x))
+
+
+def _truth_test(value: bool, negated: bool) -> Handler:
+    """is_true / is_false / is_not_true / is_not_false: never NULL (NULL is neither true nor false)."""
+
+    def build(c: Call) -> Column:
+        (x,) = c.arity(1).cols
+        test = F.coalesce(x == F.lit(value), F.lit(False))
+        return ~test if negated else test
+
+    return build
+
+
 COMPARISON: dict[str, Handler] = {
     "equal": binary(operator.eq),
     "not_equal": binary(operator.ne),
@@ -47,4 +64,10 @@ COMPARISON: dict[str, Handler] = {
     "or": variadic(operator.or_),
     "not": unary(operator.invert),
     "xor": _xor,
+    "and_not": binary(lambda a, b: a & ~b),
+    "is_true": _truth_test(True, False),
+    "is_false": _truth_test(False, False),
+    "is_not_true": _truth_test(True, True),
+    "is_not_false": _truth_test(False, True),
+    "functions_comparison/is_nan": _is_nan,
 }
