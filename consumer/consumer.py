@@ -39,7 +39,7 @@ from .steps import update as update_steps
 from .steps import update_key
 from .steps import writes as write_steps
 from .steps.log import StepLog
-from .types import has_struct
+from .types import PlanTypes, has_struct
 
 Expression = alg.Expression
 
@@ -115,6 +115,7 @@ class SubstraitConsumer:
         self.parameters = Parameters.bind(plan, parameters)
         self.extensions = Extensions(plan)
         self.quirks = Quirks.of(plan)
+        self.plan_types = PlanTypes.of(plan)  # user-defined types and type aliases, for spark_type
         self.names = NameSource()
         self.run_id = uuid.uuid4().hex[:12]
         self.views: list[str] = []
@@ -129,7 +130,11 @@ class SubstraitConsumer:
     # --- relations -----------------------------------------------------------------------------------------
 
     def rel(self, rel: alg.Rel, path: str, outer: Scope | None = None) -> Relation:
-        """Translate any relation, then apply its `emit`."""
+        """Translate any relation, then apply its `emit` (with this plan's user-defined types declared)."""
+        with self.plan_types.active():
+            return self._rel(rel, path, outer)
+
+    def _rel(self, rel: alg.Rel, path: str, outer: Scope | None) -> Relation:
         kind = rel.WhichOneof("rel_type")
         if kind is None:
             raise PlanInvalidError("relation with no type set", path)
