@@ -89,7 +89,10 @@ _ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
 _NUMERIC = {"int", "float", "decimal", "null"}
 _TEMPORAL = {"date", "timestamp", "interval_day", "interval_year"}
 # String functions whose every value argument must be a string (Spark would cast an integer silently).
-_STRING_ONLY = {"contains", "starts_with", "ends_with", "like", "upper", "lower", "concat"}
+_STRING_ONLY = {
+    "contains", "starts_with", "ends_with", "like", "upper", "lower", "concat", "strpos", "count_substring",
+    "replace", "string_split", "regexp_string_split", "swapcase", "capitalize", "initcap",
+}  # fmt: skip
 
 
 class SubstraitConsumer:
