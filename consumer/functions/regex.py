@@ -3,8 +3,8 @@
 Substrait specifies ICU regular expressions; Spark compiles patterns with `java.util.regex`. The two agree on
 the syntax plans use in practice (classes, quantifiers, lazy/possessive, lookaround, backreferences, `\\A`/`\\z`,
 `\\p{..}`). Known differences: ICU's POSIX bracket sets (`[[:alpha:]]`), `\\N{name}`, `\\X` and ICU's set
-operations (`[[a-z]--[aeiou]]`) are not Java syntax, and Spark reports match positions in UTF-16 code units
-(a character outside the Basic Multilingual Plane counts as two in `regexp_strpos`).
+operations (`[[a-z]--[aeiou]]`) are not Java syntax. Spark's regexp_instr counts UTF-16 code units; regexp_strpos
+converts to characters (code points) as the spec counts them.
 
 The options become Java's embedded flags in front of the pattern: `case_sensitivity` -> `(?iu)` (Unicode case
 folding) or `(?i)` (ASCII only), `multiline` -> `(?m)`, `dotall` -> `(?s)`. `position` becomes a substring of
@@ -87,14 +87,22 @@ def _count_substring(c: Call) -> Column:
 
 
 def _strpos(c: Call) -> Column:
-    """Position of the first match at or after `position`, 0 when none; only occurrence 1 maps exactly."""
+    """Position (in characters) of the first match at or after `position`, 0 when none.
+
+    Spark's regexp_instr counts UTF-16 code units; the character position is the length of the text before the
+    match, which Java's split (limit 2) yields, except for a zero-width match at the start, which split skips
+    (regexp_instr says 1 there, which is also right in characters). Only occurrence 1 maps exactly.
+    """
     s, p, position, occurrence = c.arity(4).values
     if not _is_literal(occurrence, 1):
         raise c.unsupported(
             "occurrence other than a literal 1 (Spark's regexp_instr finds only the first match; an n-th match "
             "position cannot be derived exactly from Spark's regex functions)"
         )
-    found = F.call_function("regexp_instr", _from(s.col, position), pattern(c, p))
+    text, regex = _from(s.col, position), pattern(c, p)
+    units = F.call_function("regexp_instr", text, regex)
+    before = F.length(F.element_at(F.call_function("split", text, regex, F.lit(2)), 1))
+    found = F.when(units <= 1, units).otherwise(before + 1)
     if _is_literal(position, 1):
         return _to_output(c, found)
     return _to_output(c, F.when(found > 0, found + position.col - 1).otherwise(found))
