@@ -19,6 +19,7 @@ from substrait.plan_pb2 import Plan
 from . import expressions as ex
 from . import lambdas, subqueries, windows
 from . import views as view_defs
+from .context_variables import context_variable
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
@@ -27,8 +28,9 @@ from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
 from .literals import to_column
 from .parameters import Parameters
 from .producers import Quirks
+from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
-from .relations import aggregate, join, project, read, setop, sort
+from .relations import aggregate, exchange, expand, join, lateral, physical_join, project, read, setop, sort, topn
 from .relations import filter as filter_rel
 from .relations import window as window_rel
 from .relations import window as window_rel
@@ -61,6 +63,13 @@ REL_METHODS: dict[str, str] = {
     "write": "consume_write",  # steps: applied during translation, in plan order (consumer/steps)
     "ddl": "consume_ddl",
     "update": "consume_update",
+    "hash_join": "consume_hash_join",  # physical relations (consumer/relations/physical_join.py, ...)
+    "merge_join": "consume_merge_join",
+    "nested_loop_join": "consume_nested_loop_join",
+    "lateral_join": "consume_lateral_join",
+    "exchange": "consume_exchange",
+    "expand": "consume_expand",
+    "top_n": "consume_top_n",
     "window": "consume_window",
     "window": "consume_window",
 }
@@ -77,6 +86,7 @@ EXPR_METHODS: dict[str, str] = {
     "nested": "nested",
     "enum": "enum",
     "dynamic_parameter": "dynamic_parameter",
+    "execution_context_variable": "execution_context_variable",
     "window_function": "window_function",
     "window_function": "window_function",
     "lambda": "lambda_",
@@ -103,6 +113,7 @@ class SubstraitConsumer:
     window_functions: ClassVar[dict[str, WindowHandler]] = WINDOW
     window_functions: ClassVar[dict[str, WindowHandler]] = WINDOW
     # Extension relations and tables by protobuf Any type URL: fn(consumer, detail, inputs, path) -> Relation.
+    # Consulted before the process-wide `registry.register_extension_relation` handlers.
     extension_relations: ClassVar[dict[str, Callable[..., Relation]]] = {}
 
     def __init__(
@@ -224,7 +235,7 @@ class SubstraitConsumer:
         return read.read_local_files(self, files, names, types, path)
 
     def read_extension_table(self, table, names, types, path, outer) -> Relation:
-        handler = self.extension_relations.get(table.detail.type_url)
+        handler = extension_handler(self.extension_relations, table.detail.type_url)
         if handler is None:
             raise UnsupportedFeatureError(f"extension table {table.detail.type_url or '(no type URL)'}", path)
         return handler(self, table.detail, [], path)
@@ -262,6 +273,27 @@ class SubstraitConsumer:
     def consume_set(self, rel, path, outer):
         return setop.translate_set(self, rel, path, outer)
 
+    def consume_hash_join(self, rel, path, outer):
+        return physical_join.translate_hash_join(self, rel, path, outer)
+
+    def consume_merge_join(self, rel, path, outer):
+        return physical_join.translate_merge_join(self, rel, path, outer)
+
+    def consume_nested_loop_join(self, rel, path, outer):
+        return physical_join.translate_nested_loop_join(self, rel, path, outer)
+
+    def consume_lateral_join(self, rel, path, outer):
+        return lateral.translate_lateral_join(self, rel, path, outer)
+
+    def consume_exchange(self, rel, path, outer):
+        return exchange.translate_exchange(self, rel, path, outer)
+
+    def consume_expand(self, rel, path, outer):
+        return expand.translate_expand(self, rel, path, outer)
+
+    def consume_top_n(self, rel, path, outer):
+        return topn.translate_top_n(self, rel, path, outer)
+
     def consume_reference(self, rel: alg.ReferenceRel, path: str, outer: Scope | None) -> Relation:
         """A shared subtree (`plan.relations[i].rel`) is translated once; later uses get fresh column names."""
         i = rel.subtree_ordinal
@@ -289,7 +321,7 @@ class SubstraitConsumer:
         return update_steps.consume_update(self, rel, path, outer)
 
     def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
-        handler = self.extension_relations.get(rel.detail.type_url)
+        handler = extension_handler(self.extension_relations, rel.detail.type_url)
         if handler is None:
             raise UnsupportedFeatureError(f"extension relation {rel.detail.type_url or '(no type URL)'}", path)
         return handler(self, rel.detail, [r.materialized() for r in inputs], path)
@@ -352,6 +384,9 @@ class SubstraitConsumer:
 
     def dynamic_parameter(self, e: alg.DynamicParameter, scope: Scope, path: str) -> Typed:
         return self.parameters.column(e, path)
+
+    def execution_context_variable(self, e, scope, path):
+        return context_variable(self, e, scope, path)
 
     def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
         return windows.window_function(self, e, scope, path)

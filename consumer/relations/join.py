@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, Window
@@ -63,17 +64,42 @@ def _merge_correlation(left: Relation, right: Relation, df, names, types, path: 
     return out
 
 
+# The join condition over the record of both inputs (None: every pair matches).
+Condition = Callable[[Scope], "Column | None"]
+
+
 def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope | None) -> Relation:
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
-    jt = rel.type
+
+    def condition(scope: Scope) -> Column | None:
+        return cx.expression(rel.expression, scope, f"{path}.expression").col if rel.HasField("expression") else None
+
+    post = rel.post_join_filter if rel.HasField("post_join_filter") else None
+    return join_inputs(cx, left, right, rel.type, condition, post, [rel.expression, rel.post_join_filter], path, outer)
+
+
+def join_inputs(
+    cx: SubstraitConsumer,
+    left: Relation,
+    right: Relation,
+    jt: int,
+    condition: Condition,
+    post_join_filter: alg.Expression | None,
+    expressions: list[alg.Expression],
+    path: str,
+    outer: Scope | None,
+) -> Relation:
+    """Join two translated inputs: `jt` a JoinRel join type, `condition` builds the match condition over both
+    inputs' record, `expressions` are the plan's expressions the join evaluates (a subquery in one forces the
+    inputs to be materialized). Shared by JoinRel and the physical joins (`physical_join.py`)."""
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")
     deferred = (
         jt in _NULLABLE
         and left.can_defer()
         and right.can_defer()
-        and not any(contains(getattr(rel, f), alg.Expression.Subquery) for f in ("expression", "post_join_filter"))
+        and not any(contains(e, alg.Expression.Subquery) for e in expressions)
     )
     if deferred:
         # Pending projections stay pending through the join, except on a side the join may fill with NULLs.
@@ -85,14 +111,10 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
     if (left.correlated() or right.correlated()) and jt != JoinRel.JOIN_TYPE_INNER:
         raise UnsupportedFeatureError("correlated input under a non-inner join in a subquery", path)
     both = _concat(left, right)
-    cond = (
-        cx.expression(rel.expression, Scope(both, outer), f"{path}.expression").col
-        if rel.HasField("expression")
-        else None
-    )
+    cond = condition(Scope(both, outer))
     post = None
-    if rel.HasField("post_join_filter"):
-        post = cx.expression(rel.post_join_filter, Scope(both, outer), f"{path}.post_join_filter").col
+    if post_join_filter is not None:
+        post = cx.expression(post_join_filter, Scope(both, outer), f"{path}.post_join_filter").col
 
     swapped = jt in _SWAPPED
     if swapped:
@@ -123,7 +145,7 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
         out, mark = mark_join(cx, left, right, cond, three_valued=True)
         out = Relation(out.df, [*left.names, mark], [*left.types, T.BooleanType()])
     else:
-        raise UnsupportedFeatureError(f"join type {JoinRel.JoinType.Name(rel.type)}", f"{path}.type")
+        raise UnsupportedFeatureError(f"join type {JoinRel.JoinType.Name(jt)}", f"{path}.type")
 
     if swapped and jt in (JoinRel.JOIN_TYPE_LEFT_SINGLE,):
         # Output order is still the plan's left columns then right columns.

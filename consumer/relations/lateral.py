@@ -1,0 +1,129 @@
+"""LateralJoinRel: the right input is evaluated per left row, reading it through `rel_reference` outer references.
+
+Spark 3.5's DataFrame API has no lateral join and no outer-reference column, so the right input is decorrelated
+with the subquery machinery (`subqueries.py`, `relations/filter.py`): its outer references to this join become
+ordinary outer references one scope out (`steps_out`), the right input is translated with the left input as
+its enclosing scope, and the correlated filter conjuncts it pulls up (`Relation.pending`) join the lateral's
+own condition — one Spark join Catalyst can plan as an equi-join when those conjuncts are equalities.
+
+Refused with the reason: a right input that reads the left row anywhere but in a filter conjunct (e.g. in a
+projection: `LATERAL (SELECT l.a + r.b ...)`, no DataFrame decorrelation), an aggregate over the correlation
+that counts (its value for a left row without matches would be 0, which a join cannot produce) and join types
+the spec does not allow for lateral joins (RIGHT, OUTER and the right-side variants).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import TYPE_CHECKING
+
+from google.protobuf.message import Message
+from pyspark.sql import Column
+from substrait import algebra_pb2 as alg
+
+from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..relation import Relation
+from ..scope import Scope
+from ..walk import children
+from . import join
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+
+JoinRel = alg.JoinRel
+FieldReference = alg.Expression.FieldReference
+ALLOWED = {
+    JoinRel.JOIN_TYPE_INNER,
+    JoinRel.JOIN_TYPE_LEFT,
+    JoinRel.JOIN_TYPE_LEFT_SEMI,
+    JoinRel.JOIN_TYPE_LEFT_ANTI,
+    JoinRel.JOIN_TYPE_LEFT_SINGLE,
+    JoinRel.JOIN_TYPE_LEFT_MARK,
+}
+# Join types whose output holds the right input's columns (then its correlation keys, dropped after the join).
+_WITH_RIGHT = {JoinRel.JOIN_TYPE_INNER, JoinRel.JOIN_TYPE_LEFT, JoinRel.JOIN_TYPE_LEFT_SINGLE}
+
+
+def rebase(right: alg.Rel, anchor: int, path: str) -> tuple[alg.Rel, list[str]]:
+    """A copy of the right input with outer references to `anchor` as `steps_out` ones (the lateral join is
+    one more enclosing scope), and the paths where the left row is read outside a filter condition."""
+    out = alg.Rel()
+    out.CopyFrom(right)
+    escapes: list[str] = []
+    _rebase(out, anchor, 0, False, path, escapes)
+    return out, escapes
+
+
+def _rebase(msg: Message, anchor: int, depth: int, in_filter: bool, path: str, escapes: list[str]) -> None:
+    if isinstance(msg, FieldReference) and msg.WhichOneof("root_type") == "outer_reference":
+        ref = msg.outer_reference
+        kind = ref.WhichOneof("outer_reference_type")
+        if kind == "rel_reference" and ref.rel_reference == anchor:
+            ref.steps_out = depth + 1
+            if depth == 0 and not in_filter:
+                escapes.append(path)
+        elif kind == "steps_out" and ref.steps_out > depth:
+            ref.steps_out += 1  # a scope beyond the lateral join: one more boundary to cross now
+    for child, p in children(msg, path):
+        inner, filtering = depth, in_filter and not isinstance(child, alg.Rel)
+        if isinstance(child, alg.Expression.Subquery) or (isinstance(msg, alg.LateralJoinRel) and p.endswith(".right")):
+            inner = depth + 1
+        elif isinstance(msg, alg.FilterRel) and p.endswith(".condition"):
+            filtering = True
+        _rebase(child, anchor, inner, filtering, p, escapes)
+
+
+def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> Relation:
+    jt = rel.type
+    if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
+        raise PlanInvalidError("join type unspecified", f"{path}.type")
+    if jt not in ALLOWED:
+        name = JoinRel.JoinType.Name(jt) if jt in JoinRel.JoinType.values() else str(jt)
+        raise PlanInvalidError(f"lateral join of type {name} (only INNER and left-side types)", f"{path}.type")
+    anchor = rel.common.rel_anchor
+    if not anchor:
+        raise PlanInvalidError("lateral join without common.rel_anchor for its right input to reference", path)
+    right_rel, escapes = rebase(rel.right, anchor, f"{path}.right")
+    if escapes:
+        raise UnsupportedFeatureError(
+            "lateral join whose right input reads the left row outside a filter condition (Spark 3.5's "
+            "DataFrame API has no lateral column references, and only correlated filters decorrelate into a join)",
+            escapes[0],
+        )
+    left = cx.rel(rel.left, f"{path}.left", outer).materialized()
+    if left.correlated():
+        raise UnsupportedFeatureError("lateral join inside a correlated subquery", path)
+    right = cx.rel(right_rel, f"{path}.right", Scope(left.named(), outer)).materialized()
+    if right.count_bug:
+        raise UnsupportedFeatureError(
+            "lateral join over a counting aggregate of the correlated rows (a left row without matches "
+            "would need a count of 0, not NULL)",
+            f"{path}.right",
+        )
+    if right.keyed:  # one aggregate row per left row, matched or not: never drops a left row
+        if jt not in (JoinRel.JOIN_TYPE_INNER, JoinRel.JOIN_TYPE_LEFT):
+            raise UnsupportedFeatureError(
+                f"lateral {JoinRel.JoinType.Name(jt)} join over an aggregate of the correlated rows", path
+            )
+        jt = JoinRel.JOIN_TYPE_LEFT
+    correlation = [p.cond for p in right.pending]
+    # The right input's correlation keys become ordinary columns of it, dropped again after the join.
+    types = {f.name: f.dataType for f in right.df.schema.fields}
+    widened = Relation(right.df, [*right.names, *right.hidden], [*right.types, *(types[n] for n in right.hidden)])
+
+    def condition(scope: Scope) -> Column | None:
+        conds = list(correlation)
+        if rel.HasField("expression"):
+            conds.append(cx.expression(rel.expression, scope, f"{path}.expression").col)
+        return _and(conds)
+
+    post = rel.post_join_filter if rel.HasField("post_join_filter") else None
+    out = join.join_inputs(cx, left, widened, jt, condition, post, [rel.expression, rel.post_join_filter], path, outer)
+    if jt in _WITH_RIGHT and right.hidden:
+        out = out.select_positions(range(len(left.names) + len(right.names)), cx.names)
+    return out
+
+
+def _and(conds: list[Column]) -> Column | None:
+    return functools.reduce(operator.and_, conds) if conds else None
