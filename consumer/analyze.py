@@ -25,6 +25,7 @@ from substrait import type_pb2 as tp
 from substrait.extensions.extensions_pb2 import AdvancedExtension
 from substrait.plan_pb2 import Plan
 
+from . import windows
 from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .extensions import Extensions, FunctionRef
@@ -424,8 +425,17 @@ def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> It
 
 
 def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> Iterator[Finding]:
-    cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
-    return iter(())
+    ref = cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
+    for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(fn.sorts), path):
+        yield Finding(feature, at)
+
+
+def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -> Iterator[Finding]:
+    for i, fn in enumerate(rel.window_functions):
+        p = f"{path}.window_functions[{i}]"
+        ref = cx.function(fn.function_reference, f"{p}.function_reference")
+        for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(rel.sorts), p):
+            yield Finding(feature, at)
 
 
 # What the default function handlers refuse beyond their name (options, enum values, DISTINCT). Each entry is
@@ -530,6 +540,7 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     Expression.Literal: (_literal,),
     Expression.ScalarFunction: (_scalar_function,),
     Expression.WindowFunction: (_window_function,),
+    alg.ConsistentPartitionWindowRel: (_window_rel,),
     Subquery: (_subquery,),
     alg.AggregateFunction: (_aggregate_function,),
     alg.FunctionArgument: (_function_argument,),

@@ -228,6 +228,21 @@ class PlanTree:
         text = f"{self._fname(fn.function_reference)}({distinct}{', '.join(args)})"
         return text + (f" FILTER {self.expr(m.filter)}" if m.HasField("filter") else "")
 
+    def _details_window(self, r: alg.ConsistentPartitionWindowRel, path: str) -> str:
+        fns = []
+        for fn in r.window_functions:
+            args = [self.expr(a.value) for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
+            distinct = "DISTINCT " if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT else ""
+            fns.append(f"{self._fname(fn.function_reference)}({distinct}{', '.join(args)})")
+        keys = [f"{self.expr(s.expr)} {_SORT_DIRECTIONS.get(s.direction, 'custom')}" for s in r.sorts]
+        parts = [f"partitions={len(r.partition_expressions)}"]
+        if len(r.partition_expressions):
+            parts.append(f"[{_clip(', '.join(self.expr(e) for e in r.partition_expressions))}]")
+        parts.append(f"sorts={len(keys)}")
+        if keys:
+            parts.append(f"[{_clip(', '.join(keys))}]")
+        return " ".join([*parts, f"functions={len(fns)}", f"[{_clip(', '.join(fns))}]"])
+
     def _details_sort(self, r: alg.SortRel, path: str) -> str:
         keys = [f"{self.expr(s.expr)} {_SORT_DIRECTIONS.get(s.direction, 'custom')}" for s in r.sorts]
         return f"keys={len(keys)} [{_clip(', '.join(keys))}]"
@@ -306,6 +321,9 @@ class PlanTree:
             keys = [self.expr_type(e, source, outer) for e in _key_exprs(body)]
             measures = [self._measure_type(m, source, outer) for m in body.measures]
             return [*keys, *measures, *(["i32"] if len(body.groupings) > 1 else [])]
+        if kind == "window":
+            source = self.schema(body.input, f"{p}.input", outer)
+            return [*source, *(self._function_type(fn, source, outer) for fn in body.window_functions)]
         if kind in ("join", "cross"):
             left = self.schema(body.left, f"{p}.left", outer)
             right = self.schema(body.right, f"{p}.right", outer)
@@ -341,7 +359,10 @@ class PlanTree:
         return []
 
     def _measure_type(self, m: alg.AggregateRel.Measure, cols: list[str], outer: list[list[str]]) -> str:
-        fn = m.measure
+        return self._function_type(m.measure, cols, outer)
+
+    def _function_type(self, fn: Any, cols: list[str], outer: list[list[str]]) -> str:
+        """An aggregate or window function's result: its output type, else its first argument's."""
         if fn.HasField("output_type"):
             return type_str(fn.output_type)
         values = value_args(fn)

@@ -10,7 +10,7 @@ offsets (intervals over dates, fractions) are refused with the bound's path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
@@ -19,6 +19,7 @@ from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .expressions import function_arguments, options_of
+from .functions import lookup
 from .functions.window import Over, WindowCall
 from .literals import python_value
 from .relations.aggregate import _PHASES_OK
@@ -80,8 +81,9 @@ def _bound(b: Bound, has: bool, rows: bool, path: str) -> int | None:
     raise PlanInvalidError("window bound with no kind set", path)
 
 
-def frame(fn: Any, sort_types: Sequence[T.DataType], path: str) -> tuple[bool, int | None, int | None]:
-    """(ROWS?, lower, upper) of a WindowFunction or WindowRelFunction, as Spark can take it."""
+def frame(fn: Any, sort_types: Sequence[T.DataType | None], path: str) -> tuple[bool, int | None, int | None]:
+    """(ROWS?, lower, upper) of a WindowFunction or WindowRelFunction, as Spark can take it (a sort key type
+    None is not known: static analysis)."""
     kind = fn.bounds_type
     if kind not in (WindowFunction.BOUNDS_TYPE_UNSPECIFIED, WindowFunction.BOUNDS_TYPE_ROWS,
                     WindowFunction.BOUNDS_TYPE_RANGE):  # fmt: skip
@@ -101,13 +103,35 @@ def frame(fn: Any, sort_types: Sequence[T.DataType], path: str) -> tuple[bool, i
     if offsets:
         if len(sort_types) != 1:
             raise PlanInvalidError(f"RANGE window bound with an offset over {len(sort_types)} sort fields", path)
-        if family(sort_types[0]) not in ("int", "float", "decimal"):
+        key = sort_types[0]
+        if key is not None and family(key) not in ("int", "float", "decimal"):
             raise UnsupportedFeatureError(
-                f"RANGE window bound with an offset over a {sort_types[0].simpleString()} sort key "
+                f"RANGE window bound with an offset over a {key.simpleString()} sort key "
                 "(Spark's DataFrame API takes numeric range offsets only)",
                 path,
             )
     return False, lower, upper
+
+
+# Arguments Spark takes only as constants: function base name -> value argument positions.
+_CONSTANT_ARGUMENTS = {"lag": (1,), "lead": (1,), "ntile": (0,), "nth_value": (1,)}
+
+
+def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: str) -> Iterator[tuple[str, str]]:
+    """What translation would refuse, without Spark (for `analyze`): (feature, path) pairs. A malformed frame
+    raises PlanInvalidError as translation would."""
+    if fn.phase not in _PHASES_OK:
+        yield f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase"
+    if lookup(consumer_class.window_functions, ref) is None and lookup(consumer_class.aggregate_functions, ref) is None:
+        yield f"window function {ref.name}", path
+    try:
+        frame(fn, [None] * sorts, path)
+    except UnsupportedFeatureError as exc:
+        yield exc.message, exc.path or path
+    values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
+    for i in _CONSTANT_ARGUMENTS.get(ref.base, ()):
+        if i < len(values) and values[i].WhichOneof("rex_type") != "literal":
+            yield f"{ref.name}: argument {i + 1} computed by an expression (Spark takes only a constant)", path
 
 
 def window_column(

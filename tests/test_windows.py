@@ -152,6 +152,8 @@ def test_lag_offset_must_be_constant(spark):
     with pytest.raises(UnsupportedFeatureError, match="row_offset computed by an expression") as err:
         run(plan, spark)
     assert err.value.path == "relations[0].root.input.project.expressions[0].window_function"
+    [finding] = validate_plan(plan)
+    assert "computed by an expression" in finding.feature and finding.path == err.value.path
 
 
 def test_ntile_and_value_functions(spark):
@@ -258,8 +260,6 @@ def test_range_offset_over_a_date_is_refused(spark):
     with pytest.raises(UnsupportedFeatureError, match="RANGE window bound with an offset over a date") as err:
         run(plan, spark)
     assert err.value.path == "relations[0].root.input.project.expressions[0].window_function"
-    [finding] = validate_plan(plan)
-    assert "RANGE window bound" in finding.feature and finding.path == err.value.path
 
 
 def test_range_fractional_offset_is_refused(spark):
@@ -269,6 +269,8 @@ def test_range_fractional_offset_is_refused(spark):
     with pytest.raises(UnsupportedFeatureError, match=r"non-integer offset 1\.5") as err:
         run(plan, spark)
     assert err.value.path.endswith("window_function.lower_bound.preceding")
+    [finding] = validate_plan(plan)  # `validate` finds it without Spark
+    assert "non-integer offset" in finding.feature and finding.path == err.value.path
 
 
 def test_range_offset_without_sort_is_invalid(spark):
@@ -344,5 +346,31 @@ def test_window_rel_with_emit_and_tie_free_order(spark):
 def test_unknown_window_function_is_unsupported(spark):
     b = PlanBuilder()
     rel = window_rel(tbl(), [window_rel_function(b, "no_such_window")], sorts=ORDER_K)
-    with pytest.raises(UnsupportedFeatureError, match="window function no_such_window"):
-        run(b.plan(rel, [*COLUMNS, "x"]), spark)
+    plan = b.plan(rel, [*COLUMNS, "x"])
+    with pytest.raises(UnsupportedFeatureError, match="window function no_such_window") as err:
+        run(plan, spark)
+    assert [(f.feature, f.path) for f in validate_plan(plan)] == [("window function no_such_window", err.value.path)]
+
+
+def test_explain_and_lineage_of_windows():
+    """`explain` shows the window relation with its schema; lineage: window columns come from their arguments
+    (AGGREGATION) and the partition and order keys (WINDOW)."""
+    from substrait_spark.consumer.explain import plan_tree_of
+    from substrait_spark.consumer.lineage import column_lineage
+
+    b = PlanBuilder()
+    fns = [window_rel_function(b, "row_number"), window_rel_function(b, "sum", V, out=i64())]
+    rel = window_rel(tbl(), fns, partitions=BY_G, sorts=ORDER_K)
+    rel = project(rel, window(b, "lag", V, partitions=BY_G, sorts=ORDER_K))
+    plan = b.plan(rel, [*COLUMNS, "rn", "s", "lg"])
+    tree = plan_tree_of(plan)
+    assert "window partitions=1 [$0] sorts=1 [$1 ASC NULLS LAST] functions=2 [row_number(), sum($2)]" in tree
+    assert "-> 6 columns" in tree and "lag($2) OVER (...)" in tree
+    fields = column_lineage(plan).to_dict()["outputs"][0]["columnLineage"]["fields"]
+
+    def sources(name: str) -> set[tuple[str, str]]:
+        return {(f["field"], t["subtype"]) for f in fields[name]["inputFields"] for t in f["transformations"]}
+
+    assert sources("rn") == {("g", "WINDOW"), ("k", "WINDOW")}
+    assert sources("s") == {("v", "AGGREGATION"), ("g", "WINDOW"), ("k", "WINDOW")}
+    assert ("v", "AGGREGATION") in sources("lg") or ("v", "IDENTITY") in sources("lg")

@@ -42,7 +42,7 @@ class Case:
     args: list[tuple[str, str]] = field(default_factory=list)  # (value text, type text)
     options: dict[str, str] = field(default_factory=dict)
     expected: tuple[str, str] | str = ""  # (value, type) or ERROR / UNDEFINED
-    table: list[tuple[str, list[str]]] | None = None  # aggregate input: columns (type, values)
+    table: list[tuple[str, list[str]]] | None = None  # aggregate/window input: columns (type, values)
     deps: list[str] = field(default_factory=list)  # SUBSTRAIT_DEPENDENCY URNs (functions inside lambdas)
     parse_error: str | None = None
 
@@ -195,7 +195,7 @@ def parse_file(path: Path, root: Path) -> list[Case]:
             elif kind == "aggregate":
                 _parse_aggregate(case, line, defines)
             else:
-                case.parse_error = "window cases are not run yet"
+                _parse_window(case, line, defines)
         except Exception as e:
             case.parse_error = f"parse: {e}"
         cases.append(case)
@@ -240,6 +240,32 @@ def _parse_aggregate(case: Case, line: str, defines: dict[str, tuple[list[str], 
         table = cols
     case.args = args
     case.table = table
+
+
+def _parse_window(case: Case, line: str, defines: dict[str, tuple[list[str], str]]) -> None:
+    """`lag(col0, 2::i32) OVER f1 = (Null, 1998)::i32?`: the function over the named table (no partitions, in
+    the table's order); the expected value is one value per row."""
+    m = re.match(r"(.*\))\s+OVER\s+(\w+)(.*)$", line)
+    if not m:
+        raise ValueError("no OVER <table>")
+    call, table_name, rest = m.groups()
+    if parse_call(case, call).strip():
+        raise ValueError("text between the call and OVER")
+    if table_name not in defines:
+        raise ValueError(f"OVER {table_name}: no such DEFINE")
+    types, rows_text = defines[table_name]
+    rows = parse_rows(rows_text, len(types))
+    case.table = [(t, [r[i] for r in rows]) for i, t in enumerate(types)]
+    args = []
+    for value, type_ in case.args:
+        col = re.fullmatch(r"col(\d+)", value)
+        if col and not type_:
+            if int(col.group(1)) >= len(types):
+                raise ValueError(f"{value}: the table has {len(types)} columns")
+            type_ = types[int(col.group(1))]
+        args.append((value, type_))
+    case.args = args
+    _parse_result(case, rest)
 
 
 def load_cases(root: Path | None = None) -> list[Case]:

@@ -3,7 +3,8 @@
 Scalar cases of one file that expect a value run as the columns of one projection over a one-row VirtualTable
 (one Spark job); a batch that fails is split in halves until the failing cases stand alone, so one case's error
 never hides the others' results. Cases that expect an error run alone. Aggregate cases run one plan each
-(an AggregateRel over a VirtualTable of their input columns). Window cases are listed as not run yet.
+(an AggregateRel over a VirtualTable of their input columns). Window cases run one plan each too (a ProjectRel
+with the window function over the VirtualTable of their DEFINEd table, in its row order).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import plan_builder as pb
 from substrait import plan_pb2
 from substrait.extensions import extensions_pb2 as ext
 
-from conformance.cases import ERROR, UNDEFINED, Case, load_cases, parse_call
+from conformance.cases import ERROR, UNDEFINED, Case, load_cases, parse_call, split_top
 from conformance.values import (
     NotBuildable,
     declare_types,
@@ -172,6 +173,28 @@ def aggregate_plan(case: Case) -> plan_pb2.Plan:
     return plan.root(pb.aggregate(read, measures=[fn]), ["c0"])
 
 
+def window_plan(case: Case) -> plan_pb2.Plan:
+    """The window function over the case's table: no partitions, no sort fields, the spec's default frame."""
+    plan = _Plan()
+    table = case.table or []
+    types = [parse_type(t, force_nullable=True) for t, _ in table]
+    nrows = len(table[0][1]) if table else 0
+    rows = [[literal_expr(vals[r], t, force_nullable=True) for t, vals in table] for r in range(nrows)]
+    read = pb.virtual([f"col{i}" for i in range(len(table))], types, rows)
+    fn = pb.Expr.WindowFunction(
+        function_reference=plan.fn(case.urn, _signature(case)),
+        arguments=_arguments(plan, case, {f"col{i}": i for i in range(len(table))}),
+        options=[pb.alg.FunctionOption(name=k, preference=[v]) for k, v in case.options.items()],
+        phase=pb.alg.AGGREGATION_PHASE_INITIAL_TO_RESULT,
+        invocation=pb.AggregateFunction.AGGREGATION_INVOCATION_ALL,
+    )
+    out = _out_type(case)
+    if out is not None:
+        fn.output_type.CopyFrom(out)
+    rel = pb.project(read, pb.Expr(window_function=fn), emit=[len(table)])
+    return plan.root(rel, ["c0"])
+
+
 def _reason(e: BaseException) -> str:
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
     msg = re.sub(r"\s+", " ", msg)
@@ -276,6 +299,37 @@ class Runner:
             return Outcome(case, False, f"{len(rows)} rows from a global aggregate")
         return self._judge_value(case, rows[0][0], simple[0])
 
+    # --- window ------------------------------------------------------------------------------------------
+
+    def run_window(self, case: Case) -> Outcome:
+        """One value per row of the table, in the table's order."""
+        try:
+            wants = None
+            if isinstance(case.expected, tuple):
+                value, type_text = case.expected
+                items = split_top(value.strip()[1:-1]) if value.strip().startswith("(") else None
+                if items is None:
+                    raise NotBuildable(f"expected {value} is not one value per row")
+                wants = [python_value(v, type_text) for v in items]
+            plan = window_plan(case)
+        except NotBuildable as e:
+            return Outcome(case, False, f"not run: {e}")
+        try:
+            rows, simple = self._run(plan)
+        except Exception as e:
+            return self._judge_error(case, e)
+        if wants is None:
+            return self._judge_value(case, [r[0] for r in rows], simple[0])
+        got = [r[0] for r in rows]
+        if len(got) != len(wants):
+            return Outcome(case, False, f"{len(got)} rows, want {len(wants)}")
+        for i, (g, w) in enumerate(zip(got, wants, strict=True)):
+            if not same_value(g, w, type_text):
+                return Outcome(case, False, f"wrong value in row {i}: got {got!r}, want {wants!r}")
+        if not spark_type_ok(type_text, simple[0]):
+            return Outcome(case, False, f"wrong type: got {simple[0]}, want {type_text}")
+        return Outcome(case, True)
+
     # --- everything ----------------------------------------------------------------------------------------
 
     def run_all(self, cases: list[Case] | None = None) -> list[Outcome]:
@@ -289,6 +343,8 @@ class Runner:
                 by_file.setdefault(c.file, []).append(c)
             elif c.kind == "aggregate":
                 out.append(self.run_aggregate(c))
+            elif c.kind == "window":
+                out.append(self.run_window(c))
         for file_cases in by_file.values():
             out.extend(self.run_scalar(file_cases))
         out.sort(key=lambda o: (o.case.file, o.case.line))
