@@ -24,7 +24,6 @@ from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, Unsu
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
 from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
-from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
 from .literals import to_column
 from .parameters import Parameters
 from .producers import Quirks
@@ -32,7 +31,6 @@ from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
 from .relations import aggregate, exchange, expand, join, lateral, physical_join, project, read, setop, sort, topn
 from .relations import filter as filter_rel
-from .relations import window as window_rel
 from .relations import window as window_rel
 from .resolver import ResolvedTable, ResolvedView, TableResolver
 from .scope import Scope, Typed
@@ -71,7 +69,6 @@ REL_METHODS: dict[str, str] = {
     "expand": "consume_expand",
     "top_n": "consume_top_n",
     "window": "consume_window",
-    "window": "consume_window",
 }
 EXPR_METHODS: dict[str, str] = {
     "literal": "literal",
@@ -87,7 +84,6 @@ EXPR_METHODS: dict[str, str] = {
     "enum": "enum",
     "dynamic_parameter": "dynamic_parameter",
     "execution_context_variable": "execution_context_variable",
-    "window_function": "window_function",
     "window_function": "window_function",
     "lambda": "lambda_",
     "lambda_invocation": "lambda_invocation",
@@ -110,7 +106,6 @@ class SubstraitConsumer:
 
     scalar_functions: ClassVar[dict[str, Handler]] = SCALAR
     aggregate_functions: ClassVar[dict[str, AggregateHandler]] = AGGREGATE
-    window_functions: ClassVar[dict[str, WindowHandler]] = WINDOW
     window_functions: ClassVar[dict[str, WindowHandler]] = WINDOW
     # Extension relations and tables by protobuf Any type URL: fn(consumer, detail, inputs, path) -> Relation.
     # Consulted before the process-wide `registry.register_extension_relation` handlers.
@@ -261,9 +256,6 @@ class SubstraitConsumer:
     def consume_window(self, rel: alg.ConsistentPartitionWindowRel, path: str, outer: Scope | None) -> Relation:
         return window_rel.translate_window(self, rel, path, outer)
 
-    def consume_window(self, rel: alg.ConsistentPartitionWindowRel, path: str, outer: Scope | None) -> Relation:
-        return window_rel.translate_window(self, rel, path, outer)
-
     def consume_join(self, rel, path, outer):
         return join.translate_join(self, rel, path, outer)
 
@@ -391,9 +383,6 @@ class SubstraitConsumer:
     def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
         return windows.window_function(self, e, scope, path)
 
-    def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
-        return windows.window_function(self, e, scope, path)
-
     def lambda_(self, e: Expression.Lambda, scope: Scope, path: str) -> Typed:
         """A function value, for higher-order functions (see `lambdas`)."""
         return lambdas.lambda_value(self, e, scope, path)
@@ -418,16 +407,6 @@ class SubstraitConsumer:
         if handler is None:
             raise UnsupportedFeatureError(_unsupported("aggregate", call), call.path)
         return handler(call, distinct)
-
-    def call_window(self, call: WindowCall) -> Column:
-        """A window function; an aggregate this class adds (not in `window_functions`) applies over the frame."""
-        handler = lookup(self.window_functions, call.ref)
-        if handler is None:
-            aggregate_handler = lookup(self.aggregate_functions, call.ref)
-            if aggregate_handler is None:
-                raise UnsupportedFeatureError(_unsupported("window", call), call.path)
-            handler = over_frame(call.name, aggregate_handler)
-        return handler(call)
 
     def call_window(self, call: WindowCall) -> Column:
         """A window function; an aggregate this class adds (not in `window_functions`) applies over the frame."""
