@@ -122,22 +122,156 @@ def _local_timestamp(c: Call) -> Column:
     return _wall_clock(x, tz)
 
 
-def _assume_timezone(c: Call) -> Column:
-    """The instant at which zone `tz`'s clocks show wall-clock time `x` (a date: its midnight)."""
-    x, tz, *_precision = c.arity(2, 3).values
-    ntz = x.col.cast(T.TimestampNTZType())
+def _assume(ntz: Column, tz: Column) -> Column:
+    """The instant at which zone `tz`'s clocks show wall-clock time `ntz`."""
     as_utc = F.timestamp_seconds(F.lit(0)) + (ntz - F.lit(_NTZ_EPOCH).cast(T.TimestampNTZType()))
-    return F.to_utc_timestamp(as_utc, tz.col)
+    return F.to_utc_timestamp(as_utc, tz)
+
+
+def _assume_timezone(c: Call) -> Column:
+    """A wall-clock time (a date: its midnight) in zone `tz`, as an instant."""
+    x, tz, *_precision = c.arity(2, 3).values
+    return _assume(x.col.cast(T.TimestampNTZType()), tz.col)
+
+
+def _two_digits(col: Column, width: int = 2, pad: str = "0") -> Column:
+    return F.lpad(col.cast(T.StringType()), width, pad)
+
+
+# strftime conversions, as Spark columns over a wall-clock time (TIMESTAMP_NTZ or DATE): component functions
+# on these types do not depend on the session time zone. Names (%a, %b) come from the date alone.
+_STRFTIME: dict[str, Callable[[Column], Column]] = {
+    "Y": lambda x: F.year(x).cast(T.StringType()),
+    "y": lambda x: _two_digits(F.year(x) % F.lit(100)),
+    "m": lambda x: _two_digits(F.month(x)),
+    "d": lambda x: _two_digits(F.dayofmonth(x)),
+    "e": lambda x: _two_digits(F.dayofmonth(x), pad=" "),
+    "j": lambda x: _two_digits(F.dayofyear(x), 3),
+    "H": lambda x: _two_digits(F.hour(x)),
+    "I": lambda x: _two_digits((F.hour(x) + F.lit(11)) % F.lit(12) + F.lit(1)),
+    "M": lambda x: _two_digits(F.minute(x)),
+    "S": lambda x: _two_digits(F.second(x)),
+    "f": lambda x: _two_digits((_seconds(x) * F.lit(1_000_000)).cast(T.LongType()) % F.lit(1_000_000), 6),
+    "p": lambda x: F.when(F.hour(x) < F.lit(12), F.lit("AM")).otherwise(F.lit("PM")),
+    "a": lambda x: F.date_format(F.to_date(x), "EEE"),
+    "A": lambda x: F.date_format(F.to_date(x), "EEEE"),
+    "b": lambda x: F.date_format(F.to_date(x), "MMM"),
+    "h": lambda x: F.date_format(F.to_date(x), "MMM"),
+    "B": lambda x: F.date_format(F.to_date(x), "MMMM"),
+    "u": lambda x: _monday_day_of_week(x).cast(T.StringType()),
+    "w": lambda x: (F.dayofweek(x) - F.lit(1)).cast(T.StringType()),
+    "V": lambda x: _two_digits(F.weekofyear(x)),
+    "G": lambda x: F.call_function("date_part", F.lit("YEAROFWEEK"), x).cast(T.StringType()),
+}
+_STRFTIME_ALIASES = {"F": "%Y-%m-%d", "T": "%H:%M:%S", "D": "%m/%d/%y", "R": "%H:%M"}
+
+# strptime conversions as Java DateTimeFormatter pattern letters (Spark's parser).
+_STRPTIME: dict[str, str] = {
+    "Y": "yyyy", "y": "yy", "m": "MM", "d": "dd", "e": "d", "j": "DDD", "H": "HH", "I": "hh", "M": "mm",
+    "S": "ss", "f": "SSSSSS", "p": "a", "a": "EEE", "A": "EEEE", "b": "MMM", "h": "MMM", "B": "MMMM",
+    "z": "xx", "Z": "VV",
+}  # fmt: skip
+
+
+def _format_codes(c: Call, fmt: str) -> list[tuple[bool, str]]:
+    """(is_code, text) pieces of a strftime/strptime format, aliases (%F, %T, ...) expanded."""
+    out: list[tuple[bool, str]] = []
+    i = 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch != "%":
+            out.append((False, ch))
+            i += 1
+            continue
+        if i + 1 >= len(fmt):
+            raise c.unsupported(f"format {fmt!r} ends with a lone %")
+        code = fmt[i + 1]
+        if code in _STRFTIME_ALIASES:
+            out.extend(_format_codes(c, _STRFTIME_ALIASES[code]))
+        elif code == "%":
+            out.append((False, "%"))
+        else:
+            out.append((True, code))
+        i += 2
+    return out
+
+
+def _literal_format(c: Call, i: int) -> str:
+    fmt = c.values[i]
+    if not (fmt.is_literal and isinstance(fmt.value, str)):
+        raise c.unsupported("the format must be a string literal")
+    return fmt.value
+
+
+def _strftime(c: Call) -> Column:
+    x, _fmt, *tz = c.arity(2, 3).values
+    fmt = _literal_format(c, 1)
+    col = x.col
+    if isinstance(x.type, T.TimestampType):  # an instant: format its wall-clock time in the zone (UTC if none)
+        col = _wall_clock(col, tz[0].col if tz else F.lit("UTC"))
+    pieces = []
+    for is_code, text in _format_codes(c, fmt):
+        if not is_code:
+            pieces.append(F.lit(text))
+        elif text in _STRFTIME:
+            pieces.append(_STRFTIME[text](col))
+        else:
+            raise c.unsupported(f"strftime conversion %{text}")
+    return F.concat(*pieces) if pieces else F.when(col.isNotNull(), F.lit(""))
+
+
+def _java_pattern(c: Call, fmt: str) -> str:
+    out = []
+    for is_code, text in _format_codes(c, fmt):
+        if is_code:
+            if text not in _STRPTIME:
+                raise c.unsupported(f"strptime conversion %{text}")
+            out.append(_STRPTIME[text])
+        elif text.isalpha() or text == "'":
+            out.append("''" if text == "'" else f"'{text}'")
+        else:
+            out.append(text)
+    return "".join(out)
+
+
+def _strptime_date(c: Call) -> Column:
+    s, _fmt = c.arity(2).values
+    return F.to_date(s.col, _java_pattern(c, _literal_format(c, 1)))
+
+
+def _strptime_timestamp(c: Call) -> Column:
+    """An instant: a zone in the string wins, else the timezone argument, else UTC."""
+    s, _fmt, *rest = c.arity(3, 4).values
+    fmt = _literal_format(c, 1)
+    pattern = _java_pattern(c, fmt)
+    if "%z" in fmt or "%Z" in fmt:
+        return F.to_timestamp(s.col, pattern)
+    tz = rest[0].col if len(rest) == 2 else F.lit("UTC")
+    return _assume(F.to_timestamp_ntz(s.col, F.lit(pattern)), tz)
+
+
+def _is_leap_year(x: Column) -> Column:
+    y = F.year(x)
+    return ((y % F.lit(4) == 0) & (y % F.lit(100) != 0)) | (y % F.lit(400) == 0)
+
+
+def _extract_boolean(c: Call) -> Column:
+    component = c.enums[0].upper() if c.enums else ""
+    value, *tz = c.arity(1, 2).values
+    if component != "IS_LEAP_YEAR":
+        raise c.unsupported(f"extract_boolean component {component or '(none)'}")
+    x = _wall_clock(value.col, tz[0].col) if tz else value.col
+    return _is_leap_year(x)
 
 
 def _datetime_arithmetic(name: str) -> Handler:
-    """date +/- interval_day is a timestamp in functions_datetime (unless the plan declares a date, as
-    producers of SQL's `date - INTERVAL '3' DAY` do); everything else is the arithmetic table's add/subtract."""
+    """date +/- interval_day is a timestamp in functions_datetime when the plan declares one; producers of SQL's
+    `date - INTERVAL '3' DAY` declare a date (or nothing): the arithmetic table's add/subtract keep it a date."""
     general = ARITHMETIC[name]
 
     def build(c: Call) -> Column:
         fams = c.families()
-        if fams[:2] == ("date", "interval_day") and not isinstance(c.output_type, T.DateType):
+        if fams[:2] == ("date", "interval_day") and family(c.output_type or T.DateType()) == "timestamp":
             a, b = c.arity(2).cols
             ts = a.cast(T.TimestampNTZType())
             return ts + b if name == "add" else ts - b
@@ -154,4 +288,8 @@ DATETIME: dict[str, Handler] = {
     "add_intervals": cast_to_output(binary(lambda a, b: a + b)),  # whole-day literals are INTERVAL DAY
     "local_timestamp": _local_timestamp,
     "assume_timezone": _assume_timezone,
+    "strftime": _strftime,
+    "strptime_date": _strptime_date,
+    "strptime_timestamp": _strptime_timestamp,
+    "extract_boolean": _extract_boolean,
 }

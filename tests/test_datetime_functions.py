@@ -1,0 +1,140 @@
+"""Date and time functions of functions_datetime.yaml with hand-built plans.
+
+What a user relies on: extract components and the indexing option mean what the extension says; functions on
+instants that name a time zone give the same answer whatever the Spark session's time zone is; strftime and
+strptime understand C format codes; date + interval_day is a timestamp unless the plan declares a date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from plan_builder import (
+    PlanBuilder,
+    boolean,
+    date,
+    i64,
+    interval_day,
+    lit,
+    precision_timestamp,
+    precision_timestamp_tz,
+    project,
+    run,
+    string,
+    virtual,
+)
+
+DATETIME_URN = "extension:io.substrait:functions_datetime"
+TS = dt.datetime(2016, 1, 1, 13, 30, 15, 220000)  # a Friday; ISO week 53 of 2015
+INSTANT = dt.datetime(2016, 12, 31, 20, 0, 0, tzinfo=dt.UTC)  # 2017-01-01 05:00 in Tokyo
+
+
+def values(spark, b: PlanBuilder, *exprs):
+    """One row of the expressions, every function declared by functions_datetime."""
+    rel = project(virtual(["dummy"], [i64()], [(0,)]), *exprs, emit=list(range(1, len(exprs) + 1)))
+    plan = b.plan(rel, [f"c{i}" for i in range(len(exprs))])
+    for u in plan.extension_urns:
+        u.urn = DATETIME_URN
+    return tuple(run(plan, spark).collect()[0])
+
+
+@pytest.fixture
+def los_angeles_session(spark):
+    """A session time zone far from UTC and Tokyo: results must not depend on it."""
+    old = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    yield spark
+    spark.conf.set("spark.sql.session.timeZone", old)
+
+
+def test_extract_components_and_indexing(spark):
+    b = PlanBuilder()
+    ts = lit(TS, precision_timestamp())
+    got = values(
+        spark,
+        b,
+        *[
+            b.call("extract", comp, ts, out=i64())
+            for comp in ("YEAR", "ISO_YEAR", "MILLISECOND", "MICROSECOND", "SUBSECOND", "UNIX_TIME")
+        ],
+        b.call("extract", "ISO_WEEK", "ONE", ts, out=i64()),
+        b.call("extract", "MONTH", "ZERO", ts, out=i64()),
+        b.call("extract", "MONDAY_DAY_OF_WEEK", "ONE", ts, out=i64()),
+        b.call("extract", "SUNDAY_DAY_OF_WEEK", "ZERO", ts, out=i64()),
+    )
+    unix = int((TS - dt.datetime(1970, 1, 1)).total_seconds())
+    assert got == (2016, 2015, 15220, 15220000, 220000, unix, 53, 0, 5, 5)
+
+
+def test_instant_functions_with_a_zone_ignore_the_session_zone(los_angeles_session):
+    spark = los_angeles_session
+    b = PlanBuilder()
+    tokyo = lit("Asia/Tokyo", string())
+    instant = lit(INSTANT, precision_timestamp_tz())
+    wall = lit(dt.datetime(2017, 1, 1, 5, 0, 0), precision_timestamp())
+    got = values(
+        spark,
+        b,
+        b.call("extract", "HOUR", instant, tokyo, out=i64()),
+        b.call("extract", "YEAR", instant, tokyo, out=i64()),
+        b.call("local_timestamp", instant, tokyo, out=precision_timestamp()),
+        b.call("assume_timezone", wall, tokyo, out=precision_timestamp_tz()),
+        b.call("strftime", instant, lit("%Y-%m-%d %H:%M %a", string()), tokyo, out=string()),
+        b.call("extract_boolean", "IS_LEAP_YEAR", instant, tokyo, out=boolean()),
+    )
+    assert got[:3] == (5, 2017, dt.datetime(2017, 1, 1, 5, 0, 0))
+    assert got[3].astimezone(dt.UTC) == INSTANT  # Python gets the instant in the session zone
+    assert got[4:] == ("2017-01-01 05:00 Sun", False)
+
+
+def test_strftime_and_strptime(spark):
+    b = PlanBuilder()
+    ts = lit(TS, precision_timestamp())
+    got = values(
+        spark,
+        b,
+        b.call("strftime", ts, lit("%F %T.%f %p %j %b %%", string()), out=string()),
+        b.call("strftime", lit(dt.date(2020, 2, 9), date()), lit("%d/%m/%y %A", string()), out=string()),
+        b.call("strptime_date", lit("09/02/2020", string()), lit("%d/%m/%Y", string()), out=date()),
+        b.call(
+            "strptime_timestamp",
+            lit("2017-01-01 05:00:00", string()),
+            lit("%Y-%m-%d %H:%M:%S", string()),
+            lit("Asia/Tokyo", string()),
+            lit(6, i64()),
+            out=precision_timestamp_tz(),
+        ),
+    )
+    assert got[0] == "2016-01-01 13:30:15.220000 PM 001 Jan %"
+    assert got[1] == "09/02/20 Sunday"
+    assert got[2] == dt.date(2020, 2, 9)
+    assert got[3].astimezone(dt.UTC) == INSTANT
+
+
+def test_date_plus_interval_day_is_a_timestamp_unless_declared_a_date(spark):
+    b = PlanBuilder()
+    d = lit(dt.date(2020, 12, 31), date())
+    five_days = lit(dt.timedelta(days=5), interval_day())
+    got = values(
+        spark,
+        b,
+        b.call("add", d, five_days, out=precision_timestamp()),
+        b.call("subtract", d, five_days, out=precision_timestamp()),
+        b.call("add", d, five_days, out=date()),
+        b.call("add", d, lit(dt.timedelta(hours=5), interval_day()), out=precision_timestamp()),
+    )
+    assert got == (
+        dt.datetime(2021, 1, 5),
+        dt.datetime(2020, 12, 26),
+        dt.date(2021, 1, 5),
+        dt.datetime(2020, 12, 31, 5),
+    )
+
+
+def test_unknown_format_code_is_rejected(spark):
+    from substrait_spark.consumer.errors import UnsupportedFeatureError
+
+    b = PlanBuilder()
+    with pytest.raises(UnsupportedFeatureError, match="strftime conversion %Q"):
+        values(spark, b, b.call("strftime", lit(TS, precision_timestamp()), lit("%Q", string()), out=string()))
