@@ -27,12 +27,15 @@ from substrait.plan_pb2 import Plan
 
 from . import windows
 from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
+from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, SCALAR, lookup
 from .functions.datetime import _EXTRACT
 from .loader import LoadedPlan
 from .producers import Quirks
+from .registry import extension_handler
+from .relations import exchange, lateral, physical_join, topn
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import equality_key_position
 from .relations.read import _TEXT_FORMATS
@@ -106,7 +109,7 @@ def _advanced_extension(cx: Context, ext: AdvancedExtension, path: str) -> Itera
 
 
 def _extension_handler(cx: Context, detail: Any, what: str, path: str) -> Iterator[Finding]:
-    if detail.type_url not in cx.consumer_class.extension_relations:
+    if extension_handler(cx.consumer_class.extension_relations, detail.type_url) is None:
         yield Finding(f"{what} {detail.type_url or '(no type URL)'}", path)
 
 
@@ -217,6 +220,26 @@ def _join_correlation(cx: Context, rel: Any, join_type: int, path: str) -> Itera
         yield Finding("join above a correlated aggregate inside a subquery", path)
 
 
+def _physical(refusals: Callable[[Any, str], Iterable[tuple[str, str]]]) -> Check:
+    """A check from a physical relation translator's own list of refusals (consumer/relations/*.refusals)."""
+
+    def check(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
+        for feature, at in refusals(rel, path):
+            yield Finding(feature, at)
+
+    return check
+
+
+def _physical_join(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
+    yield from _join_correlation(cx, rel, physical_join.join_type(rel, path), path)
+
+
+def _context_variable(cx: Context, v: Expression.ExecutionContextVariable, path: str) -> Iterator[Finding]:
+    reason = context_variable_refusal(cx.plan)
+    if reason:
+        yield Finding(reason, path)
+
+
 def _set(cx: Context, rel: alg.SetRel, path: str) -> Iterator[Finding]:
     for i, r in enumerate(rel.inputs):
         if _correlation(cx, r, f"{path}.inputs[{i}]").pending:
@@ -293,7 +316,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
     kind = rel.WhichOneof("rel_type")
     body = getattr(rel, kind) if kind else None
     p = f"{path}.{kind}"
-    if kind in ("project", "sort", "fetch"):
+    if kind in ("project", "sort", "fetch", "exchange", "top_n"):
         return _correlation(cx, body.input, f"{p}.input")
     if kind == "filter":
         inner = _correlation(cx, body.input, f"{p}.input")
@@ -303,7 +326,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
             if reference_levels(c) - {0}
         )
         return _Corr(inner.pending + extra, inner.keyed, inner.count_bug)
-    if kind in ("join", "cross"):
+    if kind in ("join", "cross", "hash_join", "merge_join", "nested_loop_join"):
         left, right = _correlation(cx, body.left, f"{p}.left"), _correlation(cx, body.right, f"{p}.right")
         return _Corr(left.pending + right.pending)
     if kind == "aggregate":
@@ -532,6 +555,13 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.AggregateRel: (_aggregate,),
     alg.JoinRel: (_join,),
     alg.CrossRel: (_cross,),
+    alg.HashJoinRel: (_physical(physical_join.refusals), _physical_join),
+    alg.MergeJoinRel: (_physical(physical_join.refusals), _physical_join),
+    alg.NestedLoopJoinRel: (_physical(physical_join.refusals), _physical_join),
+    alg.LateralJoinRel: (_physical(lateral.refusals),),
+    alg.ExchangeRel: (_physical(exchange.refusals),),
+    alg.TopNRel: (_physical(topn.refusals),),
+    Expression.ExecutionContextVariable: (_context_variable,),
     alg.SetRel: (_set,),
     alg.WriteRel: (_write,),
     alg.DdlRel: (_ddl,),

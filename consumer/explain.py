@@ -36,6 +36,18 @@ BOOLEAN = "boolean"
 
 _LEFT_ONLY = {JoinRel.JOIN_TYPE_LEFT_SEMI, JoinRel.JOIN_TYPE_LEFT_ANTI}
 _RIGHT_ONLY = {JoinRel.JOIN_TYPE_RIGHT_SEMI, JoinRel.JOIN_TYPE_RIGHT_ANTI}
+# Relation kinds with a left and a right input (the physical joins number their join types differently).
+_JOINS = ("join", "cross", "lateral_join", "hash_join", "merge_join", "nested_loop_join")
+_CONTEXT_TYPES = {"current_date": "date", "current_timezone": "string", "current_timestamp": "precision_timestamp_tz"}
+
+
+def _join_type(body: Any) -> int:
+    """A join's type as a JoinRel join type (a cross join is an inner join)."""
+    enum = getattr(type(body), "JoinType", None)
+    if enum is None or enum is JoinRel.JoinType or body.type not in enum.values():
+        return getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
+    return JoinRel.JoinType.Value(enum.Name(body.type))
+
 _SORT_DIRECTIONS = {
     alg.SortField.SORT_DIRECTION_ASC_NULLS_FIRST: "ASC NULLS FIRST",
     alg.SortField.SORT_DIRECTION_ASC_NULLS_LAST: "ASC NULLS LAST",
@@ -260,6 +272,44 @@ class PlanTree:
             parts.append(f"count={self.expr(r.count_expr)}")
         return " ".join(parts) or "count=all"
 
+    def _details_keyed_join(self, r: Any, path: str) -> str:
+        """A hash or merge join: its type, then `left=right` per key (`<=>` for IS_NOT_DISTINCT_FROM)."""
+        jt = _join_type(r)
+        parts = [JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") if jt in JoinRel.JoinType.values() else str(jt)]
+        ops = {alg.ComparisonJoinKey.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: "<=>"}
+        keys = [
+            f"${k.left.direct_reference.struct_field.field}{ops.get(k.comparison.simple, '=')}"
+            f"${k.right.direct_reference.struct_field.field}"
+            for k in r.keys
+        ]
+        parts.append(f"keys=[{', '.join(keys)}]")
+        for name in ("residual_expression", "post_join_filter"):
+            if r.HasField(name):
+                parts.append(f"{name}={self.expr(getattr(r, name))}")
+        return " ".join(parts)
+
+    _details_hash_join = _details_keyed_join
+    _details_merge_join = _details_keyed_join
+
+    def _details_nested_loop_join(self, r: alg.NestedLoopJoinRel, path: str) -> str:
+        jt = _join_type(r)
+        on = f" on={self.expr(r.expression)}" if r.HasField("expression") else ""
+        return JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") + on
+
+    def _details_top_n(self, r: alg.TopNRel, path: str) -> str:
+        keys = [self.expr(s.expr) for s in r.sorts]
+        bounds = " ".join(f"{f}={self.expr(getattr(r, f))}" for f in ("offset", "count") if r.HasField(f))
+        mode = alg.FetchMode.Name(r.mode).removeprefix("FETCH_MODE_")
+        return f"keys=[{_clip(', '.join(keys))}] {bounds} {mode}".strip()
+
+    def _details_exchange(self, r: alg.ExchangeRel, path: str) -> str:
+        count = f" partitions={r.partition_count}" if r.partition_count else ""
+        return f"{r.WhichOneof('exchange_kind') or '?'}{count}"
+
+    def _details_expand(self, r: alg.ExpandRel, path: str) -> str:
+        copies = max((len(f.switching_field.duplicates) for f in r.fields), default=1)
+        return f"fields={len(r.fields)} copies={copies}"
+
     def _details_join(self, r: JoinRel, path: str) -> str:
         parts = [
             JoinRel.JoinType.Name(r.type).removeprefix("JOIN_TYPE_")
@@ -284,6 +334,7 @@ class PlanTree:
 
     _details_extension_multi = _details_extension_single
     _details_extension_leaf = _details_extension_single
+    _details_lateral_join = _details_join
 
     # -- schemas
 
@@ -310,8 +361,10 @@ class PlanTree:
             if body.HasField("projection"):
                 cols = [cols[i.field] if i.field < len(cols) else UNKNOWN for i in body.projection.select.struct_items]
             return cols
-        if kind in ("filter", "sort", "fetch"):
+        if kind in ("filter", "sort", "fetch", "top_n", "exchange"):
             return self.schema(body.input, f"{p}.input", outer)
+        if kind == "expand":
+            return self._expand_columns(body, p, outer)
         if kind == "project":
             source = self.schema(body.input, f"{p}.input", outer)
             exprs = [self.expr_type(e, source, outer) for e in body.expressions]
@@ -324,10 +377,10 @@ class PlanTree:
         if kind == "window":
             source = self.schema(body.input, f"{p}.input", outer)
             return [*source, *(self._function_type(fn, source, outer) for fn in body.window_functions)]
-        if kind in ("join", "cross"):
+        if kind in _JOINS:
             left = self.schema(body.left, f"{p}.left", outer)
             right = self.schema(body.right, f"{p}.right", outer)
-            jt = getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
+            jt = _join_type(body)
             if jt in _LEFT_ONLY:
                 return left
             if jt in _RIGHT_ONLY:
@@ -349,7 +402,7 @@ class PlanTree:
         """The record the relation's own expressions see (what a subquery's outer reference reaches)."""
         if kind == "read":
             return [type_str(t) for t in body.base_schema.struct.types]
-        if kind in ("join", "cross"):
+        if kind in _JOINS:
             return [
                 *self.schema(body.left, f"{p}.left", outer),
                 *self.schema(body.right, f"{p}.right", outer),
@@ -357,6 +410,18 @@ class PlanTree:
         if hasattr(body, "input"):
             return self.schema(body.input, f"{p}.input", outer)
         return []
+
+    def _expand_columns(self, body: alg.ExpandRel, p: str, outer: list[list[str]]) -> list[str]:
+        """Each field's type (a switching field's first duplicate's), the input columns past them, the ordinal."""
+        source = self.schema(body.input, f"{p}.input", outer)
+        cols = []
+        for f in body.fields:
+            if f.WhichOneof("field_type") == "consistent_field":
+                cols.append(self.expr_type(f.consistent_field, source, outer))
+            else:
+                dups = f.switching_field.duplicates
+                cols.append(self.expr_type(dups[0], source, outer) if dups else UNKNOWN)
+        return [*cols, *source[len(cols) :], "i64"]
 
     def _measure_type(self, m: alg.AggregateRel.Measure, cols: list[str], outer: list[list[str]]) -> str:
         return self._function_type(m.measure, cols, outer)
@@ -401,6 +466,10 @@ class PlanTree:
             return BOOLEAN
         if kind == "nested":
             return e.nested.WhichOneof("nested_type") or UNKNOWN
+        if kind == "execution_context_variable":
+            v = e.execution_context_variable
+            var = v.WhichOneof("execution_context_variable_type")
+            return type_str(tp.Type(**{_CONTEXT_TYPES[var]: getattr(v, var)})) if var else UNKNOWN
         return UNKNOWN
 
     def _selection_type(self, ref: Expression.FieldReference, cols: list[str], outer: list[list[str]]) -> str:

@@ -399,3 +399,22 @@ def test_analyze_and_explain_cover_the_physical_relations():
     tree = plan_tree_of(plan)
     for kind in ("top_n", "exchange", "expand", "hash_join", "lateral_join", "nested_loop_join"):
         assert kind in tree
+
+
+def test_lineage_follows_the_physical_relations():
+    from substrait_spark.consumer.lineage import column_lineage
+
+    b = PlanBuilder()
+    right = filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=4)))
+    lat = lateral_join(top_n(tbl("phy_l"), (field(1), ASC_NULLS_FIRST), count=2), right, J.JOIN_TYPE_INNER, anchor=4)
+    rel = project(expand(lat, field(0), [field(1), field(3)]), context_variable("current_date"))
+    lineage = column_lineage(b.plan(rel, ["k", "v", "rk", "b", "ordinal", "d"])).roots[0]
+
+    def cols(sources):
+        return {(f.dataset.name, f.field): {str(t) for t in ts} for f, ts in sources.items()}
+
+    assert cols(lineage.field("v")) == {("phy_l", "a"): {"DIRECT/IDENTITY"}, ("phy_r", "b"): {"DIRECT/IDENTITY"}}
+    assert cols(lineage.field("d")) == {} and cols(lineage.field("ordinal")) == {}
+    indirect = cols(lineage.indirect)
+    assert "INDIRECT/SORT" in indirect[("phy_l", "a")]
+    assert "INDIRECT/FILTER" in indirect[("phy_r", "k")]

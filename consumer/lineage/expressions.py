@@ -261,6 +261,7 @@ EXPRESSIONS: dict[str, ExprHandler] = {
     "subquery": subquery,
     "nested": nested,
     "dynamic_parameter": no_input,
+    "execution_context_variable": no_input,
     "enum": no_input,
     "lambda": lambda_,
     "lambda_invocation": lambda_invocation,

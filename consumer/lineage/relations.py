@@ -16,8 +16,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from substrait import algebra_pb2 as alg
+from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..relations.lateral import checked_type as lateral_checked_type
+from ..relations.lateral import rebase as lateral_rebase
 from ..walk import columns_of, local_fields
 from . import writes
 from .expressions import aggregation, each, sort_keys, type_of, value_args
@@ -264,7 +267,18 @@ def expand(w: LineageWalker, rel: alg.ExpandRel, path: str, outer: Scope | None)
             cols.append(Col(merge(*(w.expr(e, scope, q) for e, q in dups))))
         else:
             raise PlanInvalidError("expand field with nothing set", p)
-    return RelLineage(cols, src.indirect)
+    # The input columns past the definitions pass through; the duplicate's ordinal reads no column (and, like a
+    # grouping-set index, producers may leave it unnamed: consumer/relations/expand.py).
+    ordinal = Col(NONE, tp.Type(i64=tp.Type.I64(nullability=tp.Type.NULLABILITY_REQUIRED)), grouping_index=True)
+    return RelLineage([*cols, *src.columns[len(cols) :], ordinal], src.indirect)
+
+
+def top_n(w: LineageWalker, rel: alg.TopNRel, path: str, outer: Scope | None) -> RelLineage:
+    """ORDER BY ... LIMIT: the sort keys decide which rows remain (INDIRECT SORT), the columns are the input's."""
+    src = w.rel(rel.input, f"{path}.input", outer)
+    keys = each(w, SORT, sort_keys(rel.sorts, f"{path}.sorts"), Scope(src.columns, outer))
+    bounds = [(getattr(rel, f), f"{path}.{f}") for f in ("offset", "count") if rel.HasField(f)]
+    return src.with_indirect(keys, each(w, FILTER, bounds, Scope([], outer)))
 
 
 # --- joins ---------------------------------------------------------------------------------------------------
@@ -349,6 +363,19 @@ def keyed_join(w: LineageWalker, rel, path: str, outer: Scope | None) -> RelLine
     return joined(_join_type(rel, path), left, right, merge(*parts), post, path)
 
 
+def lateral_join(w: LineageWalker, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> RelLineage:
+    """The right input sees the left row as its enclosing query (its `rel_reference`s rebased as the consumer
+    does, `consumer/relations/lateral.py`); its correlated filters count as the join's condition."""
+    left = w.rel(rel.left, f"{path}.left", outer)
+    right_rel, _ = lateral_rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    right = w.rel(right_rel, f"{path}.right", Scope(left.columns, outer))
+    both = Scope([*left.columns, *right.columns], outer)
+    condition = w.expr(rel.expression, both, f"{path}.expression") if rel.HasField("expression") else NONE
+    post = w.expr(rel.post_join_filter, both, f"{path}.post_join_filter") if rel.HasField("post_join_filter") else NONE
+    lateral_checked_type(rel, path)
+    return joined(alg.JoinRel.JoinType.Name(rel.type).removeprefix("JOIN_TYPE_"), left, right, condition, post, path)
+
+
 def cross(w: LineageWalker, rel: alg.CrossRel, path: str, outer: Scope | None) -> RelLineage:
     left = w.rel(rel.left, f"{path}.left", outer)
     right = w.rel(rel.right, f"{path}.right", outer)
@@ -426,6 +453,8 @@ RELATIONS: dict[str, RelHandler] = {
     "window": window,
     "exchange": exchange,
     "expand": expand,
+    "top_n": top_n,
+    "lateral_join": lateral_join,
     "hash_join": keyed_join,
     "merge_join": keyed_join,
     "nested_loop_join": nested_loop_join,

@@ -45,31 +45,18 @@ _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
 
 
 def _grouping_keys(cx: SubstraitConsumer, rel: alg.AggregateRel, scope: Scope, path: str):
-    """Distinct key expressions and, per grouping set, the indexes of its keys (old and new encodings)."""
-    if len(rel.grouping_expressions):
-        keys = [
-            cx.expression(e, scope, f"{path}.grouping_expressions[{i}]") for i, e in enumerate(rel.grouping_expressions)
-        ]
-        sets = []
-        for g, grouping in enumerate(rel.groupings):
-            if len(grouping.grouping_expressions):
-                raise PlanInvalidError("grouping with both inline expressions and references", f"{path}.groupings[{g}]")
-            for r in grouping.expression_references:
-                if not 0 <= r < len(keys):
-                    raise PlanInvalidError(f"grouping expression reference {r} out of range", f"{path}.groupings[{g}]")
-            sets.append(list(grouping.expression_references))
-        return keys, sets
-    # Deprecated inline encoding: identical expressions across sets are one key.
-    keys, seen, sets = [], {}, []
+    """Distinct key expressions and, per grouping set, the indexes of its keys.
+
+    (The deprecated inline Grouping.grouping_expressions were read as references by the loader.)
+    """
+    exprs = rel.grouping_expressions
+    keys = [cx.expression(e, scope, f"{path}.grouping_expressions[{i}]") for i, e in enumerate(exprs)]
+    sets = []
     for g, grouping in enumerate(rel.groupings):
-        idx = []
-        for i, e in enumerate(grouping.grouping_expressions):
-            blob = e.SerializeToString(deterministic=True)
-            if blob not in seen:
-                seen[blob] = len(keys)
-                keys.append(cx.expression(e, scope, f"{path}.groupings[{g}].grouping_expressions[{i}]"))
-            idx.append(seen[blob])
-        sets.append(idx)
+        for r in grouping.expression_references:
+            if not 0 <= r < len(keys):
+                raise PlanInvalidError(f"grouping expression reference {r} out of range", f"{path}.groupings[{g}]")
+        sets.append(list(grouping.expression_references))
     return keys, sets
 
 
@@ -81,7 +68,7 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
         raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{p}.phase")
     if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
         raise UnsupportedFeatureError(f"ordered aggregate {ref.name}", f"{p}.sorts")
-    args = function_arguments(cx, fn.arguments, getattr(fn, "args", ()), scope, p)
+    args = function_arguments(cx, fn.arguments, scope, p)
     if m.HasField("filter"):
         cond = cx.expression(m.filter, scope, f"{path}.filter").col
         args = [Typed(F.when(cond, a.col), a.type) if isinstance(a, Typed) else a for a in args]

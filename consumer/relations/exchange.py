@@ -16,7 +16,7 @@ targets naming URIs or extended locations (a Spark job cannot send partitions el
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -78,6 +78,8 @@ REFUSED = {
     "multi_target": "multi-target exchange: a row sent to several targets has no meaning within one DataFrame",
 }
 
+_TARGET_REFUSED = "exchange target with a URI or extended location (Spark cannot send partitions elsewhere)"
+
 
 def translate_exchange(cx: SubstraitConsumer, rel: ExchangeRel, path: str, outer: Scope | None) -> Relation:
     source = cx.rel(rel.input, f"{path}.input", outer)
@@ -90,10 +92,17 @@ def translate_exchange(cx: SubstraitConsumer, rel: ExchangeRel, path: str, outer
         raise PlanInvalidError(f"negative partition count {rel.partition_count}", f"{path}.partition_count")
     for i, t in enumerate(rel.targets):
         if t.WhichOneof("target_type") is not None:
-            raise UnsupportedFeatureError(
-                "exchange target with a URI or extended location (Spark cannot send partitions elsewhere)",
-                f"{path}.targets[{i}]",
-            )
+            raise UnsupportedFeatureError(_TARGET_REFUSED, f"{path}.targets[{i}]")
     if not source.can_defer():
         source = source.materialized()
     return source.over(PARTITIONERS[kind](cx, rel, source, Scope(source, outer), path))
+
+
+def refusals(rel: ExchangeRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the translation refuses in an exchange, as (feature, path), without translating (`analyze`)."""
+    kind = rel.WhichOneof("exchange_kind")
+    if kind in REFUSED:
+        yield REFUSED[kind], f"{path}.{kind}"
+    for i, t in enumerate(rel.targets):
+        if t.WhichOneof("target_type") is not None:
+            yield _TARGET_REFUSED, f"{path}.targets[{i}]"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from google.protobuf.message import Message
@@ -74,23 +75,38 @@ def _rebase(msg: Message, anchor: int, depth: int, in_filter: bool, path: str, e
         _rebase(child, anchor, inner, filtering, p, escapes)
 
 
-def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> Relation:
+def checked_type(rel: alg.LateralJoinRel, path: str) -> int:
     jt = rel.type
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")
     if jt not in ALLOWED:
         name = JoinRel.JoinType.Name(jt) if jt in JoinRel.JoinType.values() else str(jt)
         raise PlanInvalidError(f"lateral join of type {name} (only INNER and left-side types)", f"{path}.type")
-    anchor = rel.common.rel_anchor
-    if not anchor:
+    if not rel.common.rel_anchor:
         raise PlanInvalidError("lateral join without common.rel_anchor for its right input to reference", path)
-    right_rel, escapes = rebase(rel.right, anchor, f"{path}.right")
+    return jt
+
+
+def refusals(rel: alg.LateralJoinRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the translation refuses in a lateral join, as (feature, path), without translating (`analyze`);
+    an invalid one raises PlanInvalidError as translation would."""
+    checked_type(rel, path)
+    _, escapes = rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    for p in escapes[:1]:
+        yield _ESCAPE, p
+
+
+_ESCAPE = (
+    "lateral join whose right input reads the left row outside a filter condition (Spark 3.5's "
+    "DataFrame API has no lateral column references, and only correlated filters decorrelate into a join)"
+)
+
+
+def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> Relation:
+    jt = checked_type(rel, path)
+    right_rel, escapes = rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
     if escapes:
-        raise UnsupportedFeatureError(
-            "lateral join whose right input reads the left row outside a filter condition (Spark 3.5's "
-            "DataFrame API has no lateral column references, and only correlated filters decorrelate into a join)",
-            escapes[0],
-        )
+        raise UnsupportedFeatureError(_ESCAPE, escapes[0])
     left = cx.rel(rel.left, f"{path}.left", outer).materialized()
     if left.correlated():
         raise UnsupportedFeatureError("lateral join inside a correlated subquery", path)

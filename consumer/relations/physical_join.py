@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
@@ -36,6 +37,12 @@ _COMPARE = {
     Key.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: Column.eqNullSafe,
 }
 _BUILD_LEFT = alg.HashJoinRel.BUILD_INPUT_LEFT
+_SEMI_ANTI = {
+    JoinRel.JOIN_TYPE_LEFT_SEMI,
+    JoinRel.JOIN_TYPE_LEFT_ANTI,
+    JoinRel.JOIN_TYPE_RIGHT_SEMI,
+    JoinRel.JOIN_TYPE_RIGHT_ANTI,
+}
 
 
 def join_type(rel: Any, path: str) -> int:
@@ -125,3 +132,16 @@ def translate_nested_loop_join(
         return cx.expression(rel.expression, scope, f"{path}.expression").col if rel.HasField("expression") else None
 
     return join.join_inputs(cx, left, right, jt, condition, None, [rel.expression], path, outer)
+
+
+def refusals(rel: Any, path: str) -> Iterator[tuple[str, str]]:
+    """What the translation refuses in a physical join, as (feature, path), without translating (`analyze`)."""
+    jt = join_type(rel, path)
+    for i, k in enumerate(getattr(rel, "keys", ())):
+        p = f"{path}.keys[{i}].comparison"
+        if k.comparison.WhichOneof("inner_type") == "custom_function_reference":
+            yield "join key compared by a custom function", p
+        elif k.comparison.simple == Key.SIMPLE_COMPARISON_TYPE_MIGHT_EQUAL:
+            yield "join key compared MIGHT_EQUAL (a match when either side is NULL is not an equi-join key)", p
+    if "post_join_filter" in rel.DESCRIPTOR.fields_by_name and rel.HasField("post_join_filter") and jt in _SEMI_ANTI:
+        yield "post-join filter on a semi or anti join", f"{path}.post_join_filter"

@@ -166,15 +166,7 @@ def read_virtual_table(
     cx: SubstraitConsumer, table: ReadRel.VirtualTable, names: list[str], types: list[T.DataType], path: str
 ) -> Relation:
     """VALUES rows as one-row selects, unioned (constants fold; no data leaves the driver)."""
-    from ..literals import to_column
-
-    if getattr(table, "values", ()) and table.expressions:
-        raise PlanInvalidError("virtual table with both values and expressions", path)
     rows: list[tuple[list[Typed], str]] = []
-    for r, rec in enumerate(getattr(table, "values", ())):  # deprecated: rows as struct literals
-        rows.append(
-            ([to_column(f, f"{path}.values[{r}].fields[{i}]") for i, f in enumerate(rec.fields)], f"{path}.values[{r}]")
-        )
     no_input = Scope(Relation(cx.spark.range(1).select(), [], [])) if len(table.expressions) else None
     for r, rec in enumerate(table.expressions):
         p = f"{path}.expressions[{r}]"

@@ -66,16 +66,13 @@ def translate_fetch(cx: SubstraitConsumer, rel: alg.FetchRel, path: str, outer: 
     source = cx.rel(rel.input, f"{path}.input", outer)
     if source.correlated():
         raise UnsupportedFeatureError("LIMIT/OFFSET inside a correlated subquery", path)
-    offset = rel.offset if rel.WhichOneof("offset_mode") == "offset" else 0
-    if rel.WhichOneof("offset_mode") == "offset_expr":
+    offset = 0
+    if rel.HasField("offset_expr"):
         # Spec: an offset expression evaluating to NULL is treated as 0.
         offset = _constant_int(cx, rel.offset_expr, f"{path}.offset_expr") or 0
     count = -1
-    mode = rel.WhichOneof("count_mode")
-    if mode == "count":
-        count = rel.count
-    elif mode == "count_expr":
-        # Spec: a count expression evaluating to NULL means all records.
+    if rel.HasField("count_expr"):
+        # Spec: a count expression evaluating to NULL (or no count) means all records.
         value = _constant_int(cx, rel.count_expr, f"{path}.count_expr")
         count = -1 if value is None else value
     if offset < 0:

@@ -8,6 +8,7 @@ rows (Spark has no FETCH ... WITH TIES).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Window
@@ -67,3 +68,13 @@ def _with_ties(cx: SubstraitConsumer, source: Relation, orders, offset: int, cou
     kept = df.filter((column(rank) <= offset + count) & (column(row) > offset))
     ordered = kept.orderBy(column(row)).drop(rank, row)
     return source.with_df(ordered)
+
+
+def refusals(rel: alg.TopNRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the translation refuses in a top-N, as (feature, path), without translating (`analyze`)."""
+    for name in ("offset", "count"):
+        if rel.HasField(name) and getattr(rel, name).WhichOneof("rex_type") != "literal":
+            yield "top-N offset/count computed by an expression (only literals)", f"{path}.{name}"
+    for i, s in enumerate(rel.sorts):
+        if s.WhichOneof("sort_kind") == "comparison_function_reference":
+            yield "sort by a custom comparison function", f"{path}.sorts[{i}]"
