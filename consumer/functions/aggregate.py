@@ -10,8 +10,12 @@ from collections.abc import Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
+from ..types import cast, family
 from .call import Call
+from .decimal import DECIMAL_AGGREGATE
+from .options import bounds, ieee, int_output, overflow
 from .unsigned import UNSIGNED_AGGREGATE
 
 AggregateHandler = Callable[[Call, bool], Column]
@@ -48,19 +52,68 @@ def _count(c: Call, distinct: bool) -> Column:
 
 
 def _avg(c: Call, distinct: bool) -> Column:
-    (x,) = c.arity(1).cols
+    """avg keeps the argument's type (the YAML: avg(i32) -> i32?, avg(fp32) -> fp32?); Spark's is double."""
+    (x,) = c.arity(1).values
+    mean = F.sum_distinct(x.col) / F.count_distinct(x.col) if distinct else F.avg(x.col)
+    if family(x.type) == "float":
+        return ieee(c, mean)
+    out = c.output_type or (x.type if family(x.type) == "int" else None)
+    return cast(mean, out) if out is not None else mean
+
+
+def _sum(zero_if_empty: bool) -> AggregateHandler:
+    """sum/sum0 of integers honour `overflow` (Spark's bigint sum wraps): the exact sum is a decimal sum."""
+
+    def build(c: Call, distinct: bool) -> Column:
+        (x,) = c.arity(1).values
+        agg = F.sum_distinct if distinct else F.sum
+        total = agg(x.col)
+        is_int = family(x.type) == "int"
+        if is_int and c.option("overflow", ("SILENT", "SATURATE", "ERROR"), "SILENT") != "SILENT":
+            out = c.output_type if c.output_type is not None and family(c.output_type) == "int" else T.LongType()
+            exact = agg(x.col.cast("decimal(38,0)"))
+            lo, hi = bounds(out)
+            total = overflow(c, exact, out, exact > F.lit(hi), exact < F.lit(lo))
+        elif is_int and c.output_type is not None:
+            total = cast(total, c.output_type)
+        return F.coalesce(total, F.lit(0).cast(_zero_type(c, x.type))) if zero_if_empty else total
+
+    return build
+
+
+def _zero_type(c: Call, arg: T.DataType) -> str:
+    """sum0's type for the empty input's zero: the declared one, else bigint or double like Spark's sum."""
+    if c.output_type is not None:
+        return c.output_type.simpleString()
+    return "bigint" if family(arg) == "int" else "double"
+
+
+def _product(c: Call, distinct: bool) -> Column:
+    """product keeps integer types (Spark's is double), `overflow` judged on the double product."""
+    (x,) = c.arity(1).values
     if distinct:
-        return F.sum_distinct(x) / F.count_distinct(x)
-    return F.avg(x)
+        raise c.unsupported("DISTINCT invocation")
+    value = F.product(x.col)
+    if family(x.type) != "int":
+        return ieee(c, value)
+    out = int_output(c)
+    lo, hi = bounds(out)
+    return overflow(c, value, out, value > F.lit(float(hi)), value < F.lit(float(lo)))
 
 
 def _by_distribution(sample: Callable[[Column], Column], population: Callable[[Column], Column]) -> AggregateHandler:
+    """std_dev/variance: SAMPLE or POPULATION from the enum argument (current YAML) or the `distribution`
+    option (older YAML); fp32 stays fp32."""
+
     def build(c: Call, distinct: bool) -> Column:
         if distinct:
             raise c.unsupported("DISTINCT invocation")
-        mode = c.option("distribution", ("SAMPLE", "POPULATION"), "SAMPLE")
         (x,) = c.arity(1).cols
-        return (sample if mode == "SAMPLE" else population)(x)
+        enums = [e.upper() for e in c.enums]
+        mode = enums[0] if enums else c.option("distribution", ("SAMPLE", "POPULATION"), "SAMPLE")
+        if mode not in ("SAMPLE", "POPULATION") or len(enums) > 1:
+            raise c.unsupported(f"distribution {'|'.join(c.enums)} (supported: SAMPLE, POPULATION)")
+        return ieee(c, (sample if mode == "SAMPLE" else population)(x))
 
     return build
 
@@ -72,8 +125,8 @@ def _string_agg(c: Call, distinct: bool) -> Column:
 
 
 AGGREGATE: dict[str, AggregateHandler] = {
-    "sum": _simple(F.sum, F.sum_distinct),
-    "sum0": _simple(lambda x: F.coalesce(F.sum(x), F.lit(0))),
+    "sum": _sum(zero_if_empty=False),
+    "sum0": _sum(zero_if_empty=True),
     "avg": _avg,
     "min": _distinct_irrelevant(F.min),
     "max": _distinct_irrelevant(F.max),
@@ -88,7 +141,8 @@ AGGREGATE: dict[str, AggregateHandler] = {
     "bool_or": _distinct_irrelevant(F.bool_or),
     "approx_count_distinct": _distinct_irrelevant(F.approx_count_distinct),
     "approx_distinct": _distinct_irrelevant(F.approx_count_distinct),
-    "product": _simple(F.product),
+    "product": _product,
     "string_agg": _string_agg,
     **UNSIGNED_AGGREGATE,
+    **DECIMAL_AGGREGATE,
 }
