@@ -7,7 +7,7 @@ import pytest
 from plan_builder import PlanBuilder, field, i32, i64, list_, lit, named, project, run, string, tuples, view
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 
-ROWS = [("Hello World",), ("a.b.c",), ("abcABC",), ("A\nc x",), (None,), ("ÉtÉ été",), ("xxabcxx",)]
+ROWS = [("Hello World",), ("a.b.c",), ("abcABC",), ("A\nc x",), (None,), ("ÉtÉ été",), ("xxabcxx",), ("😊a😊b",)]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -105,9 +105,27 @@ def test_trim_with_character_set_and_substring_negative_start(spark):
     )
 
 
-def test_regexp_replace_of_one_occurrence_is_rejected(spark):
+def test_regexp_replace_and_strpos_of_the_nth_occurrence(spark):
+    """Occurrence n picks the n-th match of the same find sequence (empty matches included); positions count
+    characters, so an emoji (two UTF-16 units in Java) is one."""
     b = PlanBuilder()
-    e = b.call("regexp_replace", _s(), lit("a"), lit("b"), lit(1, i64()), lit(2, i64()), out=string())
+    exprs = [
+        b.call("regexp_replace", _s(), lit("([a-c])"), lit("<\\1>"), lit(1, i64()), lit(2, i64()), out=string()),
+        b.call("regexp_replace", _s(), lit("x*"), lit("-"), lit(1, i64()), lit(2, i64()), out=string()),
+        b.call("regexp_strpos", _s(), lit("[a-c]"), lit(1, i64()), lit(2, i64()), out=i64()),
+    ]
+    rel = project(named("str_t", ["s"], [string()]), *exprs, emit=[0, 1, 2, 3])
+    got = {r[0]: tuple(r[1:]) for r in run(b.plan(rel, ["s", "r", "x", "p"]), spark).collect()}
+    assert got["abcABC"] == ("a<b>cABC", "a-bcABC", 2)
+    assert got["xxabcxx"] == ("xxa<b>cxx", "xx-abcxx", 4)
+    assert got["😊a😊b"] == ("😊a😊<b>", "😊-a😊b", 4)
+    assert got["Hello World"] == ("Hello World", "H-ello World", 0)
+    assert got[None] == (None, None, None)
+
+
+def test_replacing_one_occurrence_needs_a_literal_replacement(spark):
+    b = PlanBuilder()
+    e = b.call("regexp_replace", _s(), lit("a"), _s(), lit(1, i64()), lit(2, i64()), out=string())
     rel = project(named("str_t", ["s"], [string()]), e, emit=[1])
-    with pytest.raises(UnsupportedFeatureError, match="occurrence"):
+    with pytest.raises(UnsupportedFeatureError, match="literal replacement"):
         run(b.plan(rel, ["c"]), spark)

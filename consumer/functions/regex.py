@@ -86,29 +86,45 @@ def _count_substring(c: Call) -> Column:
     )
 
 
-def _strpos(c: Call) -> Column:
-    """Position (in characters) of the first match at or after `position`, 0 when none.
+def _lengths(xs: Column, k: Column) -> Column:
+    """Total length of the first `k` strings of `xs`."""
+    return F.aggregate(F.slice(xs, 1, k), F.lit(0), lambda acc, x: acc + F.length(x))
 
-    Spark's regexp_instr counts UTF-16 code units; the character position is the length of the text before the
-    match, which Java's split (limit 2) yields, except for a zero-width match at the start, which split skips
-    (regexp_instr says 1 there, which is also right in characters). Only occurrence 1 maps exactly.
+
+def _nth_match(text: Column, regex: Column, n: Column) -> tuple[Column, Column, Column]:
+    """(0-based character offset, matched text, whether it exists) of the `n`-th match of `regex` in `text`.
+
+    regexp_extract_all gives the matches and Java's split (limit n+1) the text between them, both from the same
+    Matcher.find sequence; split drops the empty piece before a zero-width match at the start, so it is put back.
+    Offsets are in characters (code points), unlike regexp_instr's UTF-16 units.
     """
+    matches = F.call_function("regexp_extract_all", text, regex, F.lit(0))
+    first = F.call_function("try_element_at", matches, F.lit(1))
+    pieces = F.call_function("split", text, regex, n + 1)
+    skipped = (F.call_function("regexp_instr", text, regex) == 1) & (F.length(first) == 0)
+    aligned = F.when(skipped, F.concat(F.array(F.lit("")), pieces)).otherwise(pieces)
+    offset = _lengths(aligned, n) + _lengths(matches, n - 1)
+    return offset, F.call_function("try_element_at", matches, n), F.size(matches) >= n
+
+
+def _occurrence(c: Call, occurrence: Typed | None, default: int) -> Column:
+    if occurrence is None:
+        return F.lit(default)
+    if occurrence.is_literal and isinstance(occurrence.value, int) and occurrence.value < 1:
+        raise c.unsupported(f"occurrence {occurrence.value} (the spec wants a positive number)")
+    return occurrence.col
+
+
+def _strpos(c: Call) -> Column:
+    """Position (in characters) of the `occurrence`-th match at or after `position`, 0 when there is none."""
     s, p, position, occurrence = c.arity(4).values
-    if not _is_literal(occurrence, 1):
-        raise c.unsupported(
-            "occurrence other than a literal 1 (Spark's regexp_instr finds only the first match; an n-th match "
-            "position cannot be derived exactly from Spark's regex functions)"
-        )
-    text, regex = _from(s.col, position), pattern(c, p)
-    units = F.call_function("regexp_instr", text, regex)
-    before = F.length(F.element_at(F.call_function("split", text, regex, F.lit(2)), 1))
-    found = F.when(units <= 1, units).otherwise(before + 1)
-    if _is_literal(position, 1):
-        return _to_output(c, found)
-    return _to_output(c, F.when(found > 0, found + position.col - 1).otherwise(found))
+    offset, _, found = _nth_match(_from(s.col, position), pattern(c, p), _occurrence(c, occurrence, 1))
+    start = offset + 1 if _is_literal(position, 1) else offset + position.col
+    return _to_output(c, F.when(found, start).otherwise(F.when(offset.isNotNull(), F.lit(0))))
 
 
 _BACKREF = re.compile(r"\\(\\|\d|\$)|\$")
+_JAVA_REPLACEMENT = re.compile(r"\\(.)|\$(\d)|\$|([^\\$]+)", re.S)
 
 
 def _java_replacement(text: str) -> str:
@@ -123,24 +139,58 @@ def _java_replacement(text: str) -> str:
     return _BACKREF.sub(swap, text)
 
 
+def _expand(c: Call, replacement: str, text: Column, regex: Column, n: Column) -> Column:
+    """The replacement for the `n`-th match, its `$k` references read from that match's group k."""
+    parts: list[Column] = []
+    for m in _JAVA_REPLACEMENT.finditer(replacement):
+        escaped, group, plain = m.groups()
+        if group is not None:
+            groups = F.call_function("regexp_extract_all", text, regex, F.lit(int(group)))
+            parts.append(F.call_function("try_element_at", groups, n))
+        elif escaped is not None or plain is not None:
+            parts.append(F.lit(escaped if escaped is not None else plain))
+        else:
+            raise c.unsupported(f"replacement {replacement!r}: '$' without a group number")
+    return F.concat(*parts) if parts else F.lit("")
+
+
 def _replace(c: Call) -> Column:
-    """Replace every match (`occurrence` 0) from `position` on; ICU's `\\n` group references become Java's `$n`."""
+    """Replace every match (`occurrence` 0) or only the n-th, from `position` on.
+
+    ICU's `\\n` group references become Java's `$n`. Every match is Spark's regexp_replace; the n-th is cut out
+    at its character offset (see `_nth_match`) and its replacement assembled from that match's groups.
+    """
     s, p, r, *rest = c.arity(3, 5).values
     position, occurrence = rest or (None, None)
-    if not _is_literal(occurrence, 0):
-        raise c.unsupported(
-            "occurrence other than a literal 0 (all matches): Spark's regexp_replace replaces every match"
-        )
+    regex = pattern(c, p)
     if r.is_literal:
-        replacement = F.lit(None).cast(T.StringType()) if r.value is None else F.lit(_java_replacement(r.value))
+        if r.value is None:
+            return F.lit(None).cast(T.StringType())
+        replacement = F.lit(_java_replacement(r.value))
     else:
         replacement = F.regexp_replace(r.col, r"\\(\d)", r"\$$1")
-    args = [s.col, pattern(c, p), replacement]
-    if not _is_literal(position, 1):
-        if not (position.is_literal and isinstance(position.value, int)):
-            raise c.unsupported("position must be a literal (Spark's regexp_replace takes a constant position)")
-        args.append(position.col)
-    return F.call_function("regexp_replace", *args)
+    if _is_literal(occurrence, 0):
+        args = [s.col, regex, replacement]
+        if not _is_literal(position, 1):
+            if not (position.is_literal and isinstance(position.value, int)):
+                raise c.unsupported("position must be a literal (Spark's regexp_replace takes a constant position)")
+            args.append(position.col)
+        return F.call_function("regexp_replace", *args)
+    if not (occurrence.is_literal and r.is_literal):
+        raise c.unsupported("replacing one occurrence needs a literal occurrence and a literal replacement")
+    n = _occurrence(c, occurrence, 1)
+    text = _from(s.col, position)
+    offset, match, found = _nth_match(text, regex, n)
+    expanded = _expand(c, _java_replacement(r.value), text, regex, n)
+    cut = F.concat(
+        F.call_function("substr", text, F.lit(1), offset),
+        expanded,
+        F.call_function("substr", text, offset + F.length(match) + 1),
+    )
+    out = F.when(found, cut).otherwise(text)
+    if _is_literal(position, 1):
+        return out
+    return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), out)
 
 
 def _string_split(c: Call) -> Column:
