@@ -138,3 +138,27 @@ def test_unknown_format_code_is_rejected(spark):
     b = PlanBuilder()
     with pytest.raises(UnsupportedFeatureError, match="strftime conversion %Q"):
         values(spark, b, b.call("strftime", lit(TS, precision_timestamp()), lit("%Q", string()), out=string()))
+
+
+def test_round_temporal_fixed_units(spark):
+    b = PlanBuilder()
+    ts = lit(dt.datetime(2016, 1, 1, 13, 30, 15), precision_timestamp())
+    origin = lit(dt.datetime(2016, 1, 1, 0, 0, 0), precision_timestamp())
+    two = lit(2, i64())
+    got = values(
+        spark,
+        b,
+        *[
+            b.call("round_temporal", ts, mode, "HOUR", two, origin, out=precision_timestamp())
+            for mode in ("FLOOR", "CEIL", "ROUND_TIE_DOWN", "ROUND_TIE_UP")
+        ],
+        b.call("round_temporal", lit(dt.date(2016, 1, 9), date()), "FLOOR", "WEEK", lit(1, i64()),
+               lit(dt.date(2016, 1, 4), date()), out=date()),
+    )  # fmt: skip
+    assert got == (
+        dt.datetime(2016, 1, 1, 12),
+        dt.datetime(2016, 1, 1, 14),
+        dt.datetime(2016, 1, 1, 14),
+        dt.datetime(2016, 1, 1, 14),
+        dt.date(2016, 1, 4),
+    )

@@ -264,6 +264,66 @@ def _extract_boolean(c: Call) -> Column:
     return _is_leap_year(x)
 
 
+_UNIT_MICROS: dict[str, int] = {
+    "WEEK": 7 * 86_400_000_000,
+    "DAY": 86_400_000_000,
+    "HOUR": 3_600_000_000,
+    "MINUTE": 60_000_000,
+    "SECOND": 1_000_000,
+    "MILLISECOND": 1000,
+    "MICROSECOND": 1,
+}
+
+
+def _ntz_micros(ntz: Column) -> Column:
+    """Microseconds of a wall-clock time since 1970-01-01 00:00 (exact: an interval added to the epoch instant)."""
+    return F.unix_micros(F.timestamp_seconds(F.lit(0)) + (ntz - F.lit(_NTZ_EPOCH).cast(T.TimestampNTZType())))
+
+
+def _micros_ntz(micros: Column) -> Column:
+    return _wall_clock(F.timestamp_micros(micros), F.lit("UTC"))
+
+
+def _round_micros(d: Column, step: Column, rounding: str) -> Column:
+    """`d` rounded to a multiple of `step` (floor-based remainder, so negative distances round the same way)."""
+    rem = F.pmod(d, step)
+    lower = d - rem
+    upper = F.when(rem == F.lit(0), lower).otherwise(lower + step)
+    choose_upper = {
+        "FLOOR": F.lit(False),
+        "CEIL": F.lit(True),
+        "ROUND_TIE_DOWN": rem * F.lit(2) > step,
+        "ROUND_TIE_UP": rem * F.lit(2) >= step,
+    }[rounding]
+    return F.when(choose_upper, upper).otherwise(lower)
+
+
+def _round_temporal(c: Call) -> Column:
+    """Rounding to a multiple of a fixed-length unit from an origin; an instant is rounded on its wall clock in
+    the given zone. YEAR and MONTH (calendar lengths) are refused."""
+    if len(c.enums) != 2:
+        raise c.unsupported("expects the rounding and unit enum arguments")
+    rounding, unit = (e.upper() for e in c.enums)
+    if rounding not in ("FLOOR", "CEIL", "ROUND_TIE_DOWN", "ROUND_TIE_UP"):
+        raise c.unsupported(f"rounding {rounding}")
+    if unit not in _UNIT_MICROS:
+        raise c.unsupported(f"unit {unit}: only fixed-length units (WEEK to MICROSECOND) map to native arithmetic")
+    x, multiple, *rest = c.arity(3, 4).values
+    origin, tz = rest[-1], (rest[0].col if len(rest) == 2 else None)
+    kind = _kind(x.type)
+    if kind == "timestamp_tz":
+        zone = tz if tz is not None else F.lit("UTC")
+        xw, ow = _wall_clock(x.col, zone), _wall_clock(origin.col, zone)
+    else:
+        xw, ow = x.col.cast(T.TimestampNTZType()), origin.col.cast(T.TimestampNTZType())
+    step = multiple.col.cast(T.LongType()) * F.lit(_UNIT_MICROS[unit])
+    base = _ntz_micros(ow)
+    rounded = _micros_ntz(base + _round_micros(_ntz_micros(xw) - base, step, rounding))
+    if kind == "timestamp_tz":
+        return _assume(rounded, tz if tz is not None else F.lit("UTC"))
+    return F.to_date(rounded) if kind == "date" else rounded
+
+
 def _datetime_arithmetic(name: str) -> Handler:
     """date +/- interval_day is a timestamp in functions_datetime when the plan declares one; producers of SQL's
     `date - INTERVAL '3' DAY` declare a date (or nothing): the arithmetic table's add/subtract keep it a date."""
@@ -292,4 +352,5 @@ DATETIME: dict[str, Handler] = {
     "strptime_date": _strptime_date,
     "strptime_timestamp": _strptime_timestamp,
     "extract_boolean": _extract_boolean,
+    "round_temporal": _round_temporal,
 }
