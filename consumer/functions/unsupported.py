@@ -9,4 +9,7 @@ from __future__ import annotations
 UNSUPPORTED: dict[str, str] = {
     "title": "the spec leaves open which words count (articles at the start, after punctuation) and whether the"
     " rest of a word is lowercased; initcap/capitalize are mapped",
+    "strptime_time": "Spark has no time-of-day type to hold the result",
+    "round_calendar": "rounding to calendar units from the last origin unit (weeks of several numbering schemes)"
+    " has no native Spark equivalent; round_temporal with fixed-length units is mapped",
 }
