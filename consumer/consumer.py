@@ -23,7 +23,8 @@ from .context_variables import context_variable
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
-from .functions.window import WINDOW, WindowCall, WindowHandler, over_frame
+from .functions.window import WINDOW, WindowCall, WindowHandler
+from .functions.window import resolve as resolve_window
 from .literals import to_column
 from .parameters import Parameters
 from .producers import Quirks
@@ -409,13 +410,10 @@ class SubstraitConsumer:
         return handler(call, distinct)
 
     def call_window(self, call: WindowCall) -> Column:
-        """A window function; an aggregate this class adds (not in `window_functions`) applies over the frame."""
-        handler = lookup(self.window_functions, call.ref)
+        """A window function, or an aggregate function over the window's frame (see `functions.window.resolve`)."""
+        handler = resolve_window(self.window_functions, self.aggregate_functions, call.ref)
         if handler is None:
-            aggregate_handler = lookup(self.aggregate_functions, call.ref)
-            if aggregate_handler is None:
-                raise UnsupportedFeatureError(_unsupported("window", call), call.path)
-            handler = over_frame(call.name, aggregate_handler)
+            raise UnsupportedFeatureError(_unsupported("window", call), call.path)
         return handler(call)
 
     # --- per-run resources ---------------------------------------------------------------------------------

@@ -19,8 +19,7 @@ from substrait import algebra_pb2 as alg
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .expressions import function_arguments, options_of
-from .functions import lookup
-from .functions.window import Over, WindowCall
+from .functions.window import Over, WindowCall, resolve
 from .literals import python_value
 from .relations.aggregate import _PHASES_OK
 from .relations.sort import sort_columns
@@ -122,7 +121,7 @@ def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: st
     raises PlanInvalidError as translation would."""
     if fn.phase not in _PHASES_OK:
         yield f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase"
-    if lookup(consumer_class.window_functions, ref) is None and lookup(consumer_class.aggregate_functions, ref) is None:
+    if resolve(consumer_class.window_functions, consumer_class.aggregate_functions, ref) is None:
         yield f"window function {ref.name}", path
     try:
         frame(fn, [None] * sorts, path)

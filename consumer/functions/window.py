@@ -11,13 +11,14 @@ aggregate table entry it does not find here (a user-added aggregate) by applying
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, Window, WindowSpec
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..extensions import FunctionRef
 from ..types import cast
 from .aggregate import AGGREGATE
 from .call import Call
@@ -224,3 +225,16 @@ WINDOW: dict[str, WindowHandler] = {
         if name not in {"sum", "sum0", "avg", "count", "string_agg"} and "/" not in name
     },
 }
+
+
+def resolve(
+    window: Mapping[str, WindowHandler], aggregate: Mapping[str, Callable[[Call, bool], Column]], ref: FunctionRef
+) -> WindowHandler | None:
+    """The handler for a window call: most specific key first (`unsigned_integers/sum` before `sum`), at each
+    key the window table's entry, else an aggregate table's entry applied over the frame."""
+    for key in ref.keys:
+        if key in window:
+            return window[key]
+        if key in aggregate:
+            return over_frame(ref.base, aggregate[key])
+    return None
