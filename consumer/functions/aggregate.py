@@ -118,6 +118,26 @@ def _by_distribution(sample: Callable[[Column], Column], population: Callable[[C
     return build
 
 
+def _corr(c: Call, distinct: bool) -> Column:
+    if distinct:
+        raise c.unsupported("DISTINCT invocation")
+    x, y = c.arity(2).cols
+    return ieee(c, F.corr(x, y))
+
+
+def _median(c: Call, distinct: bool) -> Column:
+    """median(EXACT|APPROXIMATE, x): Spark's exact median (allowed for APPROXIMATE too), in the declared type."""
+    if distinct:
+        raise c.unsupported("DISTINCT invocation")
+    (x,) = c.arity(1).values
+    if any(e.upper() not in ("EXACT", "APPROXIMATE") for e in c.enums):
+        raise c.unsupported(f"precision {'|'.join(c.enums)} (supported: EXACT, APPROXIMATE)")
+    value = F.median(x.col)
+    if family(x.type) == "float":
+        return ieee(c, value)
+    return cast(value, c.output_type) if c.output_type is not None else value
+
+
 def _string_agg(c: Call, distinct: bool) -> Column:
     x, sep = (*c.arity(1, 2).cols, F.lit(","))[:2]  # DuckDB writes string_agg(x): separator ','
     items = F.collect_set(x) if distinct else F.collect_list(x)
@@ -133,7 +153,8 @@ AGGREGATE: dict[str, AggregateHandler] = {
     "count": _count,
     "any_value": _distinct_irrelevant(lambda x: F.first(x, ignorenulls=True)),
     "first": _distinct_irrelevant(lambda x: F.first(x, ignorenulls=True)),
-    "median": _simple(F.median),
+    "median": _median,
+    "corr": _corr,
     "mode": _simple(F.mode),
     "std_dev": _by_distribution(F.stddev_samp, F.stddev_pop),
     "variance": _by_distribution(F.var_samp, F.var_pop),
