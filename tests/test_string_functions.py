@@ -113,14 +113,15 @@ def test_regexp_replace_and_strpos_of_the_nth_occurrence(spark):
         b.call("regexp_replace", _s(), lit("([a-c])"), lit("<\\1>"), lit(1, i64()), lit(2, i64()), out=string()),
         b.call("regexp_replace", _s(), lit("x*"), lit("-"), lit(1, i64()), lit(2, i64()), out=string()),
         b.call("regexp_strpos", _s(), lit("[a-c]"), lit(1, i64()), lit(2, i64()), out=i64()),
+        b.call("regexp_replace", _s(), lit("[a-c]"), lit("_"), lit(3, i64()), lit(0, i64()), out=string()),
     ]
-    rel = project(named("str_t", ["s"], [string()]), *exprs, emit=[0, 1, 2, 3])
-    got = {r[0]: tuple(r[1:]) for r in run(b.plan(rel, ["s", "r", "x", "p"]), spark).collect()}
-    assert got["abcABC"] == ("a<b>cABC", "a-bcABC", 2)
-    assert got["xxabcxx"] == ("xxa<b>cxx", "xx-abcxx", 4)
-    assert got["😊a😊b"] == ("😊a😊<b>", "😊-a😊b", 4)
-    assert got["Hello World"] == ("Hello World", "H-ello World", 0)
-    assert got[None] == (None, None, None)
+    rel = project(named("str_t", ["s"], [string()]), *exprs, emit=[0, 1, 2, 3, 4])
+    got = {r[0]: tuple(r[1:]) for r in run(b.plan(rel, ["s", "r", "x", "p", "all"]), spark).collect()}
+    assert got["abcABC"] == ("a<b>cABC", "a-bcABC", 2, "ab_ABC")
+    assert got["xxabcxx"] == ("xxa<b>cxx", "xx-abcxx", 4, "xx___xx")
+    assert got["😊a😊b"] == ("😊a😊<b>", "😊-a😊b", 4, "😊a😊_")
+    assert got["Hello World"] == ("Hello World", "H-ello World", 0, "Hello World")
+    assert got[None] == (None, None, None, None)
 
 
 def test_replacing_one_occurrence_needs_a_literal_replacement(spark):

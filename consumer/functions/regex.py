@@ -170,12 +170,11 @@ def _replace(c: Call) -> Column:
     else:
         replacement = F.regexp_replace(r.col, r"\\(\d)", r"\$$1")
     if _is_literal(occurrence, 0):
-        args = [s.col, regex, replacement]
-        if not _is_literal(position, 1):
-            if not (position.is_literal and isinstance(position.value, int)):
-                raise c.unsupported("position must be a literal (Spark's regexp_replace takes a constant position)")
-            args.append(position.col)
-        return F.call_function("regexp_replace", *args)
+        # Not Spark's own position argument: it must be a constant and counts UTF-16 units, not characters.
+        every = F.call_function("regexp_replace", _from(s.col, position), regex, replacement)
+        if _is_literal(position, 1):
+            return every
+        return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), every)
     if not (occurrence.is_literal and r.is_literal):
         raise c.unsupported("replacing one occurrence needs a literal occurrence and a literal replacement")
     n = _occurrence(c, occurrence, 1)
