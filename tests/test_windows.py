@@ -290,9 +290,7 @@ def test_window_output_can_be_filtered(spark):
         b.eq(field(4), lit(1, i64())),
     )
     got = run(b.plan(rel, [*COLUMNS, "rn"]), spark)
-    sql = (
-        f"select * from (select *, row_number() over ({SQL_OVER}, v asc nulls last) as rn from win_td) where rn = 1"
-    )
+    sql = f"select * from (select *, row_number() over ({SQL_OVER}, v asc nulls last) as rn from win_td) where rn = 1"
     assert_same_rows(got, spark.sql(sql))
 
 
@@ -374,3 +372,46 @@ def test_explain_and_lineage_of_windows():
     assert sources("rn") == {("g", "WINDOW"), ("k", "WINDOW")}
     assert sources("s") == {("v", "AGGREGATION"), ("g", "WINDOW"), ("k", "WINDOW")}
     assert ("v", "AGGREGATION") in sources("lg") or ("v", "IDENTITY") in sources("lg")
+
+
+def test_window_inside_an_expression_and_user_aggregate_as_window(spark):
+    """A window call nested in a scalar call; an aggregate a consumer subclass adds works over a frame too."""
+    from pyspark.sql import functions as F
+    from substrait_spark.consumer import to_dataframe
+    from substrait_spark.consumer.consumer import SubstraitConsumer
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    class WithMaxBy(SubstraitConsumer):
+        aggregate_functions = {**SubstraitConsumer.aggregate_functions, "my_max": lambda c, distinct: F.max(c.cols[0])}
+
+    b = PlanBuilder()
+    rn = window(b, "row_number", partitions=BY_G, sorts=[(K, ASC_NULLS_LAST), (D, ASC_NULLS_LAST)])
+    exprs = [
+        b.call("add", rn, lit(100, i64()), out=i64()),
+        window(b, "my_max", V, partitions=BY_G, sorts=ORDER_K, lower=preceding(1), upper=current_row()),
+    ]
+    plan = b.plan(project(tbl(), *exprs), [*COLUMNS, "rn100", "m"])
+    got = to_dataframe(plan, spark, SessionCatalogResolver(), consumer_class=WithMaxBy)
+    sql = f"""select g, k, v, d, 100 + row_number() over ({SQL_OVER}, d asc nulls last),
+        max(v) over ({SQL_OVER} rows between 1 preceding and current row) from win_td"""
+    assert_same_rows(got, spark.sql(sql))
+    assert validate_plan(plan, WithMaxBy) == []
+    assert [f.feature for f in validate_plan(plan)] == ["window function my_max"]
+
+
+def test_distinct_median_over_a_window_is_unsupported(spark):
+    b = PlanBuilder()
+    plan = b.plan(project(tbl(), window(b, "median", V, partitions=BY_G, distinct=True)), [*COLUMNS, "m"])
+    with pytest.raises(UnsupportedFeatureError, match="median: DISTINCT invocation over a window"):
+        run(plan, spark)
+
+
+def test_nth_value_domain_error_option(spark):
+    b = PlanBuilder()
+    whole = {"partitions": BY_G, "sorts": ORDER_K, "lower": unbounded(), "upper": unbounded()}
+    nan = window(b, "nth_value", V, lit(0), options={"on_domain_error": ["NAN"]}, **whole)
+    got = run(b.plan(project(tbl(), nan), [*COLUMNS, "n"]), spark)
+    assert {r.n for r in got.collect()} == {None}
+    error = window(b, "nth_value", V, lit(0), options={"on_domain_error": ["ERROR"]}, **whole)
+    with pytest.raises(Exception, match="window_offset 0 is not a positive integer"):
+        run(b.plan(project(tbl(), error), [*COLUMNS, "n"]), spark).collect()
