@@ -442,7 +442,8 @@ def test_files_iceberg_physical_joins_exchange_expand_and_nested_values():
     pair = Expr(nested=Expr.Nested(struct=Expr.Nested.Struct(fields=[field(0), field(3)])))
     expand.fields.add().consistent_field.CopyFrom(pair)
     expand.fields.add().switching_field.duplicates.extend([field(1), lit(None, fp64())])
-    r = one_root(b.plan(Rel(expand=expand), ["p", "q"]))
+    # Spec output: the two fields, the input columns past them (the Iceberg side's x, y), the unnamed ordinal.
+    r = one_root(b.plan(Rel(expand=expand), ["p", "q", "x2", "y2"]))
     a, bb = ("file:///d/a.parquet", "x"), ("file:///d/b.parquet", "x")
     assert view(r.field("p")) == {a: {"DIRECT/TRANSFORMATION"}, bb: {"DIRECT/TRANSFORMATION"},
                                   ("s3://wh/t/metadata/v3.metadata.json", "y"): {"DIRECT/TRANSFORMATION"}}  # fmt: skip
@@ -474,12 +475,19 @@ def test_duckdb_projects_output_their_expressions_only():
 
 
 def test_deprecated_args_and_inline_grouping_expressions():
+    """Removed in Substrait 0.108; the loader reads them as arguments and AggregateRel.grouping_expressions."""
+    from substrait_spark.consumer.loader import parse_plan_bytes
+    from substrait_spark.consumer.superset import SupersetPlan
+
     b = PlanBuilder()
-    fn = AggregateFunction(function_reference=b.fn("sum"), args=[field(1)], output_type=fp64())
+    fn = AggregateFunction(function_reference=b.fn("sum"), output_type=fp64())
     agg = alg.AggregateRel(input=s(), measures=[alg.AggregateRel.Measure(measure=fn)])
-    agg.groupings.add().grouping_expressions.append(field(3))
-    agg.groupings.add().grouping_expressions.append(field(3))  # same key in both sets: one key column
-    r = one_root(b.plan(Rel(aggregate=agg), ["name", "total"]))
+    old = SupersetPlan.FromString(b.plan(Rel(aggregate=agg), ["name", "total"]).SerializeToString())
+    old_agg = old.relations[0].root.input.aggregate
+    old_agg.measures[0].measure.args.add().ParseFromString(field(1).SerializeToString())
+    for _ in range(2):  # same key in both sets: one key column
+        old_agg.groupings.add().grouping_expressions.add().ParseFromString(field(3).SerializeToString())
+    r = one_root(parse_plan_bytes(old.SerializeToString()).plan)
     assert view(r.field("total")) == {("s", "v"): {"DIRECT/AGGREGATION"}}
     assert view(r.indirect) == {("s", "name"): {"INDIRECT/GROUP_BY"}}
 
