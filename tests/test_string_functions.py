@@ -43,6 +43,8 @@ def test_case_insensitive_search_functions(spark):
         b.call("strpos", _s(), lit("abc"), options=CI, out=i64()),
         b.call("count_substring", _s(), lit("abc"), options=CI, out=i64()),
         b.call("like", _s(), lit("%world"), options=CI),
+        b.call("like", _s(), lit("%World")),  # case-sensitive by default
+        b.call("like", _s(), lit("%TÉ"), options=CI_ASCII),
     ]
     got = _plan_vs_sql(
         spark,
@@ -51,7 +53,9 @@ def test_case_insensitive_search_functions(spark):
         "contains(lower(s), 'abc'), startswith(lower(s), 'hello'), endswith(lower(s), 'été'),"
         " endswith(translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), 'ÉtÉ'),"
         " CAST(instr(lower(s), 'abc') AS BIGINT),"
-        " CAST((length(s) - length(replace(lower(s), 'abc', ''))) / 3 AS BIGINT), lower(s) LIKE '%world'",
+        " CAST((length(s) - length(replace(lower(s), 'abc', ''))) / 3 AS BIGINT),"
+        " lower(s) LIKE '%world', s LIKE '%World',"
+        " translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE '%tÉ'",
     )
     assert [f.dataType.simpleString() for f in got.schema.fields][4:6] == ["bigint", "bigint"]
 

@@ -73,7 +73,9 @@ def _like(c: Call) -> Column:
     if mode == "CASE_INSENSITIVE":
         return s.col.ilike(text) if text is not None else F.call_function("ilike", s.col, pattern.col)
     if text is not None:
-        return fold(s.col).like(text.translate(str.maketrans(string.ascii_uppercase, string.ascii_lowercase)))
+        if mode == "CASE_INSENSITIVE_ASCII":
+            text = text.translate(str.maketrans(string.ascii_uppercase, string.ascii_lowercase))
+        return fold(s.col).like(text)
     return F.call_function("like", fold(s.col), fold(pattern.col))
 
 
