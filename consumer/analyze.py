@@ -451,9 +451,13 @@ def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> I
     ref = cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
     for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(fn.sorts), path):
         yield Finding(feature, at)
+    for feature, at in windows.sort_findings(fn.sorts, f"{path}.sorts"):
+        yield Finding(feature, at)
 
 
 def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -> Iterator[Finding]:
+    for feature, at in windows.sort_findings(rel.sorts, f"{path}.sorts"):
+        yield Finding(feature, at)
     for i, fn in enumerate(rel.window_functions):
         p = f"{path}.window_functions[{i}]"
         ref = cx.function(fn.function_reference, f"{p}.function_reference")

@@ -133,21 +133,32 @@ def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: st
             yield f"{ref.name}: argument {i + 1} computed by an expression (Spark takes only a constant)", path
 
 
+def sort_findings(sorts: Any, path: str) -> Iterator[tuple[str, str]]:
+    """What `sort_columns` refuses in a window's sort fields, without Spark (for `analyze`)."""
+    for i, s in enumerate(sorts):
+        if s.WhichOneof("sort_kind") == "comparison_function_reference":
+            yield "sort by a custom comparison function", f"{path}[{i}]"
+
+
+def ordering(cx: SubstraitConsumer, sorts: Any, scope: Scope, path: str) -> tuple[list[Column], list[T.DataType]]:
+    """A window's sort fields as Spark orderings, and the types of their keys (RANGE frames need them)."""
+    orders = sort_columns(cx, sorts, scope, path)
+    return orders, [cx.expression(s.expr, scope, f"{path}[{i}].expr").type for i, s in enumerate(sorts)]
+
+
 def window_column(
     cx: SubstraitConsumer,
     fn: Any,
     partitions: list[Column],
-    sorts: Any,
+    order: tuple[list[Column], list[T.DataType]],
     scope: Scope,
     path: str,
-    sorts_path: str,
 ) -> Typed:
-    """One window function (a WindowFunction or a WindowRelFunction) over the given partition and sorts."""
+    """One window function (a WindowFunction or a WindowRelFunction) over the given partition and `ordering`."""
     ref = cx.extensions.function(fn.function_reference, f"{path}.function_reference")
     if fn.phase not in _PHASES_OK:
         raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
-    orders = sort_columns(cx, sorts, scope, sorts_path)
-    sort_types = [cx.expression(s.expr, scope, f"{sorts_path}[{i}].expr").type for i, s in enumerate(sorts)]
+    orders, sort_types = order
     rows, lower, upper = frame(fn, sort_types, path)
     args = function_arguments(cx, fn.arguments, scope, path)
     out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
@@ -169,4 +180,4 @@ def window_column(
 def window_function(cx: SubstraitConsumer, fn: WindowFunction, scope: Scope, path: str) -> Typed:
     """`Expression.window_function`: its own partitions, sorts and frame."""
     partitions = [cx.expression(e, scope, f"{path}.partitions[{i}]").col for i, e in enumerate(fn.partitions)]
-    return window_column(cx, fn, partitions, fn.sorts, scope, path, f"{path}.sorts")
+    return window_column(cx, fn, partitions, ordering(cx, fn.sorts, scope, f"{path}.sorts"), scope, path)

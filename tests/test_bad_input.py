@@ -98,9 +98,10 @@ def exchange_rel(doc):
     root["input"] = {"exchange": {"input": root["input"], "broadcast": {}}}
 
 
-def window_rel(doc):
+def window_rel_custom_sort(doc):
     root = doc["relations"][0]["root"]
-    root["input"] = {"window": {"input": root["input"]}}
+    sort = {"expr": {"selection": {"directReference": {"structField": {}}}}, "comparisonFunctionReference": 1}
+    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}
 
 
 def rel_without_type(doc):
@@ -154,7 +155,13 @@ CASES = [
         static=False,
     ),
     Case("exchange-relation", exchange_rel, 3, ("exchange relation",), "relations[0].root.input.exchange"),
-    Case("window-relation", window_rel, 3, ("window relation",), "relations[0].root.input.window"),
+    Case(
+        "window-custom-sort",
+        window_rel_custom_sort,
+        3,
+        ("sort by a custom comparison function",),
+        "relations[0].root.input.window.sorts[0]",
+    ),
     Case("relation-without-type", rel_without_type, 2, ("relation with no type set",), f"{FILTER}.input"),
     Case(
         "equal-i32-string",

@@ -223,13 +223,14 @@ def test_explain_prints_the_tree_and_the_physical_plan(spark, tpch_dir, q06, cap
 def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
     doc = q06_doc(corpus)
     root = doc["relations"][0]["root"]
-    root["input"] = {"window": {"input": root["input"]}}
+    sort = {"expr": {"selection": {"directReference": {"structField": {}}}}, "comparisonFunctionReference": 1}
+    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}  # a sort Spark cannot do
     plan = tmp_path / "window.json"
     plan.write_text(json.dumps(doc))
     code, out, err = cli(capsys, "explain", str(plan), "--tables-dir", str(tpch_dir))
     assert code == 3
     assert out == ""
-    assert err.count("\n") == 1 and "window relation (at relations[0].root.input.window)" in err
+    assert err.count("\n") == 1 and "comparison function (at relations[0].root.input.window.sorts[0])" in err
 
 
 # --- plans in object storage -------------------------------------------------------------------------------

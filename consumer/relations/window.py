@@ -10,7 +10,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import UnsupportedFeatureError
 from ..relation import Relation, column
 from ..scope import Scope
-from ..windows import window_column
+from ..windows import ordering, window_column
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -27,8 +27,9 @@ def translate_window(
         cx.expression(e, scope, f"{path}.partition_expressions[{i}]").col
         for i, e in enumerate(rel.partition_expressions)
     ]
+    order = ordering(cx, rel.sorts, scope, f"{path}.sorts")
     functions = [
-        window_column(cx, fn, partitions, rel.sorts, scope, f"{path}.window_functions[{i}]", f"{path}.sorts")
+        window_column(cx, fn, partitions, order, scope, f"{path}.window_functions[{i}]")
         for i, fn in enumerate(rel.window_functions)
     ]
     if scope.rel is not source:
