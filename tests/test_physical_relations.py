@@ -282,6 +282,27 @@ def test_lateral_join_over_an_aggregate_keeps_every_left_row(spark):
     assert_same_rows(got, spark.sql(sql))
 
 
+@pytest.mark.parametrize("jt, sql", [("LEFT_SEMI", "exists"), ("LEFT_ANTI", "not exists")])
+def test_lateral_semi_and_anti_joins(spark, jt, sql):
+    b = PlanBuilder()
+    right = filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=5)))
+    cond = b.call("not_equal", field(3), lit("y"), out=boolean())
+    rel = lateral_join(tbl("phy_l"), right, J.JoinType.Value(f"JOIN_TYPE_{jt}"), anchor=5, condition=cond)
+    got = run(b.plan(rel, ["k", "a"]), spark)
+    expected = spark.sql(f"select * from phy_l l where {sql} (select 1 from phy_r r where r.k = l.k and r.b <> 'y')")
+    assert_same_rows(got, expected)
+
+
+def test_lateral_join_over_a_count_is_refused(spark):
+    b = PlanBuilder()
+    counted = aggregate(
+        filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=1))), measures=[b.agg("count", out=i64())]
+    )
+    rel = lateral_join(tbl("phy_l"), counted, J.JOIN_TYPE_INNER, anchor=1)
+    with pytest.raises(UnsupportedFeatureError, match="counting aggregate"):
+        run(b.plan(rel, ["k", "a", "n"]), spark)
+
+
 def test_lateral_join_reading_the_left_row_in_a_projection_is_refused(spark):
     b = PlanBuilder()
     right = project(tbl("phy_r"), b.call("add", field(0), lateral_ref(0, anchor=2), out=i32()))
