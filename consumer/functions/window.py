@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..extensions import FunctionRef
-from ..types import cast
+from ..types import cast, family
 from .aggregate import AGGREGATE
 from .call import Call
 
@@ -155,8 +155,9 @@ def _count(c: WindowCall) -> Column:
     return AGGREGATE["count"](c, False).over(c.over.framed())
 
 
-def _sum_of(items: Column, zero: Column) -> Column:
-    return F.aggregate(items, zero, lambda acc, x: acc + x)
+def _sum_of(items: Column, zero_type: T.DataType) -> Column:
+    """The sum of an array's elements, accumulated in `zero_type` (Spark's aggregate keeps one type)."""
+    return F.aggregate(items, cast(F.lit(0), zero_type), lambda acc, x: cast(acc + x, zero_type))
 
 
 def _sum(c: WindowCall) -> Column:
@@ -164,15 +165,16 @@ def _sum(c: WindowCall) -> Column:
     if not c.distinct:
         return F.sum(c.arity(1).values[0].col).over(c.over.framed())
     items = _distinct_set(c)
-    zero = F.lit(0).cast(c.output_type or T.LongType())
-    return F.when(F.size(items) > 0, _sum_of(items, zero))
+    x = c.values[0].type
+    total_type = c.output_type or (x if family(x) in ("float", "decimal") else T.LongType())
+    return F.when(F.size(items) > 0, _sum_of(items, total_type))
 
 
 def _avg(c: WindowCall) -> Column:
     if not c.distinct:
         return F.avg(c.arity(1).values[0].col).over(c.over.framed())
     items = _distinct_set(c)
-    total = _sum_of(items, F.lit(0).cast(c.output_type or T.DoubleType()))
+    total = _sum_of(items, c.output_type or T.DoubleType())
     return F.when(F.size(items) > 0, total / F.size(items))
 
 
