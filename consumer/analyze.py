@@ -32,6 +32,7 @@ from .errors import PlanInvalidError, UnsupportedFeatureError
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, SCALAR, lookup
 from .functions.datetime import _EXTRACT
+from .literals import python_value as literal_value
 from .loader import LoadedPlan
 from .producers import Quirks
 from .registry import extension_handler
@@ -42,7 +43,7 @@ from .relations.read import _TEXT_FORMATS
 from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
 from .subqueries import conjuncts, refuse_unmarked_correlation
-from .types import schema_of, spark_type
+from .types import PlanTypes, schema_of, spark_type
 from .walk import children, contains, nodes, reference_levels
 
 Expression = alg.Expression
@@ -395,13 +396,17 @@ def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Findin
         yield Finding(_UNSUPPORTED_LITERALS[kind], path)
     elif kind in ("precision_timestamp", "precision_timestamp_tz") and getattr(lit, kind).precision > 6:
         yield Finding(f"timestamp precision {getattr(lit, kind).precision}: Spark holds microseconds", path)
+    elif kind == "user_defined":  # the mapped ones (unsigned integers) translate; others name their type
+        try:
+            literal_value(lit, path)
+        except UnsupportedFeatureError as exc:
+            yield Finding(exc.message, exc.path or path)
 
 
 _UNSUPPORTED_LITERALS = {
     "time": "time literal: Spark has no time-of-day type",
     "precision_time": "precision_time literal: Spark has no time-of-day type",
     "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
-    "user_defined": "user-defined literal",
 }
 
 
@@ -595,12 +600,13 @@ def analyze(plan: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = S
     cx = Context(p, consumer_class, Extensions(p), Quirks.of(p))
     findings: list[Finding] = []
     seen: set[Finding] = set()
-    for msg, path in nodes(p):
-        for check in CHECKS.get(type(msg), ()):
-            for f in check(cx, msg, path):
-                if f not in seen:
-                    seen.add(f)
-                    findings.append(f)
+    with PlanTypes.of(p).active():  # user-defined types and type aliases, for spark_type
+        for msg, path in nodes(p):
+            for check in CHECKS.get(type(msg), ()):
+                for f in check(cx, msg, path):
+                    if f not in seen:
+                        seen.add(f)
+                        findings.append(f)
     return findings
 
 

@@ -294,8 +294,11 @@ def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> 
     target = spark_type(e.type, f"{path}.type")
     casted = ty.cast(value.col, target)
     fits = _fits_integer(value, target)
+    in_range = ty.within_range(casted, e.type, f"{path}.type")  # unsigned integers: narrower than their Spark type
+    if in_range is not None:
+        fits = in_range if fits is None else fits & in_range
     throw = e.failure_behavior == Expression.Cast.FAILURE_BEHAVIOR_THROW_EXCEPTION
-    if throw and not _cannot_fail(value.type, target):
+    if throw and (in_range is not None or not _cannot_fail(value.type, target)):
         # Spark's non-ANSI cast yields NULL for a value it cannot convert; the plan asked for an error.
         message = f"cast to {target.simpleString()} failed at {path}"
         failed = casted.isNull() if fits is None else (casted.isNull() | ~fits)

@@ -9,12 +9,14 @@ rejected with the plan path.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import plan_pb2
 from substrait import type_pb2 as tp
@@ -47,7 +49,7 @@ _SIMPLE: dict[str, T.DataType] = {
 # Kinds Spark cannot hold, with the reason given to the user.
 REJECTED: dict[str, str] = {
     "precision_time": "Spark 3.5 has no time-of-day type",
-    "interval_compound": "Spark has no year-to-second interval column type",
+    "interval_compound": "Spark's calendar interval cannot be a DataFrame column type in PySpark 3.5",
     "func": "a function type is only valid as a lambda argument, not as a value",
     "unbound": "an unbound type must be resolved by the producer",
 }
@@ -159,6 +161,16 @@ def value_range(t: tp.Type, path: str = "type") -> tuple[int, int] | None:
         return None
     mapped = user_type(t, path)[1]
     return None if mapped.low is None or mapped.high is None else (mapped.low, mapped.high)
+
+
+def within_range(col: Column, t: tp.Type, path: str = "type") -> Column | None:
+    """The condition that `col` (already cast to `t`'s Spark type) lies in `t`'s own range, if it has one:
+    a u8 is a smallint, but only 0..255 are u8 values."""
+    bounds = value_range(t, path)
+    if bounds is None:
+        return None
+    lo, hi = bounds
+    return (col >= F.lit(lo)) & (col <= (F.lit(decimal.Decimal(hi)) if hi >= 2**63 else F.lit(hi)))
 
 
 def resolve_alias(t: tp.Type, path: str) -> tp.Type:
@@ -337,9 +349,41 @@ def named_struct(schema: T.StructType) -> tp.NamedStruct:
 
 
 def schema_of(named: tp.NamedStruct, path: str = "base_schema") -> tuple[list[str], list[T.DataType]]:
-    """Top-level column names and Spark types of a NamedStruct (nested names are skipped over)."""
+    """Top-level column names and Spark types of a NamedStruct; struct fields take their nested names."""
     columns = columns_of(named, path)
-    return [n for n, _ in columns], [spark_type(t, f"{path}.struct.types[{k}]") for k, (_, t) in enumerate(columns)]
+    nested = iter(named.names)
+    types = []
+    for k, (_, t) in enumerate(columns):
+        next(nested)  # the column's own name
+        types.append(_with_field_names(spark_type(t, f"{path}.struct.types[{k}]"), nested))
+    return [n for n, _ in columns], types
+
+
+def _with_field_names(dt: T.DataType, names: Iterator[str]) -> T.DataType:
+    """`dt` with its struct fields named by `names`, depth-first (a NamedStruct's order)."""
+    if isinstance(dt, T.StructType):
+        fields = []
+        for f in dt.fields:
+            name = next(names)
+            fields.append(T.StructField(name, _with_field_names(f.dataType, names), f.nullable))
+        return T.StructType(fields)
+    if isinstance(dt, T.ArrayType):
+        return T.ArrayType(_with_field_names(dt.elementType, names), dt.containsNull)
+    if isinstance(dt, T.MapType):
+        key = _with_field_names(dt.keyType, names)
+        return T.MapType(key, _with_field_names(dt.valueType, names), dt.valueContainsNull)
+    return dt
+
+
+def _all_nullable(dt: T.DataType) -> T.DataType:
+    """`dt` with every inner field, element and map value nullable (for comparing shapes)."""
+    if isinstance(dt, T.StructType):
+        return T.StructType([T.StructField(f.name, _all_nullable(f.dataType), True) for f in dt.fields])
+    if isinstance(dt, T.ArrayType):
+        return T.ArrayType(_all_nullable(dt.elementType), True)
+    if isinstance(dt, T.MapType):
+        return T.MapType(_all_nullable(dt.keyType), _all_nullable(dt.valueType), True)
+    return dt
 
 
 def cast(col: Column, dt: T.DataType) -> Column:
@@ -387,7 +431,8 @@ def family(dt: T.DataType) -> str:
 def compatible(actual: T.DataType, declared: T.DataType) -> bool:
     """Whether a table's column can stand for the plan's declared type without a cast.
 
-    Integers of any width and strings of any flavour keep their values; everything else must match.
+    Integers of any width and strings of any flavour keep their values; everything else must match (a nested
+    type's inner nullability aside: a table's non-null field can stand for the plan's nullable one).
     """
     fa, fd = family(actual), family(declared)
     if fa != fd:
@@ -396,4 +441,4 @@ def compatible(actual: T.DataType, declared: T.DataType) -> bool:
         return actual == declared
     if fa in ("int", "string", "timestamp"):
         return fa != "timestamp" or type(actual) is type(declared)
-    return actual == declared
+    return _all_nullable(actual) == _all_nullable(declared)

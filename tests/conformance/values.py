@@ -208,7 +208,8 @@ def _user_type_refs(msg: Any) -> set[int]:
     for fd, value in msg.ListFields():
         if fd.message_type is None:
             continue
-        items = value if fd.label == fd.LABEL_REPEATED else [value]
+        repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
+        items = value if repeated else [value]
         for item in items:
             if fd.message_type.name == "UserDefined":
                 refs.add(item.type_reference)
