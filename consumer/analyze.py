@@ -334,7 +334,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
         inner = _correlation(cx, body.input, f"{p}.input")
         if not inner.pending:
             return _NONE
-        has_keys = bool(len(body.grouping_expressions)) or any(len(g.grouping_expressions) for g in body.groupings)
+        has_keys = bool(len(body.grouping_expressions))
         counts = any(
             (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None and ref.base in _COUNTS
             for m in body.measures
@@ -345,10 +345,6 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
 
 # --- expressions -------------------------------------------------------------------------------------------
 
-# Translator methods that exist but reject every input.
-_ALWAYS_UNSUPPORTED_EXPR = {"enum": "enum as a standalone expression (only as a function argument)"}
-
-
 def _expression_kind(cx: Context, e: Expression, path: str) -> Iterator[Finding]:
     kind = e.WhichOneof("rex_type")
     if kind is None:
@@ -356,8 +352,6 @@ def _expression_kind(cx: Context, e: Expression, path: str) -> Iterator[Finding]
     method = EXPR_METHODS.get(kind)
     if method is None or not hasattr(cx.consumer_class, method):
         yield Finding(f"{kind} expression", f"{path}.{kind}")
-    elif kind in _ALWAYS_UNSUPPORTED_EXPR and not cx.overridden(method):
-        yield Finding(_ALWAYS_UNSUPPORTED_EXPR[kind], f"{path}.{kind}")
 
 
 def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> Iterator[Finding]:
@@ -404,7 +398,6 @@ def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Findin
 
 
 _UNSUPPORTED_LITERALS = {
-    "time": "time literal: Spark has no time-of-day type",
     "precision_time": "precision_time literal: Spark has no time-of-day type",
     "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
 }
@@ -487,7 +480,7 @@ def _option(name: str, supported: tuple[str, ...]) -> FunctionCheck:
 
 def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
     enums = [a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"]
-    if not enums and not fn.args:
+    if not enums and not len(fn.arguments):
         yield Finding(f"{ref.name}: extract needs a component enum argument", path)
     elif enums and enums[0].upper() not in _EXTRACT:
         yield Finding(f"{ref.name}: extract component {enums[0].upper()}", path)
@@ -499,7 +492,7 @@ def _no_distinct(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
 
 
 def _count_arguments(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
-    n = len([a for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or fn.args)
+    n = len([a for a in fn.arguments if a.WhichOneof("arg_type") == "value"])
     distinct = fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
     if n == 0 and distinct:
         yield Finding(f"{ref.name}: count(DISTINCT *)", path)

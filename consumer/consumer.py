@@ -82,7 +82,6 @@ EXPR_METHODS: dict[str, str] = {
     "cast": "cast",
     "subquery": "subquery",
     "nested": "nested",
-    "enum": "enum",
     "dynamic_parameter": "dynamic_parameter",
     "execution_context_variable": "execution_context_variable",
     "window_function": "window_function",
@@ -371,9 +370,6 @@ class SubstraitConsumer:
 
     def nested(self, e, scope, path):
         return ex.nested(self, e, scope, path)
-
-    def enum(self, e, scope, path):
-        return ex.enum_expression(self, e, scope, path)
 
     def dynamic_parameter(self, e: alg.DynamicParameter, scope: Scope, path: str) -> Typed:
         return self.parameters.column(e, path)

@@ -193,7 +193,7 @@ class PlanTree:
             if found:
                 parts.append(f"[{found.get('identity')}, {found.get('format')}]")
         elif kind == "virtual_table":
-            parts.append(f"rows={len(r.virtual_table.values) + len(r.virtual_table.expressions)}")
+            parts.append(f"rows={len(r.virtual_table.expressions)}")
         elif kind == "local_files":
             items = r.local_files.items
             formats = sorted({i.WhichOneof("file_format") or "?" for i in items})
@@ -218,9 +218,7 @@ class PlanTree:
         return f"expressions={len(r.expressions)} [{_clip(exprs)}]"
 
     def _details_aggregate(self, r: alg.AggregateRel, path: str) -> str:
-        keys = [self.expr(e) for e in r.grouping_expressions] or [
-            self.expr(e) for g in r.groupings for e in g.grouping_expressions
-        ]
+        keys = [self.expr(e) for e in r.grouping_expressions]
         measures = [self._measure(m) for m in r.measures]
         parts = [f"keys={len(_key_exprs(r))}"]
         if len(r.groupings) > 1:
@@ -235,7 +233,6 @@ class PlanTree:
     def _measure(self, m: alg.AggregateRel.Measure) -> str:
         fn = m.measure
         args = [self.expr(a.value) for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
-        args += [self.expr(a) for a in fn.args]
         distinct = "DISTINCT " if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT else ""
         text = f"{self._fname(fn.function_reference)}({distinct}{', '.join(args)})"
         return text + (f" FILTER {self.expr(m.filter)}" if m.HasField("filter") else "")
@@ -261,14 +258,9 @@ class PlanTree:
 
     def _details_fetch(self, r: alg.FetchRel, path: str) -> str:
         parts = []
-        offset_mode, count_mode = r.WhichOneof("offset_mode"), r.WhichOneof("count_mode")
-        if offset_mode == "offset" and r.offset:
-            parts.append(f"offset={r.offset}")
-        elif offset_mode == "offset_expr":
+        if r.HasField("offset_expr"):
             parts.append(f"offset={self.expr(r.offset_expr)}")
-        if count_mode == "count":
-            parts.append(f"count={r.count}")
-        elif count_mode == "count_expr":
+        if r.HasField("count_expr"):
             parts.append(f"count={self.expr(r.count_expr)}")
         return " ".join(parts) or "count=all"
 
@@ -515,7 +507,6 @@ class PlanTree:
             for a in fn.arguments:
                 akind = a.WhichOneof("arg_type")
                 args.append(self._expr(a.value) if akind == "value" else a.enum if akind == "enum" else "type")
-            args += [self._expr(a) for a in fn.args]
             over = " OVER (...)" if kind == "window_function" else ""
             return f"{self._fname(fn.function_reference)}({', '.join(args)}){over}"
         if kind == "cast":
@@ -556,14 +547,8 @@ def _clip(text: str) -> str:
 
 
 def _key_exprs(r: alg.AggregateRel) -> list[Expression]:
-    """The aggregate's distinct grouping keys, in output order (new and deprecated inline encodings)."""
-    if len(r.grouping_expressions):
-        return list(r.grouping_expressions)
-    seen: dict[bytes, Expression] = {}
-    for g in r.groupings:
-        for e in g.grouping_expressions:
-            seen.setdefault(e.SerializeToString(deterministic=True), e)
-    return list(seen.values())
+    """The aggregate's distinct grouping keys, in output order."""
+    return list(r.grouping_expressions)
 
 
 def _inputs(body: Any, path: str) -> Iterator[tuple[alg.Rel, str]]:

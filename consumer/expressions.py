@@ -104,11 +104,9 @@ def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
 # --- functions ---------------------------------------------------------------------------------------------
 
 
-def function_arguments(cx: SubstraitConsumer, args, legacy_args, scope: Scope, path: str) -> list[Typed | str]:
-    """Value and enum arguments; `args` (deprecated, plain expressions) when `arguments` is empty."""
+def function_arguments(cx: SubstraitConsumer, args, scope: Scope, path: str) -> list[Typed | str]:
+    """Value and enum arguments (a plan's deprecated `args` were read as `arguments` by the loader)."""
     out: list[Typed | str] = []
-    if not args and legacy_args:
-        return [cx.expression(e, scope, f"{path}.args[{i}]") for i, e in enumerate(legacy_args)]
     for i, a in enumerate(args):
         kind = a.WhichOneof("arg_type")
         p = f"{path}.arguments[{i}]"
@@ -132,7 +130,7 @@ def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope:
     out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
     call = Call(
         ref,
-        function_arguments(cx, fn.arguments, getattr(fn, "args", ()), scope, path),
+        function_arguments(cx, fn.arguments, scope, path),
         options_of(fn.options),
         out_type,
         path,
@@ -336,6 +334,3 @@ def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str)
         return Typed(col, T.MapType(pairs[0][0].type, pairs[0][1].type))
     raise PlanInvalidError("nested expression with nothing set", path)
 
-
-def enum_expression(cx: SubstraitConsumer, e: Expression.Enum, scope: Scope, path: str) -> Typed:
-    raise UnsupportedFeatureError("enum as a standalone expression (only as a function argument)", path)

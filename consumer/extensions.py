@@ -1,4 +1,8 @@
-"""The plan's extension declarations: function anchors to names, across URI-era and URN-era plans."""
+"""The plan's extension declarations: function anchors to names and extension URNs.
+
+URI-era plans reach here with their URIs already read as URNs (legacy.fields): the standard extension files
+as `extension:io.substrait:functions_x`, any other URI as written; `extension_stem` takes both.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +44,6 @@ class Extensions:
     """Lookup of function and type anchors declared by a plan."""
 
     def __init__(self, plan: Plan):
-        uris = {u.extension_uri_anchor: u.uri for u in getattr(plan, "extension_uris", ())}
         urns = {u.extension_urn_anchor: u.urn for u in plan.extension_urns}
         self.functions: dict[int, FunctionRef] = {}
         self.types: dict[int, str] = {}
@@ -50,7 +53,7 @@ class Extensions:
             decl = getattr(ext, kind) if kind else None
             if decl is None:
                 raise PlanInvalidError("extension declaration with nothing set", f"extensions[{i}]")
-            where = urns.get(decl.extension_urn_reference) or uris.get(getattr(decl, "extension_uri_reference", 0), "")
+            where = urns.get(decl.extension_urn_reference, "")
             if kind == "extension_function":
                 self.functions[decl.function_anchor] = FunctionRef.parse(decl.function_anchor, decl.name, where)
             elif kind == "extension_type":

@@ -93,10 +93,8 @@ def _precision_to_micros(value: int, precision: int) -> int:
 
 def _day_to_second(lit: Literal) -> dt.timedelta:
     i = lit.interval_day_to_second
-    if i.HasField("precision"):
-        micros = i.subseconds * 10 ** (6 - i.precision) if i.precision <= 6 else i.subseconds // 10 ** (i.precision - 6)
-    else:
-        micros = i.microseconds
+    p = i.precision  # the loader read the deprecated `microseconds` as subseconds with precision 6
+    micros = i.subseconds * 10 ** (6 - p) if p <= 6 else i.subseconds // 10 ** (p - 6)
     return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
 
 
@@ -118,8 +116,6 @@ def python_value(lit: Literal, path: str = "literal") -> tuple[Any, T.DataType]:
         "fixed_binary": lambda: (bytes(lit.fixed_binary), T.BinaryType()),
         "uuid": lambda: (bytes(uuid.UUID(bytes=bytes(lit.uuid)).bytes), T.BinaryType()),
         "date": lambda: (_EPOCH_DATE + dt.timedelta(days=lit.date), T.DateType()),
-        "timestamp": lambda: (_micros_to_naive(lit.timestamp), T.TimestampNTZType()),
-        "timestamp_tz": lambda: (_micros_to_naive(lit.timestamp_tz), T.TimestampType()),
         "precision_timestamp": lambda: (
             _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)),
             T.TimestampNTZType(),
@@ -233,7 +229,6 @@ _NESTED: dict[str, Callable[[Literal, str], Typed]] = {
     "map": _map,
     "empty_list": _empty_list,
     "empty_map": _empty_map,
-    "time": _unsupported("time literal: Spark has no time-of-day type"),
     "precision_time": _unsupported("precision_time literal: Spark has no time-of-day type"),
     "interval_compound": _unsupported("interval_compound literal: Spark has no year-to-second interval"),
 }

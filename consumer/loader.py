@@ -1,9 +1,11 @@
 """Load a Substrait plan (binary protobuf, protobuf JSON or textproto) strictly.
 
 Strict because a field the parser does not know would otherwise be dropped silently, and dropping a field
-changes the query (GROUP BY keys, LIMITs). Old and newer spec spellings with a known meaning are upgraded
-by ``legacy`` and recorded in ``LoadedPlan.notes``; everything else wrong with the input is a
-PlanInvalidError with one line of message and, where known, the path in the plan.
+changes the query (GROUP BY keys, LIMITs). Input is parsed against ``superset`` (the bundled 0.108 schema
+plus the deprecated fields 0.108 removed), old spellings with a known meaning are rewritten to their 0.108
+form by ``legacy`` and recorded in ``LoadedPlan.notes``, and the result is re-read with the standard 0.108
+classes. Everything else wrong with the input is a PlanInvalidError with one line of message and, where
+known, the path in the plan.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from urllib.request import url2pathname
 
 from google.protobuf import json_format, text_format
 from google.protobuf.descriptor import Descriptor
-from google.protobuf.empty_pb2 import Empty
 from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -29,6 +30,8 @@ from substrait.plan_pb2 import Plan
 
 from . import legacy
 from .errors import PlanInvalidError, PlanNotFoundError
+from .legacy.fields import upgrade
+from .superset import SupersetPlan
 
 # Message nesting allowed. protobuf's default of 100 is too low for real plans (each relation adds two
 # levels, each function call three; the corpus reaches 51) and, raised without a bound, deep input
@@ -114,6 +117,23 @@ def parse_plan_bytes(data: bytes, uri: str | None = None) -> LoadedPlan:
 
 
 Parser = Callable[[], tuple[Plan, list[str]]]
+
+
+def _upgraded(old: Message, notes: list[str]) -> tuple[Plan, list[str]]:
+    """Rewrite a superset plan's removed fields and re-read it with the standard classes.
+
+    Nothing unknown may be left: a removed field without a rule here would otherwise vanish in the re-read.
+    """
+    field_notes = upgrade(old)
+    plan = Plan()
+    with _depth_limit_lifted():  # depth was bounded by the first parse
+        plan.ParseFromString(old.SerializeToString())
+    for u in iter_unknown_fields(plan):
+        raise PlanInvalidError(f"field {u.number} of {u.type_name} has no Substrait 0.108 form", path=u.path or None)
+    behavior = []
+    if plan.HasField("execution_behavior"):
+        behavior = [legacy.execution_behavior_note(plan.execution_behavior.variable_eval_mode)]
+    return plan, behavior + notes + field_notes
 
 
 def _parse(data: bytes) -> tuple[Plan, str, list[str]]:
@@ -220,7 +240,7 @@ def _parse_json(body: str) -> tuple[Plan, list[str]]:
     if not isinstance(js, dict):
         raise PlanInvalidError(f"plan JSON must be an object, not {_JSON_KINDS.get(type(js), 'a number')}")
     notes = legacy.upgrade_json(js)
-    plan = Plan()
+    plan = SupersetPlan()
     try:
         json_format.ParseDict(js, plan, max_recursion_depth=MAX_DEPTH)
     except (json_format.ParseError, ValueError, TypeError, AttributeError) as e:
@@ -228,7 +248,7 @@ def _parse_json(body: str) -> tuple[Plan, list[str]]:
         raise PlanInvalidError(f"invalid plan JSON: {message}", path=path) from None
     except RecursionError:
         raise PlanInvalidError("invalid plan JSON: nested too deeply") from None
-    return plan, notes
+    return _upgraded(plan, notes)
 
 
 _JSON_CHAIN = re.compile(r"Failed to parse (\w+) field: ")
@@ -261,14 +281,14 @@ _TEXT_ERROR = re.compile(r"^(\d+):(\d+) : (.*)$", re.S)
 
 def _parse_textproto(body: str) -> tuple[Plan, list[str]]:
     text, notes = legacy.upgrade_textproto(body)
-    plan = Plan()
+    plan = SupersetPlan()
     try:
         text_format.Parse(text, plan)
     except text_format.ParseError as e:
         raise PlanInvalidError(f"invalid plan textproto: {_shorten_text_error(str(e))}") from None
     except RecursionError:
         raise PlanInvalidError("invalid plan textproto: nested too deeply") from None
-    return plan, notes
+    return _upgraded(plan, notes)
 
 
 def _shorten_text_error(raw: str) -> str:
@@ -285,7 +305,7 @@ def _shorten_text_error(raw: str) -> str:
 
 
 def _parse_binary(data: bytes) -> tuple[Plan, list[str]]:
-    plan = Plan()
+    plan = SupersetPlan()
     try:
         plan.ParseFromString(data)
     except DecodeError as e:
@@ -293,32 +313,27 @@ def _parse_binary(data: bytes) -> tuple[Plan, list[str]]:
     except RecursionError:  # pure-Python protobuf backend
         raise PlanInvalidError("plan nested too deeply") from None
     try:
-        unknown = list(iter_unknown_fields(plan))
+        unknown = next(iter_unknown_fields(plan), None)
     except RecursionError:
         raise PlanInvalidError("plan nested too deeply") from None
-    behaviors = [u for u in unknown if _is_execution_behavior(u)]
-    for u in unknown:
-        if not _is_execution_behavior(u):
-            where = f"in {u.type_name}" + ("" if u.path else " (top level)")
-            raise PlanInvalidError(
-                f"unknown field {u.number} (wire type {u.wire_type}) {where}: "
-                "not in Substrait 0.81, perhaps written by a newer producer",
-                path=u.path or None,
-            )
-    notes = [_binary_execution_behavior(u.data) for u in behaviors]
-    if behaviors:
-        plan.DiscardUnknownFields()  # only execution_behavior was unknown, and it has been checked
-    return plan, notes
+    if unknown is not None:
+        where = f"in {unknown.type_name}" + ("" if unknown.path else " (top level)")
+        raise PlanInvalidError(
+            f"unknown field {unknown.number} (wire type {unknown.wire_type}) {where}: "
+            "not in Substrait 0.108, perhaps written by a newer producer",
+            path=unknown.path or None,
+        )
+    return _upgraded(plan, [])
 
 
 class _CorruptError(Exception):
     pass
 
 
-def _parse_deep_binary(plan: Plan, data: bytes, error: str) -> None:
+def _parse_deep_binary(plan: Message, data: bytes, error: str) -> None:
     """Parse again with protobuf's nesting limit lifted, if the failure was depth and the depth is bounded."""
     try:
-        depth = _nesting_depth(memoryview(data), Plan.DESCRIPTOR, 1)
+        depth = _nesting_depth(memoryview(data), SupersetPlan.DESCRIPTOR, 1)
     except _CorruptError:
         raise PlanInvalidError(error) from None
     if depth > MAX_DEPTH:
@@ -396,24 +411,6 @@ def _varint(data: memoryview, pos: int) -> tuple[int, int]:
             return result, pos
         shift += 7
     raise _CorruptError
-
-
-def _is_execution_behavior(u: UnknownField) -> bool:
-    return u.path == "" and u.number == legacy.EXECUTION_BEHAVIOR_FIELD and u.wire_type == 2
-
-
-def _binary_execution_behavior(data: bytes) -> str:
-    """Decode the newer ExecutionBehavior message without its class: every field of an Empty is unknown."""
-    try:
-        fields = list(UnknownFieldSet(Empty.FromString(data)))
-    except DecodeError:
-        raise PlanInvalidError("truncated or corrupt protobuf", path="execution_behavior") from None
-    mode = 0
-    for f in fields:
-        if f.field_number != legacy.VARIABLE_EVAL_MODE_FIELD or f.wire_type != 0:
-            raise PlanInvalidError(f"unknown field {f.field_number} in ExecutionBehavior", path="execution_behavior")
-        mode = f.data
-    return legacy.execution_behavior_note(mode)
 
 
 def iter_unknown_fields(msg: Message, path: str = "") -> Iterator[UnknownField]:

@@ -156,28 +156,16 @@ def _micros(d: dt.datetime) -> int:
     return (aware - _EPOCH) // dt.timedelta(microseconds=1)
 
 
-def _timestamp(t: tp.Type, v: Any) -> Literal:
-    d = _datetime(v)
-    if d.tzinfo is not None:
-        raise ValueError("a timestamp without time zone cannot take a value with an offset")
-    return Literal(timestamp=_micros(d))
-
-
-def _timestamp_tz(t: tp.Type, v: Any) -> Literal:
-    d = _datetime(v)
-    if d.tzinfo is None:
-        raise ValueError("a timestamp with time zone needs an offset (e.g. +00:00)")
-    return Literal(timestamp_tz=_micros(d))
-
-
 def _precision_timestamp(kind: str) -> Callable[[tp.Type, Any], Literal]:
     def convert(t: tp.Type, v: Any) -> Literal:
         precision = getattr(t, kind).precision
         if precision > 6:
             raise ValueError(f"precision {precision}: Spark holds microseconds")
         d = _datetime(v)
-        if (d.tzinfo is None) != (kind == "precision_timestamp"):
-            raise ValueError("time zone offset does not match the declared type")
+        if d.tzinfo is not None and kind == "precision_timestamp":
+            raise ValueError("a timestamp without time zone cannot take a value with an offset")
+        if d.tzinfo is None and kind == "precision_timestamp_tz":
+            raise ValueError("a timestamp with time zone needs an offset (e.g. +00:00)")
         micros = _micros(d)
         step = 10 ** (6 - precision)
         if micros % step:
@@ -213,8 +201,6 @@ _CONVERTERS: dict[str, Callable[[tp.Type, Any], Literal]] = {
     "varchar": lambda t, v: Literal(var_char=Literal.VarChar(value=_text(v), length=t.varchar.length)),
     "fixed_char": lambda t, v: Literal(fixed_char=_text(v)),
     "date": _date,
-    "timestamp": _timestamp,
-    "timestamp_tz": _timestamp_tz,
     "precision_timestamp": _precision_timestamp("precision_timestamp"),
     "precision_timestamp_tz": _precision_timestamp("precision_timestamp_tz"),
     "decimal": _decimal,

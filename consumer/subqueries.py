@@ -63,14 +63,12 @@ def conjunct_paths(cx: SubstraitConsumer, e: alg.Expression, path: str) -> list[
         ref = cx.extensions.functions.get(fn.function_reference)
         if ref is not None and ref.base == "and":
             p = f"{path}.scalar_function"
-            if len(fn.arguments):
-                return [
-                    c
-                    for i, a in enumerate(fn.arguments)
-                    if a.WhichOneof("arg_type") == "value"
-                    for c in conjunct_paths(cx, a.value, f"{p}.arguments[{i}].value")
-                ]
-            return [c for i, a in enumerate(fn.args) for c in conjunct_paths(cx, a, f"{p}.args[{i}]")]
+            return [
+                c
+                for i, a in enumerate(fn.arguments)
+                if a.WhichOneof("arg_type") == "value"
+                for c in conjunct_paths(cx, a.value, f"{p}.arguments[{i}].value")
+            ]
     return [(e, path)]
 
 
@@ -318,7 +316,7 @@ def _count_output(cx: SubstraitConsumer, rel: alg.Rel) -> bool:
             continue
         if kind != "aggregate":
             return False
-        if len(body.grouping_expressions) or any(len(g.grouping_expressions) for g in body.groupings):
+        if len(body.grouping_expressions):
             return False
         if not 0 <= position < len(body.measures):
             return False
@@ -335,9 +333,7 @@ def _width(cx: SubstraitConsumer, rel: alg.Rel) -> int | None:
     if common is not None and common.WhichOneof("emit_kind") == "emit":
         return len(common.emit.output_mapping)
     if kind == "aggregate":
-        keys = len(body.grouping_expressions) or len(
-            {e.SerializeToString() for g in body.groupings for e in g.grouping_expressions}
-        )
+        keys = len(body.grouping_expressions)
         return keys + len(body.measures) + (1 if len(body.groupings) > 1 else 0)
     if kind == "project":
         inner = _width(cx, body.input)

@@ -42,9 +42,7 @@ def definition_plan(cx: SubstraitConsumer, rel: alg.DdlRel, path: str) -> Plan:
             raise PlanInvalidError(f"a view definition cannot hold {what}", p)
     plan = Plan()
     plan.version.CopyFrom(cx.plan.version)
-    plan.extension_uris.extend(cx.plan.extension_uris)
-    if hasattr(plan, "extension_urns"):
-        plan.extension_urns.extend(cx.plan.extension_urns)
+    plan.extension_urns.extend(cx.plan.extension_urns)
     plan.extensions.extend(cx.plan.extensions)
     plan.relations.append(PlanRel(root=alg.RelRoot(input=rel.view_definition, names=rel.table_schema.names)))
     return plan

@@ -97,8 +97,8 @@ def contains(msg: Message, kind: type[Message]) -> bool:
 
 
 def value_args(fn: Message) -> list[alg.Expression]:
-    """A function call's value arguments: `arguments` (enum and type arguments skipped), else legacy `args`."""
-    return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"] or list(getattr(fn, "args", ()))
+    """A function call's value arguments (enum and type arguments skipped)."""
+    return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
 
 
 def nested_name_count(t: tp.Type | None) -> int:

@@ -1,4 +1,4 @@
-"""Build Substrait plans by hand in tests, with the protobuf classes of substrait-protobuf 0.81.0.
+"""Build Substrait plans by hand in tests, with the protobuf classes of substrait-protobuf 0.108.0.
 
 A `PlanBuilder` owns the plan's extension declarations (functions are declared on first use) and
 makes the root; everything else is a plain function returning a protobuf message::
@@ -144,7 +144,8 @@ def date(nullable: bool = True) -> Type:
 
 
 def timestamp(nullable: bool = True) -> Type:
-    return _simple("timestamp", nullable)
+    """precision_timestamp(6): what the removed `timestamp` type (microseconds) meant."""
+    return precision_timestamp(6, nullable)
 
 
 def precision_timestamp(precision: int = 6, nullable: bool = True) -> Type:
@@ -234,8 +235,6 @@ def literal(value: Any, type_: Type | None = None) -> Expr.Literal:
         out.fixed_char = value
     elif kind == "date":
         out.date = (value - dt.date(1970, 1, 1)).days
-    elif kind == "timestamp":
-        out.timestamp = (value - _EPOCH) // dt.timedelta(microseconds=1)
     elif kind == "precision_timestamp":
         out.precision_timestamp.precision = 6
         out.precision_timestamp.value = (value - _EPOCH) // dt.timedelta(microseconds=1)
@@ -573,13 +572,14 @@ def fetch(
     count_expr: Expr | None = None,
     offset_expr: Expr | None = None,
 ) -> Rel:
+    """`offset`/`count` as i64 literal expressions (count -1: all rows, no count)."""
     body = alg.FetchRel(input=input)
     if offset is not None:
-        body.offset = offset
+        body.offset_expr.literal.i64 = offset
     if offset_expr is not None:
         body.offset_expr.CopyFrom(offset_expr)
-    if count is not None:
-        body.count = count
+    if count is not None and count != -1:
+        body.count_expr.literal.i64 = count
     if count_expr is not None:
         body.count_expr.CopyFrom(count_expr)
     _common(body, None)

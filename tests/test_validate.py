@@ -301,10 +301,6 @@ def _window_function(doc):
     )
 
 
-def _enum_expression(doc):
-    q06_project_expression(doc, {"enum": {"specified": "YEAR"}})
-
-
 def _extract_component(doc):
     declare(doc, 9, "extract:req_date")
     q06_project_expression(
@@ -320,7 +316,7 @@ def _extract_component(doc):
 
 
 def _time_cast(doc):
-    q06_project_expression(doc, {"cast": {"input": field_ref(10), "type": {"time": {}}}})
+    q06_project_expression(doc, {"cast": {"input": field_ref(10), "type": {"precisionTime": {"precision": 6}}}})
 
 
 def _wide_decimal(doc):
@@ -393,18 +389,12 @@ CASES: list[tuple[str, Edit, str, str]] = [
         f"{PROJECT}.expressions[0].window_function",
     ),
     (
-        "standalone enum",
-        _enum_expression,
-        "enum as a standalone expression",
-        f"{PROJECT}.expressions[0].enum",
-    ),
-    (
         "extract component",
         _extract_component,
         "extract:req_date: extract component MILLISECOND",
         f"{PROJECT}.expressions[0].scalar_function",
     ),
-    ("time type", _time_cast, "type time has no Spark equivalent", f"{PROJECT}.expressions[0].cast.type"),
+    ("time type", _time_cast, "type precision_time", f"{PROJECT}.expressions[0].cast.type"),
     ("decimal precision", _wide_decimal, "decimal precision 40", f"{PROJECT}.expressions[0].cast.type"),
     (
         "UNIQUE subquery",

@@ -1,9 +1,11 @@
-"""Upgrades for plans written against older or newer Substrait specs than the bundled protobuf (0.81).
+"""Upgrades for plans written against older Substrait specs than the bundled protobuf (0.108).
 
-The loader parses strictly, so anything the 0.81 schema does not know would be an error. A few such things
-have a known, exact meaning: renamed enum values (same numbers, so binary plans need nothing) and the
-newer plan-level ``execution_behavior``. Each rule here rewrites the input before parsing and returns a
-note, so a run report can say which upgrades were applied. Anything else stays an error.
+The loader parses strictly, so anything the schema does not know would be an error. Some such things have
+a known, exact meaning: renamed enum values (same numbers, so binary plans need nothing; rewritten here in
+the text before parsing) and the fields 0.108 removed (``fields``: rewritten after parsing against the
+``superset`` schema). Each rule returns a note, so a run report can say which upgrades were applied.
+Anything else stays an error. Plan.execution_behavior is a real field now; ``execution_behavior_note``
+says whether Spark can honour it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import PlanInvalidError, UnsupportedFeatureError
+from ..errors import PlanInvalidError, UnsupportedFeatureError
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,6 @@ ENUM_RENAMES: tuple[EnumRename, ...] = (
     EnumRename("join", "type", "JOIN_TYPE_SINGLE", "JOIN_TYPE_LEFT_SINGLE"),
 )
 
-# Plan.execution_behavior (field 10) and ExecutionBehavior.variable_eval_mode (field 1) of newer specs.
-EXECUTION_BEHAVIOR_FIELD = 10
-VARIABLE_EVAL_MODE_FIELD = 1
 VARIABLE_EVAL_MODES = {
     "VARIABLE_EVALUATION_MODE_UNSPECIFIED": 0,
     "VARIABLE_EVALUATION_MODE_PER_PLAN": 1,
@@ -56,11 +55,14 @@ def _rename_note(rule: EnumRename, paths: list[str]) -> str:
 
 
 def upgrade_json(plan: dict[str, Any]) -> list[str]:
-    """Rewrite a plan's JSON dict in place to what the 0.81 schema parses; return one note per rule used."""
+    """Rename old enum values in a plan's JSON dict in place; return one note per rule used.
+
+    executionBehavior is checked here for what json_format lets through (a boolean mode reads as 1).
+    """
     notes: list[str] = []
-    behavior = _pop_either(plan, "executionBehavior", "execution_behavior")
+    behavior = _get_either(plan, "executionBehavior", "execution_behavior")
     if behavior is not _MISSING:
-        notes.append(_json_execution_behavior(behavior))
+        _check_json_execution_behavior(behavior)
     hits: dict[EnumRename, list[str]] = {}
     _walk_renames(plan, "", None, hits)
     notes.extend(_rename_note(rule, paths) for rule, paths in hits.items())
@@ -86,30 +88,27 @@ def _walk_renames(node: Any, path: str, key: str | None, hits: dict[EnumRename, 
 _MISSING = object()
 
 
-def _pop_either(d: dict[str, Any], *keys: str) -> Any:
+def _get_either(d: dict[str, Any], *keys: str) -> Any:
     found = [k for k in keys if k in d]
     if len(found) > 1:
         raise PlanInvalidError(f"plan JSON sets both {found[0]} and {found[1]}", path=snake(found[0]))
-    return d.pop(found[0]) if found else _MISSING
+    return d[found[0]] if found else _MISSING
 
 
-def _json_execution_behavior(behavior: Any) -> str:
+def _check_json_execution_behavior(behavior: Any) -> None:
     if not isinstance(behavior, dict):
         raise PlanInvalidError("executionBehavior must be an object", path="execution_behavior")
     behavior = dict(behavior)
-    mode = _pop_either(behavior, "variableEvalMode", "variable_eval_mode")
+    mode = _get_either(behavior, "variableEvalMode", "variable_eval_mode")
+    behavior.pop("variableEvalMode", None)
+    behavior.pop("variable_eval_mode", None)
     if behavior:
         name = next(iter(behavior))
         raise PlanInvalidError(f'ExecutionBehavior has no field named "{name}"', path="execution_behavior")
-    if mode is _MISSING:
-        mode = 0
-    if isinstance(mode, str):
-        if mode not in VARIABLE_EVAL_MODES:
-            raise PlanInvalidError(f"invalid variableEvalMode {mode!r}", path=EVAL_MODE_PATH)
-        mode = VARIABLE_EVAL_MODES[mode]
+    if mode is _MISSING or (isinstance(mode, str) and mode in VARIABLE_EVAL_MODES):
+        return
     if not isinstance(mode, int) or isinstance(mode, bool):
         raise PlanInvalidError(f"invalid variableEvalMode {mode!r}", path=EVAL_MODE_PATH)
-    return execution_behavior_note(mode)
 
 
 def execution_behavior_note(mode: int) -> str:

@@ -53,10 +53,7 @@ CONDITIONAL_FUNCTIONS = frozenset({"coalesce", "ifnull", "nvl", "nullif"})
 
 
 def value_args(fn, path: str) -> list[tuple[Expression, str]]:
-    """A call's value arguments with their paths: `arguments` (enum and type arguments carry no input), else the
-    deprecated `args`."""
-    if not len(fn.arguments):
-        return [(e, f"{path}.args[{i}]") for i, e in enumerate(fn.args)]
+    """A call's value arguments with their paths (enum and type arguments carry no input)."""
     out = []
     for i, a in enumerate(fn.arguments):
         kind = a.WhichOneof("arg_type")
@@ -262,7 +259,6 @@ EXPRESSIONS: dict[str, ExprHandler] = {
     "nested": nested,
     "dynamic_parameter": no_input,
     "execution_context_variable": no_input,
-    "enum": no_input,
     "lambda": lambda_,
     "lambda_invocation": lambda_invocation,
 }

@@ -209,23 +209,12 @@ def aggregate(w: LineageWalker, rel: alg.AggregateRel, path: str, outer: Scope |
 
 
 def _grouping_keys(w: LineageWalker, rel: alg.AggregateRel, scope: Scope, path: str):
-    """The distinct grouping expressions (with paths) and the number of grouping sets, in both encodings."""
-    if len(rel.grouping_expressions):
-        for g, grouping in enumerate(rel.groupings):
-            if len(grouping.grouping_expressions):
-                raise PlanInvalidError("grouping with both inline expressions and references", f"{path}.groupings[{g}]")
-            for r in grouping.expression_references:
-                if not 0 <= r < len(rel.grouping_expressions):
-                    raise PlanInvalidError(f"grouping expression reference {r} out of range", f"{path}.groupings[{g}]")
-        keys = [(e, f"{path}.grouping_expressions[{i}]") for i, e in enumerate(rel.grouping_expressions)]
-        return keys, len(rel.groupings)
-    keys, seen = [], set()  # deprecated inline encoding: identical expressions across sets are one key
+    """The distinct grouping expressions (with paths) and the number of grouping sets."""
     for g, grouping in enumerate(rel.groupings):
-        for i, e in enumerate(grouping.grouping_expressions):
-            blob = e.SerializeToString(deterministic=True)
-            if blob not in seen:
-                seen.add(blob)
-                keys.append((e, f"{path}.groupings[{g}].grouping_expressions[{i}]"))
+        for r in grouping.expression_references:
+            if not 0 <= r < len(rel.grouping_expressions):
+                raise PlanInvalidError(f"grouping expression reference {r} out of range", f"{path}.groupings[{g}]")
+    keys = [(e, f"{path}.grouping_expressions[{i}]") for i, e in enumerate(rel.grouping_expressions)]
     return keys, len(rel.groupings)
 
 
@@ -353,8 +342,7 @@ def keyed_join(w: LineageWalker, rel, path: str, outer: Scope | None) -> RelLine
     left = w.rel(rel.left, f"{path}.left", outer)
     right = w.rel(rel.right, f"{path}.right", outer)
     ls, rs = Scope(left.columns, outer), Scope(right.columns, outer)
-    parts = [w.expr(alg.Expression(selection=k), ls, f"{path}.left_keys[{i}]") for i, k in enumerate(rel.left_keys)]
-    parts += [w.expr(alg.Expression(selection=k), rs, f"{path}.right_keys[{i}]") for i, k in enumerate(rel.right_keys)]
+    parts = []
     for i, k in enumerate(rel.keys):
         parts.append(w.expr(alg.Expression(selection=k.left), ls, f"{path}.keys[{i}].left"))
         parts.append(w.expr(alg.Expression(selection=k.right), rs, f"{path}.keys[{i}].right"))
