@@ -252,7 +252,7 @@ def _median_distinct(doc):
 
 
 def _window_rel(doc):
-    wrap_root(doc, "window")
+    wrap_root(doc, "window", sorts=[{"expr": field_ref(0), "comparisonFunctionReference": 1}])
 
 
 def _exchange_rel(doc):
@@ -296,6 +296,7 @@ def _window_function(doc):
                 "functionReference": 8,
                 "arguments": [{"value": field_ref(5)}],
                 "outputType": {"fp64": {}},
+                "phase": "AGGREGATION_PHASE_INITIAL_TO_INTERMEDIATE",
             }
         },
     )
@@ -354,7 +355,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
         f"{AGG}.measures[0].measure.phase",
     ),
     ("DISTINCT median", _median_distinct, "median:dec: DISTINCT invocation", f"{AGG}.measures[0].measure"),
-    ("window relation", _window_rel, "window relation", f"{ROOT}.window"),
+    ("window relation", _window_rel, "sort by a custom comparison function", f"{ROOT}.window.sorts[0]"),
     ("exchange relation", _exchange_rel, "exchange relation", f"{ROOT}.exchange"),
     ("dwrf files", _dwrf, "local files in dwrf format", f"{READ}.local_files.items[0]"),
     ("byte-range slice", _byte_range, "byte-range slices", f"{READ}.local_files.items[0]"),
@@ -385,8 +386,8 @@ CASES: list[tuple[str, Edit, str, str]] = [
     (
         "window function",
         _window_function,
-        "window_function expression",
-        f"{PROJECT}.expressions[0].window_function",
+        "aggregation phase AGGREGATION_PHASE_INITIAL_TO_INTERMEDIATE",
+        f"{PROJECT}.expressions[0].window_function.phase",
     ),
     (
         "extract component",
