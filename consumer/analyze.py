@@ -31,7 +31,7 @@ from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, SCALAR, lookup
-from .functions.datetime import _EXTRACT
+from .functions.datetime import EXTRACT_COMPONENTS
 from .literals import python_value as literal_value
 from .loader import LoadedPlan
 from .producers import Quirks
@@ -482,7 +482,7 @@ def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding
     enums = [a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"]
     if not enums and not len(fn.arguments):
         yield Finding(f"{ref.name}: extract needs a component enum argument", path)
-    elif enums and enums[0].upper() not in _EXTRACT:
+    elif enums and enums[0].upper() not in EXTRACT_COMPONENTS:
         yield Finding(f"{ref.name}: extract component {enums[0].upper()}", path)
 
 

@@ -66,6 +66,9 @@ _PLAIN: dict[str, Callable[[Column], Column]] = {
     "SUBSECOND": lambda x: (_seconds(x) * F.lit(1_000_000)).cast(T.LongType()) % F.lit(1_000_000),
 }
 
+EXTRACT_COMPONENTS = frozenset(_INDEXED) | frozenset(_PLAIN) | {"UNIX_TIME"}
+"""The extract components we translate (the validator checks plans against them)."""
+
 
 def _component(c: Call, component: str, x: Column, kind: str, indexing: str | None) -> Column:
     if component == "UNIX_TIME":
