@@ -253,6 +253,8 @@ def _project(cx: Context, rel: alg.ProjectRel, path: str) -> Iterator[Finding]:
     for i, e in enumerate(rel.expressions):
         if reference_levels(e) - {0}:
             yield Finding("outer reference in a projection of a correlated subquery", f"{path}.expressions[{i}]")
+        for p in windows.window_paths(e, f"{path}.expressions[{i}]"):
+            yield Finding(windows.CORRELATED, p)
 
 
 def _filter(cx: Context, rel: alg.FilterRel, path: str) -> Iterator[Finding]:
@@ -454,6 +456,8 @@ def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> I
 
 
 def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -> Iterator[Finding]:
+    if _correlation(cx, rel.input, f"{path}.input").pending:
+        yield Finding(windows.CORRELATED, path)
     for feature, at in windows.sort_findings(rel.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
     for i, fn in enumerate(rel.window_functions):

@@ -25,6 +25,7 @@ from .relations.aggregate import _PHASES_OK
 from .relations.sort import sort_columns
 from .scope import Scope, Typed
 from .types import family, spark_type
+from .walk import children
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -112,6 +113,9 @@ def frame(fn: Any, sort_types: Sequence[T.DataType | None], path: str) -> tuple[
     return False, lower, upper
 
 
+# A window over a correlated subquery body would see the rows of every correlation key (the correlated
+# predicates are applied above it, where the body joins its host).
+CORRELATED = "window function inside a correlated subquery"
 # Arguments Spark takes only as constants: function base name -> value argument positions.
 _CONSTANT_ARGUMENTS = {"lag": (1,), "lead": (1,), "ntile": (0,), "nth_value": (1,)}
 
@@ -131,6 +135,16 @@ def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: st
     for i in _CONSTANT_ARGUMENTS.get(ref.base, ()):
         if i < len(values) and values[i].WhichOneof("rex_type") != "literal":
             yield f"{ref.name}: argument {i + 1} computed by an expression (Spark takes only a constant)", path
+
+
+def window_paths(e: alg.Expression, path: str) -> Iterator[str]:
+    """Paths of the window functions in an expression evaluated over its own input (not in subquery bodies)."""
+    if isinstance(e, WindowFunction):
+        yield path
+        return
+    for child, p in children(e, path):
+        if not isinstance(child, alg.Expression.Subquery):
+            yield from window_paths(child, p)
 
 
 def sort_findings(sorts: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -179,5 +193,7 @@ def window_column(
 
 def window_function(cx: SubstraitConsumer, fn: WindowFunction, scope: Scope, path: str) -> Typed:
     """`Expression.window_function`: its own partitions, sorts and frame."""
+    if scope.rel.correlated():
+        raise UnsupportedFeatureError(CORRELATED, path)
     partitions = [cx.expression(e, scope, f"{path}.partitions[{i}]").col for i, e in enumerate(fn.partitions)]
     return window_column(cx, fn, partitions, ordering(cx, fn.sorts, scope, f"{path}.sorts"), scope, path)

@@ -415,3 +415,20 @@ def test_nth_value_domain_error_option(spark):
     error = window(b, "nth_value", V, lit(0), options={"on_domain_error": ["ERROR"]}, **whole)
     with pytest.raises(Exception, match="window_offset 0 is not a positive integer"):
         run(b.plan(project(tbl(), error), [*COLUMNS, "n"]), spark).collect()
+
+
+def test_window_in_a_correlated_subquery_is_unsupported(spark):
+    """The correlated predicate is applied where the body joins its host: a window below it would see the rows
+    of every correlation key."""
+    from plan_builder import exists, filter_, outer
+
+    b = PlanBuilder()
+    body = project(filter_(tbl(), b.eq(field(0), outer(0))), window(b, "row_number", sorts=ORDER_K))
+    rel = filter_(tbl(), exists(filter_(body, b.eq(field(4), lit(1, i64())))))
+    plan = b.plan(rel, COLUMNS)
+    with pytest.raises(UnsupportedFeatureError, match="window function inside a correlated subquery") as err:
+        run(plan, spark)
+    assert err.value.path.endswith("project.expressions[0].window_function")
+    assert [(f.feature, f.path) for f in validate_plan(plan)] == [
+        ("window function inside a correlated subquery", err.value.path)
+    ]

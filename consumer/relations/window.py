@@ -10,7 +10,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import UnsupportedFeatureError
 from ..relation import Relation, column
 from ..scope import Scope
-from ..windows import ordering, window_column
+from ..windows import CORRELATED, ordering, window_column
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -21,7 +21,7 @@ def translate_window(
 ) -> Relation:
     source = cx.rel(rel.input, f"{path}.input", outer).materialized()  # window columns are selected, not deferred
     if source.correlated():
-        raise UnsupportedFeatureError("window relation inside a correlated subquery", path)
+        raise UnsupportedFeatureError(CORRELATED, path)
     scope = Scope(source, outer)
     partitions = [
         cx.expression(e, scope, f"{path}.partition_expressions[{i}]").col
