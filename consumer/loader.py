@@ -126,8 +126,12 @@ def _upgraded(old: Message, notes: list[str]) -> tuple[Plan, list[str]]:
     """
     field_notes = upgrade(old)
     plan = Plan()
-    with _depth_limit_lifted():  # depth was bounded by the first parse
-        plan.ParseFromString(old.SerializeToString())
+    data = old.SerializeToString()
+    try:
+        plan.ParseFromString(data)
+    except (DecodeError, RecursionError):  # deeper than protobuf's default; bounded by the first parse
+        with _depth_limit_lifted():
+            plan.ParseFromString(data)
     for u in iter_unknown_fields(plan):
         raise PlanInvalidError(f"field {u.number} of {u.type_name} has no Substrait 0.108 form", path=u.path or None)
     behavior = []
