@@ -52,12 +52,14 @@ def _count(c: Call, distinct: bool) -> Column:
 
 
 def _avg(c: Call, distinct: bool) -> Column:
-    """avg keeps the argument's type (the YAML: avg(i32) -> i32?, avg(fp32) -> fp32?); Spark's is double."""
+    """avg keeps the argument's type (the YAML: avg(i32) -> i32?, avg(fp32) -> fp32?; Spark's is double). A
+    declared floating-point result is averaged in double, not rounded first to Spark's decimal avg scale."""
     (x,) = c.arity(1).values
-    mean = F.sum_distinct(x.col) / F.count_distinct(x.col) if distinct else F.avg(x.col)
+    out = c.output_type or (x.type if family(x.type) in ("int", "float") else None)
+    src = x.col.cast("double") if out is not None and family(out) == "float" else x.col
+    mean = F.sum_distinct(src) / F.count_distinct(src) if distinct else F.avg(src)
     if family(x.type) == "float":
         return ieee(c, mean)
-    out = c.output_type or (x.type if family(x.type) == "int" else None)
     return cast(mean, out) if out is not None else mean
 
 

@@ -176,8 +176,10 @@ def _avg(c: Call, distinct: bool) -> Column:
     """avg as decimal(38, s) (Spark: decimal(p+4, s+4)), rounded half up to the declared scale."""
     (x,) = c.arity(1).cols
     c.option("overflow", OVERFLOW, "SILENT")  # the mean of decimal(p, s) values always fits decimal(38, s)
-    mean = F.sum_distinct(x) / F.count_distinct(x) if distinct else F.avg(x)
-    return cast(mean, _sum_type(c))
+    out = c.output_type if c.output_type is not None and not isinstance(c.output_type, T.DecimalType) else None
+    src = x.cast("double") if out is not None else x  # a declared fp64 result: averaged in double
+    mean = F.sum_distinct(src) / F.count_distinct(src) if distinct else F.avg(src)
+    return cast(mean, out or _sum_type(c))
 
 
 _STEM = "functions_arithmetic_decimal"
