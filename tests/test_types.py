@@ -35,6 +35,7 @@ def _raw(**fields: object) -> pb.Expr:
     lit = Lit(nullable=True)
     for kind, value in fields.items():
         if isinstance(value, dict):
+            getattr(lit, kind).SetInParent()
             for k, v in value.items():
                 setattr(getattr(lit, kind), k, v)
         else:
@@ -312,6 +313,20 @@ def test_types_spark_cannot_hold_are_rejected_with_the_path(spark, kind, type_, 
     with pytest.raises(UnsupportedFeatureError, match=reason) as err:
         pb.run(_plan(rel, ["c"]), spark)
     assert err.value.path.startswith("relations[0].root.input.project.expressions[0].cast.type")
+
+
+REJECTED_LITERALS = [
+    ("precision_time", _raw(precision_time={"precision": 6, "value": 1_000_000}), "time-of-day"),
+    ("interval_compound", _raw(interval_compound={}), "year-to-second interval"),
+]
+
+
+@pytest.mark.parametrize(("kind", "literal", "reason"), REJECTED_LITERALS, ids=[r[0] for r in REJECTED_LITERALS])
+def test_literals_spark_cannot_hold_are_rejected_with_the_path(spark, kind, literal, reason):
+    rel = pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), literal, emit=[1])
+    with pytest.raises(UnsupportedFeatureError, match=reason) as err:
+        pb.run(_plan(rel, ["c"]), spark)
+    assert err.value.path == "relations[0].root.input.project.expressions[0].literal"
 
 
 def test_user_defined_types_need_a_declaration_and_a_mapping(spark):
