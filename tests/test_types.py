@@ -293,6 +293,28 @@ def test_unsigned_arithmetic_over_a_table_column(spark):
     assert df.schema.fields[0].dataType.simpleString() == "decimal(20,0)"
 
 
+def _unsigned_call(spark, name: str, a: int, b: int, type_name: str, overflow: str):
+    t = unsigned_type(type_name, True)
+    builder = pb.PlanBuilder()
+    x, y = literal_expr(f"'{a}'", type_name), literal_expr(f"'{b}'", type_name)
+    call = builder.call(name, x, y, out=t, options={"overflow": [overflow]})
+    plan = builder.plan(pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), call, emit=[1]), ["c"])
+    _as_unsigned_functions(plan)
+    declare_types(plan)
+    return pb.run(plan, spark).collect()[0][0]
+
+
+def test_unsigned_overflow_modes(spark):
+    """SILENT wraps modulo 2^bits (as unsigned hardware does), SATURATE clamps, ERROR fails the query."""
+    assert _unsigned_call(spark, "add", 200, 100, "u!u8", "SILENT") == 44
+    assert _unsigned_call(spark, "subtract", 0, 1, "u!u16", "SILENT") == 65535
+    assert _unsigned_call(spark, "subtract", 0, 1, "u!u32", "SATURATE") == 0
+    big = 2**63
+    assert _unsigned_call(spark, "multiply", big, big, "u!u64", "SATURATE") == decimal.Decimal(2**64 - 1)
+    with pytest.raises(Exception, match="unsigned integer overflow of u64"):
+        _unsigned_call(spark, "multiply", big, big, "u!u64", "ERROR")
+
+
 # --- rejected ------------------------------------------------------------------------------------------------
 
 
