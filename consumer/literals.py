@@ -171,7 +171,8 @@ def _lit_column(value: Any, type_: T.DataType) -> Column:
         whole_days = value.seconds == 0 and value.microseconds == 0
         # Whole days as INTERVAL DAY so that date +/- interval stays a date, as in Spark SQL.
         return col.cast(T.DayTimeIntervalType(0, 0)) if whole_days else col
-    if isinstance(type_, (T.ByteType, T.ShortType, T.FloatType, T.DecimalType)):
+    # A Python int fitting 32 bits would otherwise be an int literal: a small i64 (or u32) must stay bigint.
+    if isinstance(type_, (T.ByteType, T.ShortType, T.LongType, T.FloatType, T.DecimalType)):
         return cast(F.lit(value), type_)
     if isinstance(type_, T.BinaryType):
         return F.lit(bytearray(value))

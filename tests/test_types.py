@@ -203,6 +203,15 @@ def test_literal_in_a_virtual_table(spark, case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_literal_in_a_projection_keeps_its_type(spark, case):
+    """A projected literal is a Spark literal of exactly the mapped type (a small i64 is no int)."""
+    rel = pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), case.literal, emit=[1])
+    got, simple = _one(spark, _plan(rel, ["c"], case.type))
+    assert simple == case.spark
+    assert _same(got, case.value), got
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_cast_to_the_type(spark, case):
     rel = pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), pb.cast(case.literal, case.type, throw=True), emit=[1])
     got, simple = _one(spark, _plan(rel, ["c"], case.type))
