@@ -19,8 +19,6 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relations.lateral import checked_type as lateral_checked_type
-from ..relations.lateral import rebase as lateral_rebase
 from ..walk import columns_of, local_fields
 from . import writes
 from .expressions import aggregation, each, sort_keys, type_of, value_args
@@ -113,7 +111,7 @@ def _datasets(w: LineageWalker, kind: str, source, path: str) -> list[Dataset]:
 def _virtual_table(w: LineageWalker, table: ReadRel.VirtualTable, columns, path: str, outer) -> RelLineage:
     """Inline rows: the dataset `values`, plus whatever the rows' expressions read (outer references)."""
     rows = [list(r.fields) for r in table.expressions]
-    width = len(columns) or (len(table.values[0].fields) if table.values else len(rows[0]) if rows else 0)
+    width = len(columns) or (len(rows[0]) if rows else 0)
     if not columns:  # no base schema (DuckDB 1.1 writes VALUES so): positional names
         columns = [(f"#{i}", None) for i in range(width)]
     dataset = Dataset(w.namespace, VALUES)
@@ -124,10 +122,9 @@ def _virtual_table(w: LineageWalker, table: ReadRel.VirtualTable, columns, path:
         exprs = [(r[i], f"{path}.expressions[{k}].fields[{i}]") for k, r in enumerate(rows) if i < len(r)]
         own = {InputField(dataset, name): frozenset({IDENTITY})}
         cols.append(Col(merge(own, *(w.expr(e, scope, p) for e, p in exprs)), t))
-    for where, recs in (("values", [list(v.fields) for v in table.values]), ("expressions", rows)):
-        for k, rec in enumerate(recs):
-            if len(rec) != width:
-                raise PlanInvalidError(f"row of {len(rec)} values for {width} columns", f"{path}.{where}[{k}]")
+    for k, rec in enumerate(rows):
+        if len(rec) != width:
+            raise PlanInvalidError(f"row of {len(rec)} values for {width} columns", f"{path}.expressions[{k}]")
     return RelLineage(cols)
 
 
@@ -354,6 +351,10 @@ def keyed_join(w: LineageWalker, rel, path: str, outer: Scope | None) -> RelLine
 def lateral_join(w: LineageWalker, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> RelLineage:
     """The right input sees the left row as its enclosing query (its `rel_reference`s rebased as the consumer
     does, `consumer/relations/lateral.py`); its correlated filters count as the join's condition."""
+    # Imported here: relations.lateral imports pyspark, and lineage must not need Spark.
+    from ..relations.lateral import checked_type as lateral_checked_type
+    from ..relations.lateral import rebase as lateral_rebase
+
     left = w.rel(rel.left, f"{path}.left", outer)
     right_rel, _ = lateral_rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
     right = w.rel(right_rel, f"{path}.right", Scope(left.columns, outer))
