@@ -134,13 +134,11 @@ def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
             schema_of(schema, f"{path}.base_schema")  # names that do not fit the types: PlanInvalidError
     width = len(schema.struct.types)
     if kind == "virtual_table" and width:  # without a base schema the first row's literals give the types
-        for where in ("values", "expressions"):
-            for r, row in enumerate(getattr(rel.virtual_table, where)):
-                if len(row.fields) != width:
-                    raise PlanInvalidError(
-                        f"row of {len(row.fields)} values for {width} columns",
-                        f"{path}.virtual_table.{where}[{r}]",
-                    )
+        for r, row in enumerate(rel.virtual_table.expressions):
+            if len(row.fields) != width:
+                raise PlanInvalidError(
+                    f"row of {len(row.fields)} values for {width} columns", f"{path}.virtual_table.expressions[{r}]"
+                )
     if kind == "iceberg_table" and rel.iceberg_table.WhichOneof("table_type") != "direct":
         raise PlanInvalidError("Iceberg table read with no metadata file", f"{path}.{kind}")
     if rel.HasField("projection"):

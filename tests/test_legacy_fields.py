@@ -379,3 +379,26 @@ def test_notes_count_every_place_a_rule_fired() -> None:
         rel.count = count
     (note,) = parse_plan_bytes(json.dumps(json_format.MessageToDict(old)).encode()).notes
     assert note == "FetchRel.count read as count_expr at relations[0].root.input.fetch and 1 more"
+
+
+@pytest.mark.parametrize(
+    "uri, urn",
+    [
+        (f"{GITHUB}functions_string.yaml", "extension:io.substrait:functions_string"),
+        (
+            "https://raw.githubusercontent.com/substrait-io/substrait/v0.50.0/extensions/functions_set.yaml",
+            "extension:io.substrait:functions_set",
+        ),
+        ("https://substrait.io/extensions/functions_boolean.yaml", "extension:io.substrait:functions_boolean"),
+        ("/functions_comparison.yaml", "extension:io.substrait:functions_comparison"),
+        (GITHUB, GITHUB),  # a directory: kept as written
+        ("urn:substrait:functions_string", "urn:substrait:functions_string"),
+        ("https://example.com/functions_string.yaml", "https://example.com/functions_string.yaml"),
+    ],
+)
+def test_urn_for_uri(uri: str, urn: str) -> None:
+    from substrait_spark.consumer.extensions import FunctionRef
+    from substrait_spark.consumer.legacy.fields import urn_for_uri
+
+    assert urn_for_uri(uri) == urn
+    assert FunctionRef.parse(1, "f", urn).extension_stem == FunctionRef.parse(1, "f", uri).extension_stem

@@ -41,13 +41,13 @@ class Notes:
     hits: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, rule: str, path: str) -> None:
-        self.hits.setdefault(rule, []).append(path or "the plan")
+        self.hits.setdefault(rule, []).append(path)
 
     def lines(self) -> list[str]:
         out = []
         for rule, paths in self.hits.items():
             more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
-            out.append(f"{rule} at {paths[0]}{more}")
+            out.append(f"{rule} at {paths[0]}{more}" if paths[0] else rule)  # "": the plan itself
         return out
 
 
