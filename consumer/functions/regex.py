@@ -64,19 +64,24 @@ def _to_output(c: Call, col: Column) -> Column:
     return cast(col, c.output_type) if c.output_type is not None else col
 
 
+def _int(col: Column) -> Column:
+    """Spark's array index and regex group number are int; Substrait declares them i64."""
+    return col.cast(T.IntegerType())
+
+
 def _match_substring(c: Call) -> Column:
     """`occurrence`-th match (1-based) of capture `group`, searching from `position`; NULL when there is none."""
     s, p, *rest = c.arity(2, 5).values
     position, occurrence, group = rest or (None, None, None)
     matches = F.call_function(
-        "regexp_extract_all", _from(s.col, position), pattern(c, p), group.col if group else F.lit(0)
+        "regexp_extract_all", _from(s.col, position), pattern(c, p), _int(group.col) if group else F.lit(0)
     )
-    return F.call_function("try_element_at", matches, occurrence.col if occurrence else F.lit(1))
+    return F.call_function("try_element_at", matches, _int(occurrence.col) if occurrence else F.lit(1))
 
 
 def _match_substring_all(c: Call) -> Column:
     s, p, position, group = c.arity(4).values
-    return F.call_function("regexp_extract_all", _from(s.col, position), pattern(c, p), group.col)
+    return F.call_function("regexp_extract_all", _from(s.col, position), pattern(c, p), _int(group.col))
 
 
 def _count_substring(c: Call) -> Column:
