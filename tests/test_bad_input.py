@@ -93,9 +93,12 @@ def field_out_of_range(doc):
     )
 
 
-def exchange_rel(doc):
+EMPTY_URL = "type.googleapis.com/google.protobuf.Empty"  # an extension relation no consumer class registers
+
+
+def extension_rel(doc):
     root = doc["relations"][0]["root"]
-    root["input"] = {"exchange": {"input": root["input"], "broadcast": {}}}
+    root["input"] = {"extensionSingle": {"input": root["input"], "detail": {"@type": EMPTY_URL}}}
 
 
 def window_rel_custom_sort(doc):
@@ -154,7 +157,13 @@ CASES = [
         f"{PROJECT}.expressions[0].scalar_function.arguments[1].value.selection",
         static=False,
     ),
-    Case("exchange-relation", exchange_rel, 3, ("exchange relation",), "relations[0].root.input.exchange"),
+    Case(
+        "extension-relation",
+        extension_rel,
+        3,
+        ("extension relation", "protobuf.empty"),
+        "relations[0].root.input.extension_single",
+    ),
     Case(
         "window-custom-sort",
         window_rel_custom_sort,

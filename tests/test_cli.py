@@ -16,6 +16,7 @@ from substrait_spark.cli import main
 
 IBM = "ibm-substrait-compliance-tpch"
 Q06_REVENUE = 1193053.2253  # expected/q06.csv (sf 0.01); q06 reads only numeric columns, so tpchgen matches
+EMPTY_URL = "type.googleapis.com/google.protobuf.Empty"  # an extension relation no consumer class registers
 
 
 @pytest.fixture
@@ -186,14 +187,14 @@ def test_validate_exit_codes(corpus, tmp_path, q06, capsys):
     assert cli(capsys, "validate", str(q06))[0] == 0
     doc = q06_doc(corpus)
     root = doc["relations"][0]["root"]
-    root["input"] = {"exchange": {"input": root["input"]}}
-    unsupported = tmp_path / "exchange.json"
+    root["input"] = {"extensionSingle": {"input": root["input"], "detail": {"@type": EMPTY_URL}}}
+    unsupported = tmp_path / "extension.json"
     unsupported.write_text(json.dumps(doc))
     code, out, _ = cli(capsys, "validate", str(q06), str(unsupported))
     assert code == 3
     assert f"{q06}: supported" in out
     assert f"{unsupported}: 1 unsupported feature(s)" in out
-    assert "  - exchange relation (at relations[0].root.input.exchange)" in out
+    assert f"  - extension relation {EMPTY_URL} (at relations[0].root.input.extension_single)" in out
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x0a\xff\xff\xff")
     assert cli(capsys, "validate", str(q06), str(garbage))[0] == 2

@@ -172,7 +172,7 @@ def test_validate_cli_over_a_handful_of_plans(corpus, tmp_path):
     assert proc.stdout.count(": supported") == len(good)
 
     doc = q06_json(corpus)
-    wrap_root(doc, "exchange")
+    _extension_single(doc)
     rename_function(doc, 1, "frobnicate:bool")
     unsupported = tmp_path / "unsupported.json"
     unsupported.write_text(json.dumps(doc))
@@ -189,10 +189,10 @@ def test_validate_cli_over_a_handful_of_plans(corpus, tmp_path):
     results = {Path(r["plan"]).name: r for r in json.loads(proc.stdout)}
     assert results[good[0].name]["unsupported"] == []
     assert results["unsupported.json"]["unsupported"] == [
-        {"feature": "exchange relation", "path": "relations[0].root.input.exchange"},
+        {"feature": f"extension relation {EMPTY_URL}", "path": "relations[0].root.input.extension_single"},
         {
             "feature": "scalar function frobnicate:bool",
-            "path": "relations[0].root.input.exchange.input.aggregate.input.project.input.filter.condition"
+            "path": "relations[0].root.input.extension_single.input.aggregate.input.project.input.filter.condition"
             ".scalar_function",
         },
     ]
@@ -253,10 +253,6 @@ def _median_distinct(doc):
 
 def _window_rel(doc):
     wrap_root(doc, "window", sorts=[{"expr": field_ref(0), "comparisonFunctionReference": 1}])
-
-
-def _exchange_rel(doc):
-    wrap_root(doc, "exchange")
 
 
 def _dwrf(doc):
@@ -356,7 +352,6 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ),
     ("DISTINCT median", _median_distinct, "median:dec: DISTINCT invocation", f"{AGG}.measures[0].measure"),
     ("window relation", _window_rel, "sort by a custom comparison function", f"{ROOT}.window.sorts[0]"),
-    ("exchange relation", _exchange_rel, "exchange relation", f"{ROOT}.exchange"),
     ("dwrf files", _dwrf, "local files in dwrf format", f"{READ}.local_files.items[0]"),
     ("byte-range slice", _byte_range, "byte-range slices", f"{READ}.local_files.items[0]"),
     (
@@ -462,12 +457,12 @@ def test_all_findings_are_listed_not_only_the_first(corpus):
     doc = q06_json(corpus)
     _unknown_function(doc)
     _phase(doc)
-    _exchange_rel(doc)
+    _extension_single(doc)
     paths = [f.path for f in validate_plan(plan_of(doc))]
     assert paths == [  # in plan order: depth-first, fields in proto order (an aggregate's input first)
-        f"{ROOT}.exchange",
-        f"{ROOT}.exchange.input.aggregate.input.project.input.filter.condition.scalar_function",
-        f"{ROOT}.exchange.input.aggregate.measures[0].measure.phase",
+        f"{ROOT}.extension_single",
+        f"{ROOT}.extension_single.input.aggregate.input.project.input.filter.condition.scalar_function",
+        f"{ROOT}.extension_single.input.aggregate.measures[0].measure.phase",
     ]
 
 
