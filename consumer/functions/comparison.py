@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 
 from pyspark.sql import Column
@@ -32,6 +33,17 @@ def _is_nan(c: Call) -> Column:
     return F.when(x.isNotNull(), F.isnan(x))
 
 
+def _null_if_any_null(name: str) -> Handler:
+    """Substrait's least/greatest are NULL when any argument is; Spark's skip NULLs (the `_skip_null` variants)."""
+
+    def build(c: Call) -> Column:
+        cols = c.cols
+        any_null = functools.reduce(operator.or_, [x.isNull() for x in cols])
+        return F.when(~any_null, F.call_function(name, *cols))
+
+    return build
+
+
 def _truth_test(value: bool, negated: bool) -> Handler:
     """is_true / is_false / is_not_true / is_not_false: never NULL (NULL is neither true nor false)."""
 
@@ -57,8 +69,10 @@ COMPARISON: dict[str, Handler] = {
     "is_not_distinct_from": binary(lambda a, b: a.eqNullSafe(b)),
     "coalesce": lambda c: F.coalesce(*c.cols),
     "nullif": sql("nullif"),
-    "least": sql("least"),
-    "greatest": sql("greatest"),
+    "least": _null_if_any_null("least"),
+    "greatest": _null_if_any_null("greatest"),
+    "least_skip_null": sql("least"),
+    "greatest_skip_null": sql("greatest"),
     # boolean (three-valued, as Spark's AND/OR/NOT)
     "and": variadic(operator.and_),
     "or": variadic(operator.or_),
