@@ -12,11 +12,16 @@ consumer-testing's table ``t``; then
   multisets, and in order on the ORDER BY keys where the plan's result is sorted (``function_corpus.order_keys``);
   a plan whose result differs is named in DISAGREES with the reason;
 * both tables are exact: a plan that starts to run, or to agree, fails the test until its entry is removed.
+
+A result of more than ``function_corpus.MAX_COLLECTED_ROWS`` rows (only cross_join's 22.5 million) is compared by a
+multiset digest computed in Spark. Measured at the time of writing: 547 of 548 plans run; 136 of the 159 tests have
+two or more running plans, and in 125 of them every plan agrees.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import pytest
@@ -209,8 +214,17 @@ def test_refused_plans_are_exactly_the_named_ones(outcomes):
     assert not report, "\n".join(report)
 
 
+def _same_exactly(a: list[tuple], b: list[tuple], keys: tuple[int, ...]) -> bool:
+    """Cheap first check (hashing, no sorting): equal multisets of exactly equal rows, same ORDER BY key sequence."""
+    if len(a) != len(b) or Counter(a) != Counter(b):
+        return False
+    return all(tuple(x[k] for k in keys) == tuple(y[k] for k in keys) for x, y in zip(a, b, strict=True))
+
+
 def _disagreement(outcome: Outcome, reference: Outcome) -> str | None:
     keys = outcome.order if outcome.order == reference.order else ()
+    if _same_exactly(outcome.rows, reference.rows, keys):
+        return None
     try:
         assert_same_result(
             outcome.rows,
@@ -244,3 +258,54 @@ def test_producers_agree_within_each_test(fr_plans, outcomes):
             elif o.plan.name not in DISAGREES and problem is not None:
                 report.append(f"[{group}] {problem}")
     assert not report, "\n".join(report)
+
+
+# The SQL of consumer-testing's test (substrait_consumer/testdata, and the plans' own literals), run by DuckDB on
+# the same parquet files: for the tests where producers disagree, it shows which plan gives the SQL's result.
+# Each group's reference plan (the first plan not in DISAGREES) must give it.
+ORACLE_SQL: dict[str, str] = {
+    "relation/aggregate/aggregate_with_grouping_set": (
+        "SELECT SUM(L_EXTENDEDPRICE), L_LINENUMBER, L_ORDERKEY FROM lineitem "
+        "GROUP BY GROUPING SETS ((L_LINENUMBER), (L_ORDERKEY)) ORDER BY L_LINENUMBER"
+    ),
+    "relation/aggregate/aggregate_with_group_by_cube": (
+        "SELECT L_ORDERKEY, L_LINENUMBER, count(*) FROM lineitem "
+        "GROUP BY CUBE(L_ORDERKEY, L_LINENUMBER) ORDER BY L_ORDERKEY, L_LINENUMBER"
+    ),
+    "relation/aggregate/aggregate_with_group_by_rollup": (
+        "SELECT L_ORDERKEY, L_LINENUMBER, count(*) FROM lineitem "
+        "GROUP BY ROLLUP(L_ORDERKEY, L_LINENUMBER) ORDER BY L_ORDERKEY, L_LINENUMBER"
+    ),
+    "relation/set/union_distinct": (
+        "SELECT C_NATIONKEY FROM customer UNION SELECT N_NATIONKEY FROM nation ORDER BY C_NATIONKEY"
+    ),
+    "function/comparison/gt": "SELECT PS_AVAILQTY FROM partsupp WHERE PS_AVAILQTY > 9990 ORDER BY PS_AVAILQTY",
+    "function/string/left": "SELECT N_NAME, left(N_NAME, 2) AS left_extract_N_NAME FROM nation",
+}
+
+
+@pytest.fixture(scope="module")
+def duckdb_oracle(tpch_dir):
+    from oracles import DuckDBOracle
+
+    db = DuckDBOracle(tpch_dir)
+    yield db
+    db.close()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("group", sorted(ORACLE_SQL))
+def test_reference_plan_gives_the_sql_result(group, fr_plans, outcomes, duckdb_oracle):
+    """Where producers disagree, the plan taken as reference gives what the test's SQL gives (DuckDB as oracle)."""
+    plans = groups_of(fr_plans)[group]
+    assert any(p.name in DISAGREES for p in plans), f"{group}: no disagreement to settle; drop its ORACLE_SQL entry"
+    reference = next(outcomes[p.name] for p in plans if outcomes[p.name].ran and p.name not in DISAGREES)
+    expected = duckdb_oracle.run(ORACLE_SQL[group])
+    assert_same_result(
+        reference.rows,
+        expected.rows,
+        ordered_keys=reference.order,
+        actual_columns=reference.columns,
+        expected_columns=expected.columns,
+        context=f"{reference.plan.name} vs DuckDB running {ORACLE_SQL[group]!r}",
+    )
