@@ -127,11 +127,6 @@ DISAGREES: dict[str, str] = {
         "ps_partkey to fp64 and calls divide:fp64_fp64, giving 0.1 ...) and integer division in Calcite and "
         "DataFusion (divide:i64_i64, giving 0 ...). Each plan runs as written."
     ),
-    "function/comparison/is_nan-datafusion": (
-        "Consumer (function tables, not this test's area): DataFusion's `isnan` is mapped to Spark's isnan, which "
-        "gives false for NULL; Substrait's is_nan propagates NULL, as DuckDB's is_nan:fp64 plan gives for the "
-        "NULL row of t. Expected to disappear when the function mapping propagates NULL."
-    ),
     "relation/fetch/fetch-datafusion": (
         "DataFusion 40 defect: `SELECT O_ORDERKEY FROM orders FETCH NEXT 1 ROWS ONLY` has no FetchRel — the "
         "optimizer pushed the limit into its table scan, and the scan's fetch is not serialized — so the plan "

@@ -330,8 +330,6 @@ ARITHMETIC: dict[str, Handler] = {
     "round": cast_to_output(_round),
     "ceil": cast_to_output(unary(F.ceil)),
     "floor": cast_to_output(unary(F.floor)),
-    "is_nan": unary(F.isnan),
-    "isnan": unary(F.isnan),
     "is_finite": _is_finite,
     "is_infinite": _is_infinite,
     **DECIMAL,

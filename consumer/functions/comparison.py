@@ -83,5 +83,6 @@ COMPARISON: dict[str, Handler] = {
     "is_false": _truth_test(False, False),
     "is_not_true": _truth_test(True, True),
     "is_not_false": _truth_test(False, True),
-    "functions_comparison/is_nan": _is_nan,
+    "is_nan": _is_nan,
+    "isnan": _is_nan,  # DataFusion's name
 }
