@@ -206,17 +206,19 @@ def test_aggregate_function_args_and_inline_grouping_expressions(spark) -> None:
     )
 
 
-def test_window_function_args() -> None:
+def test_window_function_args(spark) -> None:
     b = PlanBuilder()
     fn = alg.Expression.WindowFunction(
         function_reference=b.fn("sum"), arguments=[alg.FunctionArgument(value=field(2))], output_type=i64()
     )
     fn.partitions.append(field(0))
     modern = b.plan(project(t(), alg.Expression(window_function=fn), emit=[3]), ["w"])
-    old = old_form(modern)
-    _args_of(root_body(old, "project").expressions[0].window_function)
-    for loaded in loads(old):
-        assert loaded.plan == modern and "WindowFunction.args read as arguments" in loaded.notes[0]
+    check(
+        spark,
+        modern,
+        lambda old: _args_of(root_body(old, "project").expressions[0].window_function),
+        "WindowFunction.args read as arguments",
+    )
 
 
 def test_enum_args_read_as_enum_arguments(spark) -> None:
