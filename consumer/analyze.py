@@ -510,7 +510,7 @@ SCALAR_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
     "extract": (_extract_component,),
 }
 AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
-    "sum0": (_no_distinct,),
+    "corr": (_no_distinct,),
     "median": (_no_distinct,),
     "mode": (_no_distinct,),
     "product": (_no_distinct,),

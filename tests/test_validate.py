@@ -306,7 +306,7 @@ def _extract_component(doc):
             "scalarFunction": {
                 "functionReference": 9,
                 "outputType": {"i64": {}},
-                "arguments": [{"enum": "MILLISECOND"}, {"value": field_ref(10)}],
+                "arguments": [{"enum": "US_WEEK"}, {"value": field_ref(10)}],
             }
         },
     )
@@ -387,7 +387,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     (
         "extract component",
         _extract_component,
-        "extract:req_date: extract component MILLISECOND",
+        "extract:req_date: extract component US_WEEK",
         f"{PROJECT}.expressions[0].scalar_function",
     ),
     ("time type", _time_cast, "type precision_time", f"{PROJECT}.expressions[0].cast.type"),
@@ -539,7 +539,10 @@ def test_a_subclass_with_an_extension_relation_validates_as_it_translates(corpus
 
 
 def test_default_function_checks_match_the_function_handlers(spark):
-    """AGGREGATE_CHECKS lists exactly the aggregates whose handler refuses a one-argument DISTINCT call."""
+    """AGGREGATE_CHECKS lists exactly the aggregates whose handler refuses a one-argument DISTINCT call.
+
+    The checks are keyed by base name; extension-specific entries (`unsigned_integers/sum`) check their own
+    argument types, so they are called here only to see that they build or refuse cleanly."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
     from substrait_spark.consumer.extensions import FunctionRef
@@ -554,7 +557,8 @@ def test_default_function_checks_match_the_function_handlers(spark):
         try:
             handler(call, True)
         except UnsupportedFeatureError:
-            refusing.add(name)
+            if "/" not in name:
+                refusing.add(name)
         except Exception as exc:  # a handler that cannot build its column at all
             broken[name] = f"{type(exc).__name__}: {exc}"
     declared = {name for name, checks in AGGREGATE_CHECKS.items() if _no_distinct in checks}

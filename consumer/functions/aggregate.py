@@ -167,5 +167,18 @@ AGGREGATE: dict[str, AggregateHandler] = {
     "product": _product,
     "string_agg": _string_agg,
     **UNSIGNED_AGGREGATE,
-    **DECIMAL_AGGREGATE,
 }
+
+
+def _decimal_or_generic(decimal: AggregateHandler, generic: AggregateHandler) -> AggregateHandler:
+    """A decimal-extension declaration over a non-decimal argument (producers declare loosely) runs the generic one."""
+
+    def build(c: Call, distinct: bool) -> Column:
+        return (decimal if c.families() == ("decimal",) else generic)(c, distinct)
+
+    return build
+
+
+AGGREGATE.update(
+    {key: _decimal_or_generic(h, AGGREGATE[key.rpartition("/")[2]]) for key, h in DECIMAL_AGGREGATE.items()}
+)
