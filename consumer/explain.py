@@ -48,6 +48,7 @@ def _join_type(body: Any) -> int:
         return getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
     return JoinRel.JoinType.Value(enum.Name(body.type))
 
+
 _SORT_DIRECTIONS = {
     alg.SortField.SORT_DIRECTION_ASC_NULLS_FIRST: "ASC NULLS FIRST",
     alg.SortField.SORT_DIRECTION_ASC_NULLS_LAST: "ASC NULLS LAST",
