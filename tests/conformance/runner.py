@@ -53,7 +53,7 @@ class _Plan:
         self.urns: dict[str, int] = {}
         self.fns: dict[tuple[str, str], int] = {}
         self.plan = plan_pb2.Plan()
-        self.plan.version.minor_number = 81
+        self.plan.version.minor_number = 108
         self.plan.version.producer = "tests/conformance"
 
     def fn(self, urn: str, name: str) -> int:
