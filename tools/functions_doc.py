@@ -7,13 +7,13 @@ native Spark or listed as unsupported with its reason.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
 import yaml
+from docgen import check_requested, write_or_check
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOC = REPO_ROOT / "docs" / "functions.md"
@@ -117,22 +117,11 @@ def render(items: list[Entry]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    args.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
-    opts = args.parse_args(argv)
+    check = check_requested(__doc__.splitlines()[0], argv)
     items = entries()
-    text = render(items)
     missing = [f"{e.extension}/{e.name} ({e.kind})" for e in items if e.status == "missing"]
-    if opts.check:
-        stale = not DOC.exists() or DOC.read_text() != text
-        if stale:
-            print(f"{DOC} is out of date: run .venv/bin/python tools/functions_doc.py")
-        if missing:
-            print("unaccounted for:\n  " + "\n  ".join(missing))
-        return 1 if stale or missing else 0
-    DOC.write_text(text)
-    print(f"wrote {DOC}: {sum(e.status == 'native' for e in items)}/{len(items)} native, {len(missing)} unaccounted")
-    return 0
+    what = "functions neither mapped nor in consumer/functions/unsupported.py"
+    return write_or_check(DOC, render(items), missing, what, ".venv/bin/python tools/functions_doc.py", check)
 
 
 if __name__ == "__main__":

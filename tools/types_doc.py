@@ -7,11 +7,11 @@ it maps to (or why it is rejected), the user-defined types, and the Spark -> Sub
 
 from __future__ import annotations
 
-import argparse
 import sys
 from importlib.metadata import version
 from pathlib import Path
 
+from docgen import check_requested, write_or_check
 from pyspark.sql import types as T
 from substrait import type_pb2 as tp
 
@@ -146,20 +146,9 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    args.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
-    opts = args.parse_args(argv)
-    text, missing = render(), unaccounted()
-    if opts.check:
-        stale = not DOC.exists() or DOC.read_text() != text
-        if stale:
-            print(f"{DOC} is out of date: run .venv/bin/python tools/types_doc.py")
-        if missing:
-            print("type kinds not mapped or rejected in consumer/types.py: " + ", ".join(missing))
-        return 1 if stale or missing else 0
-    DOC.write_text(text)
-    print(f"wrote {DOC}; unaccounted type kinds: {', '.join(missing) or 'none'}")
-    return 0
+    check = check_requested(__doc__.splitlines()[0], argv)
+    what = "type kinds not mapped or rejected in consumer/types.py"
+    return write_or_check(DOC, render(), unaccounted(), what, ".venv/bin/python tools/types_doc.py", check)
 
 
 if __name__ == "__main__":
