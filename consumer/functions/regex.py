@@ -117,7 +117,7 @@ def _occurrence(c: Call, occurrence: Typed | None, default: int) -> Column:
         return F.lit(default)
     if occurrence.is_literal and isinstance(occurrence.value, int) and occurrence.value < 1:
         raise c.unsupported(f"occurrence {occurrence.value} (the spec wants a positive number)")
-    return occurrence.col
+    return _int(occurrence.col)
 
 
 def _strpos(c: Call) -> Column:
