@@ -190,3 +190,12 @@ def test_std_dev_and_variance_follow_the_distribution_enum(spark):
     df = run(plan, spark)
     assert [f.dataType.simpleString() for f in df.schema.fields] == ["float", "float", "float"]
     assert tuple(df.first()) == pytest.approx((2.0, 2.5, math.sqrt(2.0)))
+
+
+def test_integer_divide_declared_fp64_stays_integer_division_in_the_declared_type(spark):
+    """ibis writes divide:i32_i32 with an fp64 output: the function is integer division, the column is double."""
+    b = PlanBuilder()
+    as_double, as_int = (b.call("divide", lit(7), lit(2), out=t) for t in (fp64(), i32()))
+    got, types = _row(spark, b, as_double, as_int)
+    assert got == (3.0, 3)
+    assert types == ["double", "int"]

@@ -132,7 +132,9 @@ def _divide(c: Call) -> Column:
     a, b = c.arity(2).values
     fams = c.families()
     if fams == ("int", "int"):
-        return _int_divide(c)
+        # ibis declares divide:i32_i32 -> fp64: still integer division (the function), in the declared type
+        declared = c.output_type
+        return cast(_int_divide(c), declared) if isinstance(declared, T.FractionalType) else _int_divide(c)
     if fams == ("float", "float"):
         return _float_divide(c)
     return a.col / b.col
