@@ -35,6 +35,13 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
     if root == "expression":
         base = cx.expression(ref.expression, scope, f"{path}.expression")
     elif root == "outer_reference":
+        if ref.outer_reference.WhichOneof("outer_reference_type") == "rel_reference":
+            # A LateralJoinRel rewrites the ones naming its left input (relations/lateral.py); any other is not
+            # reachable from where it stands.
+            raise UnsupportedFeatureError(
+                f"outer reference to relation {ref.outer_reference.rel_reference} outside a lateral join's right input",
+                f"{path}.outer_reference",
+            )
         steps = ref.outer_reference.steps_out
         target = scope.up(steps) if steps > 0 else None
         if target is None:

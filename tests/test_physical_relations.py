@@ -439,3 +439,12 @@ def test_lineage_follows_the_physical_relations():
     indirect = cols(lineage.indirect)
     assert "INDIRECT/SORT" in indirect[("phy_l", "a")]
     assert "INDIRECT/FILTER" in indirect[("phy_r", "k")]
+
+
+def test_outer_reference_to_a_relation_outside_a_lateral_join_is_refused(spark):
+    """A `rel_reference` outer reference is meaningful only inside the right input of the lateral join it names."""
+    b = PlanBuilder()
+    rel = filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=9)))
+    with pytest.raises(UnsupportedFeatureError, match="relation 9 outside a lateral join") as err:
+        run(b.plan(rel, ["k", "b"]), spark)
+    assert err.value.path.endswith(".outer_reference")
