@@ -19,6 +19,7 @@ from substrait import type_pb2 as tp
 from .extensions import Extensions
 from .functions import PREDICATES
 from .producers import Quirks
+from .types import PlanTypes, declared_user_types
 from .walk import children, value_args
 
 if TYPE_CHECKING:
@@ -92,7 +93,8 @@ def type_str(t: tp.Type) -> str:
     elif kind == "map":
         text = f"map<{type_str(body.key)}, {type_str(body.value)}>"
     elif kind == "user_defined":
-        text = f"u!{body.type_reference}"
+        name = declared_user_types().get(body.type_reference)  # `unsigned_integers/u8` while rendering a plan
+        text = f"u!{name.rpartition('/')[2]}" if name else f"u!{body.type_reference}"
     else:
         text = kind
     return text + ("?" if getattr(body, "nullability", 0) == tp.Type.NULLABILITY_NULLABLE else "")
@@ -149,6 +151,10 @@ class PlanTree:
     # -- text
 
     def render(self) -> str:
+        with PlanTypes.of(self.plan).active():
+            return self._render()
+
+    def _render(self) -> str:
         for i, prel in enumerate(self.plan.relations):
             kind = prel.WhichOneof("rel_type")
             if kind == "root":

@@ -138,6 +138,11 @@ def _declared() -> PlanTypes:
     return _plan_types.get() or PlanTypes()
 
 
+def declared_user_types() -> Mapping[int, str]:
+    """The active plan's user-defined type anchors, as `<extension stem>/<name>` (empty outside a plan)."""
+    return _declared().user
+
+
 def user_type(t: tp.Type, path: str = "type") -> tuple[str, UserType]:
     """The key (`unsigned_integers/u8`) and mapping of a user-defined type, or a clear error."""
     return user_type_of(t.user_defined.type_reference, path)

@@ -393,3 +393,13 @@ def test_every_type_kind_is_mapped_or_rejected():
 
 def test_types_doc_is_current():
     assert types_doc.DOC.read_text() == types_doc.render(), "regenerate with: .venv/bin/python tools/types_doc.py"
+
+
+def test_explain_names_user_defined_types(spark):
+    """`explain` shows a user-defined type by its declared name (`u!u8`), not by its anchor number."""
+    from substrait_spark.consumer.explain import plan_tree_of
+
+    u8 = unsigned_type("u!u8", True)
+    plan = _plan(pb.virtual(["c"], [u8], [[literal_expr("'7'", "u!u8")]]), ["c"])
+    declare_types(plan)
+    assert "u!u8" in plan_tree_of(plan)
