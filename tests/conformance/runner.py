@@ -149,24 +149,32 @@ def scalar_plan(cases: Sequence[Case]) -> plan_pb2.Plan:
     return plan.root(rel, [f"c{i}" for i in range(len(exprs))])
 
 
-def aggregate_plan(case: Case) -> plan_pb2.Plan:
-    plan = _Plan()
+def _case_table(case: Case) -> tuple[pb.Rel, dict[str, int]]:
+    """The case's input table as a VirtualTable (`colN` columns, untyped ones i32) and its column positions."""
     table = case.table or []
     types = [parse_type(t or "i32", force_nullable=True) for t, _ in table]
     nrows = len(table[0][1]) if table else 0
     rows = [[literal_expr(vals[r], t or "i32", force_nullable=True) for t, vals in table] for r in range(nrows)]
-    names = [f"col{i}" for i in range(len(table))] or ["dummy"]
-    if not table:
-        types = [pb.i32()]
-    read = pb.virtual(names, types, rows)
     columns = {f"col{i}": i for i in range(len(table))}
-    fn = pb.AggregateFunction(
-        function_reference=plan.fn(case.urn, _signature(case)),
-        arguments=_arguments(plan, case, columns),
-        options=[pb.alg.FunctionOption(name=k, preference=[v]) for k, v in case.options.items()],
-        phase=pb.alg.AGGREGATION_PHASE_INITIAL_TO_RESULT,
-        invocation=pb.AggregateFunction.AGGREGATION_INVOCATION_ALL,
-    )
+    read = pb.virtual(list(columns) or ["dummy"], types or [pb.i32()], rows)
+    return read, columns
+
+
+def _function_fields(plan: _Plan, case: Case, columns: dict[str, int]) -> dict:
+    """What an aggregate and a window invocation of the case share."""
+    return {
+        "function_reference": plan.fn(case.urn, _signature(case)),
+        "arguments": _arguments(plan, case, columns),
+        "options": [pb.alg.FunctionOption(name=k, preference=[v]) for k, v in case.options.items()],
+        "phase": pb.alg.AGGREGATION_PHASE_INITIAL_TO_RESULT,
+        "invocation": pb.AggregateFunction.AGGREGATION_INVOCATION_ALL,
+    }
+
+
+def aggregate_plan(case: Case) -> plan_pb2.Plan:
+    plan = _Plan()
+    read, columns = _case_table(case)
+    fn = pb.AggregateFunction(**_function_fields(plan, case, columns))
     out = _out_type(case)
     if out is not None:
         fn.output_type.CopyFrom(out)
@@ -176,22 +184,12 @@ def aggregate_plan(case: Case) -> plan_pb2.Plan:
 def window_plan(case: Case) -> plan_pb2.Plan:
     """The window function over the case's table: no partitions, no sort fields, the spec's default frame."""
     plan = _Plan()
-    table = case.table or []
-    types = [parse_type(t, force_nullable=True) for t, _ in table]
-    nrows = len(table[0][1]) if table else 0
-    rows = [[literal_expr(vals[r], t, force_nullable=True) for t, vals in table] for r in range(nrows)]
-    read = pb.virtual([f"col{i}" for i in range(len(table))], types, rows)
-    fn = pb.Expr.WindowFunction(
-        function_reference=plan.fn(case.urn, _signature(case)),
-        arguments=_arguments(plan, case, {f"col{i}": i for i in range(len(table))}),
-        options=[pb.alg.FunctionOption(name=k, preference=[v]) for k, v in case.options.items()],
-        phase=pb.alg.AGGREGATION_PHASE_INITIAL_TO_RESULT,
-        invocation=pb.AggregateFunction.AGGREGATION_INVOCATION_ALL,
-    )
+    read, columns = _case_table(case)
+    fn = pb.Expr.WindowFunction(**_function_fields(plan, case, columns))
     out = _out_type(case)
     if out is not None:
         fn.output_type.CopyFrom(out)
-    rel = pb.project(read, pb.Expr(window_function=fn), emit=[len(table)])
+    rel = pb.project(read, pb.Expr(window_function=fn), emit=[len(columns)])
     return plan.root(rel, ["c0"])
 
 
