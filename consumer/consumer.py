@@ -41,6 +41,7 @@ from .steps import update_key
 from .steps import writes as write_steps
 from .steps.log import StepLog
 from .types import PlanTypes, has_struct
+from .walk import emit_mapping
 
 Expression = alg.Expression
 
@@ -175,17 +176,8 @@ class SubstraitConsumer:
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")
 
     def _emit(self, body: Any, out: Relation, path: str) -> Relation:
-        common = getattr(body, "common", None)
-        if common is None or common.WhichOneof("emit_kind") != "emit":
-            return out
-        mapping = list(common.emit.output_mapping)
-        for m in mapping:
-            if not 0 <= m < len(out.names):
-                raise PlanInvalidError(
-                    f"emit position {m} out of range: the relation has {len(out.names)} columns",
-                    f"{path}.common.emit",
-                )
-        return out.select_positions(mapping, self.names)
+        mapping = emit_mapping(body, len(out.names), path)
+        return out if mapping is None else out.select_positions(mapping, self.names)
 
     def consume_read(self, rel: alg.ReadRel, path: str, outer: Scope | None) -> Relation:
         return read.translate_read(self, rel, path, outer)

@@ -138,3 +138,17 @@ def update_transformations(rel: alg.UpdateRel, width: int, path: str) -> Iterato
         if not t.HasField("transformation"):
             raise PlanInvalidError("transformation with no expression", at)
         yield t.column_target, t.transformation, f"{at}.transformation"
+
+
+def emit_mapping(body: Message, width: int, path: str) -> list[int] | None:
+    """A relation's emit positions, each checked against its `width` output columns; None for direct output."""
+    common = getattr(body, "common", None)
+    if common is None or common.WhichOneof("emit_kind") != "emit":
+        return None
+    mapping = list(common.emit.output_mapping)
+    for m in mapping:
+        if not 0 <= m < width:
+            raise PlanInvalidError(
+                f"emit position {m} out of range: the relation has {width} columns", f"{path}.common.emit"
+            )
+    return mapping

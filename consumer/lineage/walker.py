@@ -18,6 +18,7 @@ from substrait.plan_pb2 import Plan
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..extensions import Extensions
 from ..producers import Quirks
+from ..walk import emit_mapping
 from .expressions import EXPRESSIONS, ExprHandler
 from .model import DEFAULT_NAMESPACE, Dataset, InputDataset, Lineage, Output, RelLineage, Scope, Sources
 from .relations import RELATIONS, RelHandler
@@ -64,19 +65,8 @@ class LineageWalker:
         return self.emit(body, handler(self, body, p, outer), p)
 
     def emit(self, body: Message, out: RelLineage, path: str) -> RelLineage:
-        if "common" not in body.DESCRIPTOR.fields_by_name:
-            return out
-        common = body.common  # type: ignore[attr-defined]
-        if common.WhichOneof("emit_kind") != "emit":
-            return out
-        mapping = list(common.emit.output_mapping)
-        for m in mapping:
-            if not 0 <= m < len(out.columns):
-                raise PlanInvalidError(
-                    f"emit position {m} out of range: the relation has {len(out.columns)} columns",
-                    f"{path}.common.emit",
-                )
-        return out.select(mapping)
+        mapping = emit_mapping(body, len(out.columns), path)
+        return out if mapping is None else out.select(mapping)
 
     def shared(self, ordinal: int, path: str, outer: Scope | None) -> RelLineage:
         """A subtree shared by ReferenceRels (`plan.relations[i].rel`), walked once."""

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
-from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..errors import UnsupportedFeatureError
 from ..functions import SCALAR
 from ..relation import Relation, column
 from ..scope import Scope
-from ..walk import contains, descendants, reference_levels
+from ..walk import contains, descendants, emit_mapping, reference_levels
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -33,14 +33,10 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     # The spec's output is the input's columns followed by the expressions (DuckDB 1.1: expressions only).
     width = 0 if cx.quirks.project_outputs_expressions_only else len(source.names)
     total = width + len(exprs)
-    mapping = list(rel.common.emit.output_mapping) if rel.common.WhichOneof("emit_kind") == "emit" else range(total)
+    mapping = emit_mapping(rel, total, path)
     new: dict[str, Column] = {}
     names, types, used = [], [], set()
-    for m in mapping:
-        if not 0 <= m < total:
-            raise PlanInvalidError(
-                f"emit position {m} out of range: the relation has {total} columns", f"{path}.common.emit"
-            )
+    for m in range(total) if mapping is None else mapping:
         if m < width and source.names[m] not in used:
             name = source.names[m]
         else:
