@@ -19,7 +19,7 @@ from . import types as ty
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import PREDICATES, Call
 from .scope import Scope, Typed
-from .types import family, spark_type
+from .types import INT_RANGE, family, spark_type
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -265,14 +265,6 @@ def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
     return fs == "date" and fd == "timestamp"
 
 
-_INT_RANGE = {
-    T.ByteType: (-(2**7), 2**7 - 1),
-    T.ShortType: (-(2**15), 2**15 - 1),
-    T.IntegerType: (-(2**31), 2**31 - 1),
-    T.LongType: (-(2**63), 2**63 - 1),
-}
-
-
 def _fits_integer(value: Typed, target: T.DataType) -> Column | None:
     """When a numeric value fits an integer target (None: always, or not a numeric -> integer cast).
 
@@ -282,7 +274,7 @@ def _fits_integer(value: Typed, target: T.DataType) -> Column | None:
     src = family(value.type)
     if family(target) != "int" or src not in ("int", "float", "decimal") or _cannot_fail(value.type, target):
         return None
-    lo, hi = _INT_RANGE[type(target)]
+    lo, hi = INT_RANGE[type(target)]
     x = value.col
     if src == "decimal":
         x = F.when(x < 0, F.ceil(x)).otherwise(F.floor(x))

@@ -46,6 +46,14 @@ _SIMPLE: dict[str, T.DataType] = {
     "interval_year": T.YearMonthIntervalType(),
 }
 
+# The value range of each Spark integer type (overflow checks, checked casts).
+INT_RANGE: dict[type[T.DataType], tuple[int, int]] = {
+    T.ByteType: (-(2**7), 2**7 - 1),
+    T.ShortType: (-(2**15), 2**15 - 1),
+    T.IntegerType: (-(2**31), 2**31 - 1),
+    T.LongType: (-(2**63), 2**63 - 1),
+}
+
 # Kinds Spark cannot hold, with the reason given to the user.
 REJECTED: dict[str, str] = {
     "precision_time": "Spark 3.5 has no time-of-day type",

@@ -7,10 +7,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..types import cast
+from ..types import INT_RANGE, cast
 from .call import Call
 
-_INT_BITS = {T.ByteType: 7, T.ShortType: 15, T.IntegerType: 31, T.LongType: 63}
 OVERFLOW = ("SILENT", "SATURATE", "ERROR")
 NAN, INF = float("nan"), float("inf")
 
@@ -21,15 +20,14 @@ def fail(c: Call, what: str) -> Column:
 
 
 def bounds(t: T.DataType) -> tuple[int, int]:
-    bits = _INT_BITS[type(t)]
-    return -(2**bits), 2**bits - 1
+    return INT_RANGE[type(t)]
 
 
 def int_output(c: Call) -> T.DataType:
     """The integer type of the result: the plan's declared type, else the widest argument type."""
-    if isinstance(c.output_type, tuple(_INT_BITS)):
+    if type(c.output_type) in INT_RANGE:
         return c.output_type
-    return max((v.type for v in c.values if type(v.type) in _INT_BITS), key=lambda t: _INT_BITS[type(t)])
+    return max((v.type for v in c.values if type(v.type) in INT_RANGE), key=lambda t: INT_RANGE[type(t)][1])
 
 
 def overflow(c: Call, wrapped: Column, out: T.DataType, above: Column | None, below: Column | None) -> Column:
