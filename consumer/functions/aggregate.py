@@ -137,7 +137,7 @@ def _median(c: Call, distinct: bool) -> Column:
     value = F.median(x.col)
     if family(x.type) == "float":
         return ieee(c, value)
-    return cast(value, c.output_type) if c.output_type is not None else value
+    return c.declared(value)
 
 
 def _string_agg(c: Call, distinct: bool) -> Column:

@@ -261,8 +261,7 @@ def _shift(name: str) -> Handler:
 
     def build(c: Call) -> Column:
         x, n = c.arity(2).values
-        col = F.call_function(name, cast(x.col, x.type), n.col)  # the declared width decides the shift
-        return cast(col, c.output_type) if c.output_type is not None else col
+        return c.declared(F.call_function(name, cast(x.col, x.type), n.col))  # the declared width decides
 
     return build
 

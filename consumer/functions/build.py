@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ..types import cast
 from .call import Call, Handler
 
 
@@ -42,7 +41,6 @@ def cast_to_output(fn: Handler) -> Handler:
     """Spark returns a wider type than Substrait declares (sign, ceil, power on integers): cast back."""
 
     def build(c: Call) -> Column:
-        col = fn(c)
-        return cast(col, c.output_type) if c.output_type is not None else col
+        return c.declared(fn(c))
 
     return build

@@ -11,7 +11,7 @@ from pyspark.sql import types as T
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..extensions import FunctionRef
 from ..scope import Typed
-from ..types import family
+from ..types import cast, family
 
 
 @dataclass
@@ -65,6 +65,10 @@ class Call:
         raise UnsupportedFeatureError(
             f"{self.ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", self.path
         )
+
+    def declared(self, col: Column) -> Column:
+        """`col` in the type the plan declares for the call, if it declares one (Spark often widens)."""
+        return cast(col, self.output_type) if self.output_type is not None else col
 
     def unsupported(self, what: str) -> UnsupportedFeatureError:
         return UnsupportedFeatureError(f"{self.ref.name}: {what}", self.path)

@@ -21,7 +21,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..scope import Typed
-from ..types import cast
 from .call import Call, Handler
 
 _CASE = {"CASE_SENSITIVE": "", "CASE_INSENSITIVE": "iu", "CASE_INSENSITIVE_ASCII": "i"}
@@ -60,10 +59,6 @@ def _is_literal(arg: Typed | None, value: int) -> bool:
     return arg is None or (arg.is_literal and arg.value == value)
 
 
-def _to_output(c: Call, col: Column) -> Column:
-    return cast(col, c.output_type) if c.output_type is not None else col
-
-
 def _int(col: Column) -> Column:
     """Spark's array index and regex group number are int; Substrait declares them i64."""
     return col.cast(T.IntegerType())
@@ -86,9 +81,8 @@ def _match_substring_all(c: Call) -> Column:
 
 def _count_substring(c: Call) -> Column:
     s, p, *position = c.arity(2, 3).values
-    return _to_output(
-        c, F.call_function("regexp_count", _from(s.col, position[0] if position else None), pattern(c, p))
-    )
+    count = F.call_function("regexp_count", _from(s.col, position[0] if position else None), pattern(c, p))
+    return c.declared(count)
 
 
 def _lengths(xs: Column, k: Column) -> Column:
@@ -125,7 +119,7 @@ def _strpos(c: Call) -> Column:
     s, p, position, occurrence = c.arity(4).values
     offset, _, found = _nth_match(_from(s.col, position), pattern(c, p), _occurrence(c, occurrence, 1))
     start = offset + 1 if _is_literal(position, 1) else offset + position.col
-    return _to_output(c, F.when(found, start).otherwise(F.when(offset.isNotNull(), F.lit(0))))
+    return c.declared(F.when(found, start).otherwise(F.when(offset.isNotNull(), F.lit(0))))
 
 
 _BACKREF = re.compile(r"\\(\\|\d|\$)|\$")
