@@ -25,6 +25,28 @@ from typing import Any
 
 TPCH_TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
 
+# Output positions of the ORDER BY keys of each TPC-H query, in the standard column order.
+# The key sequence must match in order (ties may come in any order); other columns only as a multiset.
+TPCH_ORDER_KEYS: dict[int, tuple[int, ...]] = {
+    1: (0, 1),  # l_returnflag, l_linestatus
+    2: (0, 2, 1, 3),  # s_acctbal desc, n_name, s_name, p_partkey
+    3: (1, 2),  # revenue desc, o_orderdate
+    4: (0,),
+    5: (1,),  # revenue desc
+    7: (0, 1, 2),
+    8: (0,),
+    9: (0, 1),  # nation, o_year desc
+    10: (2,),  # revenue desc
+    11: (1,),  # value desc
+    12: (0,),
+    13: (1, 0),  # custdist desc, c_count desc
+    15: (0,),
+    16: (3, 0, 1, 2),  # supplier_cnt desc, p_brand, p_type, p_size
+    18: (4, 3),  # o_totalprice desc, o_orderdate
+    20: (0,),
+    21: (1, 0),  # numwait desc, s_name
+    22: (0,),
+}
 FREE_TEXT_SUFFIXES = ("address", "comment")
 MASK = "<masked>"
 
