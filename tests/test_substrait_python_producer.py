@@ -13,11 +13,7 @@ from producers.check import assert_gives_duckdb_answer
 from producers.substrait_cases import CASES
 
 # Plans the package writes that the engine refuses, with the error expected (an exact list: a fix shrinks it).
-REFUSED: dict[str, str] = {
-    # The package writes correlated columns the spec 0.106 way, as `rel_reference` to the outer relation's
-    # rel_anchor (steps_out is deprecated); the engine resolves rel_reference only inside a lateral join.
-    "dataframe_exists": r"outer reference to relation 1 outside a lateral join's right input",
-}
+REFUSED: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -240,6 +240,28 @@ def _df_exists():
     return _table("customer").filter(sub.exists(big)).select("c_custkey").to_plan()
 
 
+def _df_in_subquery():
+    import substrait.dataframe as sub
+
+    c = sub.col
+    asia = _table("region").filter(c("r_name") == "ASIA").select("r_regionkey")
+    return _table("nation").filter(c("n_regionkey").in_subquery(asia)).select("n_name").to_plan()
+
+
+def _df_correlated_scalar_subquery():
+    import substrait.dataframe as sub
+
+    c, f = sub.col, sub.f
+    same_nation = (
+        _table("customer")
+        .filter(c("c_nationkey") == sub.outer("c_nationkey"))
+        .aggregate((), f.max(c("c_acctbal")).alias("top"))
+    )
+    return _table("customer").filter(c("c_acctbal") == sub.scalar_subquery(same_nation)).select(
+        "c_nationkey", "c_custkey"
+    ).to_plan()
+
+
 # --------------------------------------------------------------------------------------------------
 # substrait.builders
 # --------------------------------------------------------------------------------------------------
@@ -397,6 +419,19 @@ CASES: tuple[Case, ...] = (
         "SELECT c_custkey FROM customer WHERE EXISTS "
         "(SELECT 1 FROM orders WHERE o_custkey = c_custkey AND o_totalprice > 400000)",
         _df_exists,
+    ),
+    Case(
+        "dataframe_in_subquery",
+        "dataframe",
+        "SELECT n_name FROM nation WHERE n_regionkey IN (SELECT r_regionkey FROM region WHERE r_name = 'ASIA')",
+        _df_in_subquery,
+    ),
+    Case(
+        "dataframe_correlated_scalar_subquery",
+        "dataframe",
+        "SELECT c_nationkey, c_custkey FROM customer c1 WHERE c_acctbal = "
+        "(SELECT max(c_acctbal) FROM customer c2 WHERE c2.c_nationkey = c1.c_nationkey)",
+        _df_correlated_scalar_subquery,
     ),
     Case(
         "builders_filter_aggregate",
