@@ -221,16 +221,22 @@ def values_equal(actual: Any, expected: Any, rel_tol: float = 1e-6) -> bool:
 
 
 def _sort_key(row: tuple) -> tuple:
-    key = []
+    """Rows ordered by their values rounded to 6 significant digits (so values equal within the tolerance sort
+    together), ties broken by the exact values (so distinct values the rounding merges, 100761.10 and 100761.33,
+    pair up in the same order on both sides)."""
+    key, exact = [], []
     for v in row:
         if v is None:
             key.append((0, 0.0, ""))
+            exact.append((0, 0.0, ""))
         elif _is_number(v) or isinstance(v, bool):
             f = float(v)
             key.append((1, 0.0 if math.isnan(f) else float(f"{f:.6g}"), ""))
+            exact.append((1, 0.0 if math.isnan(f) else f, ""))
         else:
             key.append((2, 0.0, str(v)))
-    return tuple(key)
+            exact.append((2, 0.0, str(v)))
+    return (*key, *exact)
 
 
 def _rows_equal(a: tuple, e: tuple, rel_tol: float) -> bool:
