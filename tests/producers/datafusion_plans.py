@@ -39,6 +39,12 @@ def _context(tpch_dir: Path):
     return ctx
 
 
+def answer(tpch_dir: Path, sql: str) -> tuple[list[str], list[tuple]]:
+    """DataFusion's own result for the SQL (columns, rows): the evidence where DuckDB answers differently."""
+    table = _context(tpch_dir).sql(sql).to_arrow_table()
+    return table.column_names, [tuple(r.values()) for r in table.to_pylist()]
+
+
 def plans(tpch_dir: Path, sqls: dict[str, str]) -> dict[str, Generated]:
     """The plan of each SQL text (by name), from the cache or written now by DataFusion."""
 
