@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracles import TPCH_ORDER_KEYS, DuckDBOracle, assert_same_result
+from oracles import TPCH_ORDER_KEYS, assert_same_result
 from producers import datafusion_plans
 from producers.check import assert_gives_duckdb_answer, run_generated
 from producers.function_sql import FUNCTION_SQL
@@ -37,14 +37,6 @@ def tpch_name(q: int) -> str:
 def tpch_plans(tpch_dir):
     sqls = {tpch_name(q): (TPCH_SQL / f"q{q:02d}.sql").read_text() for q in QUERIES}
     return sqls, datafusion_plans.plans(tpch_dir, sqls)
-
-
-@pytest.fixture(scope="module")
-def duckdb_oracle(tpch_dir):
-    db = DuckDBOracle(tpch_dir)
-    db.con.register(datafusion_plans.TABLE_T, datafusion_plans.table_t())
-    yield db
-    db.close()
 
 
 @pytest.fixture(scope="module")

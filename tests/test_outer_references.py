@@ -30,9 +30,8 @@ def emp():
     return named("orr_emp", NAMES, [i32(), i32(), i32()])
 
 
-def _richer_colleague(b: PlanBuilder, steps: int = 1):
-    """emp e where exists (select 1 from emp e2 where e2.dept = e.dept and e2.sal > e.sal) — and, two levels down,
-    a scalar subquery reading the outermost record (steps_out 2)."""
+def _richer_colleague(b: PlanBuilder):
+    """emp e where exists (select 1 from emp e2 where e2.dept = e.dept and e2.sal > e.sal)."""
     richer = b.and_(b.eq(field(1), outer(1)), b.call("gt", field(2), outer(2), out=boolean()))
     return filter_(emp(), exists(filter_(emp(), richer)))
 

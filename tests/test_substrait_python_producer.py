@@ -7,7 +7,6 @@ run on Spark and compared with DuckDB's answer to the same question in SQL (``pr
 from __future__ import annotations
 
 import pytest
-from oracles import DuckDBOracle
 from producers import substrait_python
 from producers.check import assert_gives_duckdb_answer
 from producers.substrait_cases import CASES
@@ -19,20 +18,6 @@ REFUSED: dict[str, str] = {}
 @pytest.fixture(scope="module")
 def plans():
     return substrait_python.plans()
-
-
-@pytest.fixture(scope="module")
-def duckdb_oracle(tpch_dir):
-    db = DuckDBOracle(tpch_dir)
-    yield db
-    db.close()
-
-
-@pytest.fixture(scope="module")
-def resolver(tpch_dir):
-    from substrait_spark.consumer import TableMapResolver
-
-    return TableMapResolver.from_tables_dir(str(tpch_dir))
 
 
 def test_the_package_writes_every_case(plans):
@@ -49,11 +34,11 @@ def test_the_package_writes_every_case(plans):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_plan_gives_duckdbs_answer(case, plans, spark, resolver, duckdb_oracle):
+def test_plan_gives_duckdbs_answer(case, plans, spark, tpch_resolver, duckdb_oracle):
     if case.name in REFUSED:
         from substrait_spark.consumer.errors import SubstraitSparkError
 
         with pytest.raises(SubstraitSparkError, match=REFUSED[case.name]):
-            assert_gives_duckdb_answer(plans[case.name], case.sql, spark, resolver, duckdb_oracle, case.ordered)
+            assert_gives_duckdb_answer(plans[case.name], case.sql, spark, tpch_resolver, duckdb_oracle, case.ordered)
         return
-    assert_gives_duckdb_answer(plans[case.name], case.sql, spark, resolver, duckdb_oracle, case.ordered)
+    assert_gives_duckdb_answer(plans[case.name], case.sql, spark, tpch_resolver, duckdb_oracle, case.ordered)

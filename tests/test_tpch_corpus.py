@@ -168,22 +168,8 @@ CASES = _ibm_cases() + _ct_cases() + _ibis_cases()
 
 
 # --------------------------------------------------------------------------------------------------
-# fixtures
+# oracles (fixtures duckdb_oracle and tpch_resolver: conftest.py)
 # --------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def duckdb_oracle(tpch_dir):
-    db = DuckDBOracle(tpch_dir)
-    yield db
-    db.close()
-
-
-@pytest.fixture(scope="module")
-def tpch_resolver(tpch_dir):
-    from substrait_spark.consumer import TableMapResolver
-
-    return TableMapResolver.from_tables_dir(str(tpch_dir))
 
 
 def expected_result(oracle: Oracle, corpus: Path, db: DuckDBOracle) -> tuple[Result, list[int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib.metadata import version as installed_version
 from pathlib import Path
 
-from function_corpus import TABLE_T_ROWS, TABLE_T_SCHEMA
+from function_corpus import table_t_arrow
 from oracles import TPCH_TABLES
 
 from .cache import Generated, cached_plans
@@ -19,23 +19,13 @@ def version() -> str:
     return installed_version("datafusion")
 
 
-def table_t():
-    """consumer-testing's table ``t`` as an Arrow table (for DataFusion and for DuckDB)."""
-    import pyarrow as pa
-
-    types = {"BIGINT": pa.int64(), "BOOLEAN": pa.bool_()}
-    fields = [pa.field(n, types[t]) for n, t in (c.strip().split() for c in TABLE_T_SCHEMA.split(","))]
-    columns = list(zip(*TABLE_T_ROWS, strict=True))
-    return pa.table({f.name: pa.array(col, f.type) for f, col in zip(fields, columns, strict=True)})
-
-
 def _context(tpch_dir: Path):
     from datafusion import SessionContext
 
     ctx = SessionContext()
     for table in TPCH_TABLES:
         ctx.register_parquet(table, str(tpch_dir / f"{table}.parquet"))
-    ctx.register_record_batches(TABLE_T, [table_t().to_batches()])
+    ctx.register_record_batches(TABLE_T, [table_t_arrow().to_batches()])
     return ctx
 
 

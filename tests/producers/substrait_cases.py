@@ -165,9 +165,13 @@ def _df_join():
 
 
 def _df_sort_fetch():
-    return _table("orders").select("o_orderkey", "o_totalprice").sort("o_totalprice", descending=True).limit(
-        5, offset=2
-    ).to_plan()
+    return (
+        _table("orders")
+        .select("o_orderkey", "o_totalprice")
+        .sort("o_totalprice", descending=True)
+        .limit(5, offset=2)
+        .to_plan()
+    )
 
 
 def _df_string_functions():
@@ -207,10 +211,7 @@ def _df_rollup():
 
     c, f = sub.col, sub.f
     return (
-        _table("orders")
-        .rollup("o_orderstatus", "o_orderpriority")
-        .agg(f.count(c("o_orderkey")).alias("n"))
-        .to_plan()
+        _table("orders").rollup("o_orderstatus", "o_orderpriority").agg(f.count(c("o_orderkey")).alias("n")).to_plan()
     )
 
 
@@ -257,9 +258,12 @@ def _df_correlated_scalar_subquery():
         .filter(c("c_nationkey") == sub.outer("c_nationkey"))
         .aggregate((), f.max(c("c_acctbal")).alias("top"))
     )
-    return _table("customer").filter(c("c_acctbal") == sub.scalar_subquery(same_nation)).select(
-        "c_nationkey", "c_custkey"
-    ).to_plan()
+    return (
+        _table("customer")
+        .filter(c("c_acctbal") == sub.scalar_subquery(same_nation))
+        .select("c_nationkey", "c_custkey")
+        .to_plan()
+    )
 
 
 # --------------------------------------------------------------------------------------------------
