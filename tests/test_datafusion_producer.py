@@ -151,3 +151,23 @@ def test_grouping_set_order_quirk_is_keyed_on_producer_version_and_emit(corpus_p
         other.CopyFrom(plan)
         other.version.producer, other.version.minor_number = producer, minor
         assert not Quirks.of(other).grouping_index_first(rel), (producer, minor)
+
+
+@pytest.mark.parametrize(
+    "test, measure",
+    [("relation/aggregate/aggregate_with_grouping_set", 0), ("relation/aggregate/aggregate_with_group_by_rollup", 2)],
+)
+def test_grouping_set_lineage_reads_datafusions_order(test, measure, corpus_plans):
+    """Lineage (no Spark) follows the same quirk as the consumer: the measure comes from its argument, the keys
+    from their columns."""
+    from substrait_spark.consumer.lineage import column_lineage
+    from substrait_spark.consumer.loader import load_plan
+
+    (root,) = column_lineage(load_plan(str(corpus_plans[corpus_name(test)].plan))).roots
+    facts = {
+        name: {(f.field, str(t)) for f, ts in sources.items() for t in ts} for name, sources in root.columns
+    }
+    assert facts["l_linenumber"] == {("l_linenumber", "DIRECT/IDENTITY")}
+    assert facts["l_orderkey"] == {("l_orderkey", "DIRECT/IDENTITY")}
+    expected = {("l_extendedprice", "DIRECT/AGGREGATION")} if measure == 0 else set()  # sum(l_extendedprice) / count(*)
+    assert facts[root.names[measure]] == expected
