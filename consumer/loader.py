@@ -31,6 +31,7 @@ from substrait.plan_pb2 import Plan
 from . import legacy
 from .errors import PlanInvalidError, PlanNotFoundError
 from .legacy.fields import upgrade
+from .outer_references import resolve_rel_references
 from .superset import SupersetPlan
 
 # Message nesting allowed. protobuf's default of 100 is too low for real plans (each relation adds two
@@ -137,7 +138,7 @@ def _upgraded(old: Message, notes: list[str]) -> tuple[Plan, list[str]]:
     behavior = []
     if plan.HasField("execution_behavior"):
         behavior = [legacy.execution_behavior_note(plan.execution_behavior.variable_eval_mode)]
-    return plan, behavior + notes + field_notes
+    return plan, behavior + notes + field_notes + resolve_rel_references(plan)
 
 
 def _parse(data: bytes) -> tuple[Plan, str, list[str]]:

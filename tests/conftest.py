@@ -110,6 +110,27 @@ def tpch_dir() -> Path:
     return ensure_tpch_data()
 
 
+@pytest.fixture(scope="session")
+def duckdb_oracle(tpch_dir):
+    """DuckDB over the TPC-H parquet files and consumer-testing's table ``t``: the SQL oracle of the corpus and
+    producer tests."""
+    from function_corpus import table_t_arrow
+    from oracles import DuckDBOracle
+
+    db = DuckDBOracle(tpch_dir)
+    db.con.register("t", table_t_arrow())
+    yield db
+    db.close()
+
+
+@pytest.fixture(scope="session")
+def tpch_resolver(tpch_dir):
+    """The TPC-H tables bound by name to their parquet files."""
+    from substrait_spark.consumer import TableMapResolver
+
+    return TableMapResolver.from_tables_dir(str(tpch_dir))
+
+
 # --------------------------------------------------------------------------------------------------
 # Plan corpus
 # --------------------------------------------------------------------------------------------------

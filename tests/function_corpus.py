@@ -163,6 +163,16 @@ def digest(df) -> tuple:
     return tuple(df.agg(F.count(F.lit(1)), F.sum(row_hash)).first())
 
 
+def table_t_arrow():
+    """Table ``t`` as an Arrow table (for DuckDB and DataFusion)."""
+    import pyarrow as pa
+
+    types = {"BIGINT": pa.int64(), "BOOLEAN": pa.bool_()}
+    fields = [(n, types[t]) for n, t in (c.strip().split() for c in TABLE_T_SCHEMA.split(","))]
+    columns = list(zip(*TABLE_T_ROWS, strict=True))
+    return pa.table({n: pa.array(col, t) for (n, t), col in zip(fields, columns, strict=True)})
+
+
 def register_table_t(spark) -> None:
     spark.createDataFrame(TABLE_T_ROWS, TABLE_T_SCHEMA).createOrReplaceTempView(TABLE_T_VIEW)
 

@@ -25,6 +25,28 @@ from typing import Any
 
 TPCH_TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
 
+# Output positions of the ORDER BY keys of each TPC-H query, in the standard column order.
+# The key sequence must match in order (ties may come in any order); other columns only as a multiset.
+TPCH_ORDER_KEYS: dict[int, tuple[int, ...]] = {
+    1: (0, 1),  # l_returnflag, l_linestatus
+    2: (0, 2, 1, 3),  # s_acctbal desc, n_name, s_name, p_partkey
+    3: (1, 2),  # revenue desc, o_orderdate
+    4: (0,),
+    5: (1,),  # revenue desc
+    7: (0, 1, 2),
+    8: (0,),
+    9: (0, 1),  # nation, o_year desc
+    10: (2,),  # revenue desc
+    11: (1,),  # value desc
+    12: (0,),
+    13: (1, 0),  # custdist desc, c_count desc
+    15: (0,),
+    16: (3, 0, 1, 2),  # supplier_cnt desc, p_brand, p_type, p_size
+    18: (4, 3),  # o_totalprice desc, o_orderdate
+    20: (0,),
+    21: (1, 0),  # numwait desc, s_name
+    22: (0,),
+}
 FREE_TEXT_SUFFIXES = ("address", "comment")
 MASK = "<masked>"
 
@@ -199,16 +221,22 @@ def values_equal(actual: Any, expected: Any, rel_tol: float = 1e-6) -> bool:
 
 
 def _sort_key(row: tuple) -> tuple:
-    key = []
+    """Rows ordered by their values rounded to 6 significant digits (so values equal within the tolerance sort
+    together), ties broken by the exact values (so distinct values the rounding merges, 100761.10 and 100761.33,
+    pair up in the same order on both sides)."""
+    key, exact = [], []
     for v in row:
         if v is None:
             key.append((0, 0.0, ""))
+            exact.append((0, 0.0, ""))
         elif _is_number(v) or isinstance(v, bool):
             f = float(v)
             key.append((1, 0.0 if math.isnan(f) else float(f"{f:.6g}"), ""))
+            exact.append((1, 0.0 if math.isnan(f) else f, ""))
         else:
             key.append((2, 0.0, str(v)))
-    return tuple(key)
+            exact.append((2, 0.0, str(v)))
+    return (*key, *exact)
 
 
 def _rows_equal(a: tuple, e: tuple, rel_tol: float) -> bool:

@@ -280,15 +280,6 @@ ORACLE_SQL: dict[str, str] = {
 }
 
 
-@pytest.fixture(scope="module")
-def duckdb_oracle(tpch_dir):
-    from oracles import DuckDBOracle
-
-    db = DuckDBOracle(tpch_dir)
-    yield db
-    db.close()
-
-
 @pytest.mark.corpus
 @pytest.mark.parametrize("group", sorted(ORACLE_SQL))
 def test_reference_plan_gives_the_sql_result(group, fr_plans, outcomes, duckdb_oracle):

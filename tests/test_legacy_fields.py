@@ -206,6 +206,76 @@ def test_aggregate_function_args_and_inline_grouping_expressions(spark) -> None:
     )
 
 
+def _grouped_twice() -> Plan:
+    """Two grouping sets over two distinct keys, (k, s) and (s): references [0, 1] and [1]."""
+    b = PlanBuilder()
+    rel = aggregate(t(), [field(0), field(1)], sets=[[0, 1], [1]], measures=[b.agg("sum", field(2), out=i64())])
+    return b.plan(rel, ["k", "s", "total", "g"])
+
+
+def _inline_copies(old: Message) -> None:
+    """DataFusion 55's spelling: each grouping's keys inline *and* as references (the references stay)."""
+    agg = root_body(old, "aggregate")
+    for g in agg.groupings:
+        g.grouping_expressions.extend(agg.grouping_expressions[r] for r in g.expression_references)
+
+
+def test_grouping_written_both_ways_and_consistent_runs(spark) -> None:
+    """Both spellings present and equal (DataFusion 55 writes them for older consumers): the plan loads, from
+    binary and JSON, to the plan with references only, and gives its rows."""
+    check(spark, _grouped_twice(), _inline_copies, "Grouping.grouping_expressions (equal to its expression_references)")
+
+
+def _refused(old: Message, match: str, path: str) -> None:
+    for blob in (old.SerializeToString(), json_format.MessageToJson(old).encode()):
+        with pytest.raises(PlanInvalidError, match=match) as err:
+            parse_plan_bytes(blob)
+        assert err.value.path == path and err.value.exit_code == 2
+
+
+def test_grouping_spellings_that_disagree_are_refused() -> None:
+    """Inline keys that are not the referenced ones, in order, make the plan invalid (exit 2), at the grouping."""
+    at = "relations[0].root.input.aggregate.groupings[1]"
+    old = old_form(_grouped_twice())
+    _inline_copies(old)
+    refs_field_1 = root_body(old, "aggregate").groupings[1].grouping_expressions[0]
+    refs_field_1.ParseFromString(field(0).SerializeToString())
+    _refused(old, r"inline grouping_expressions\[0\] differs from AggregateRel.grouping_expressions\[1\]", at)
+
+    old = old_form(_grouped_twice())
+    _inline_copies(old)
+    extra = root_body(old, "aggregate").groupings[1].grouping_expressions.add()
+    extra.ParseFromString(field(0).SerializeToString())
+    _refused(old, "2 inline grouping_expressions but 1 expression_references", at)
+
+    old = old_form(_grouped_twice())
+    _inline_copies(old)
+    root_body(old, "aggregate").groupings[1].expression_references[0] = 5
+    _refused(old, r"expression_references\[0\] = 5 is out of range", at)
+
+    old = old_form(_grouped_twice())
+    _inline_copies(old)
+    inline = root_body(old, "aggregate").groupings[0].grouping_expressions  # the same keys, in another order
+    first, second = (e.SerializeToString() for e in inline)
+    inline[0].ParseFromString(second)
+    inline[1].ParseFromString(first)
+    _refused(old, r"inline grouping_expressions\[0\] differs", "relations[0].root.input.aggregate.groupings[0]")
+
+
+def test_grouping_disagreement_is_exit_2_from_the_cli(tmp_path, capsys) -> None:
+    from substrait_spark.cli import main
+
+    old = old_form(_grouped_twice())
+    _inline_copies(old)
+    root_body(old, "aggregate").groupings[0].grouping_expressions[1].ParseFromString(field(2).SerializeToString())
+    plan = tmp_path / "disagree.json"
+    plan.write_text(json_format.MessageToJson(old))
+    assert main(["validate", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert "differs from AggregateRel.grouping_expressions[1]" in err
+    assert "relations[0].root.input.aggregate.groupings[0]" in err
+
+
 def test_window_function_args(spark) -> None:
     b = PlanBuilder()
     fn = alg.Expression.WindowFunction(

@@ -27,7 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from oracles import DuckDBOracle, Result, assert_same_result, free_text_positions, read_ibm_csv
+from oracles import (
+    TPCH_ORDER_KEYS as ORDER_KEYS,
+)
+from oracles import (
+    DuckDBOracle,
+    Result,
+    assert_same_result,
+    free_text_positions,
+    read_ibm_csv,
+)
 
 TESTS_DIR = Path(__file__).resolve().parent
 SQL_DIR = TESTS_DIR / "tpch_sql"
@@ -49,28 +58,6 @@ EXPECTED_COUNTS = {
     "ibis": 22,
 }
 
-# Output positions of the ORDER BY keys of each TPC-H query, in the standard column order.
-# The key sequence must match in order (ties may come in any order); other columns only as a multiset.
-ORDER_KEYS: dict[int, tuple[int, ...]] = {
-    1: (0, 1),  # l_returnflag, l_linestatus
-    2: (0, 2, 1, 3),  # s_acctbal desc, n_name, s_name, p_partkey
-    3: (1, 2),  # revenue desc, o_orderdate
-    4: (0,),
-    5: (1,),  # revenue desc
-    7: (0, 1, 2),
-    8: (0,),
-    9: (0, 1),  # nation, o_year desc
-    10: (2,),  # revenue desc
-    11: (1,),  # value desc
-    12: (0,),
-    13: (1, 0),  # custdist desc, c_count desc
-    15: (0,),
-    16: (3, 0, 1, 2),  # supplier_cnt desc, p_brand, p_type, p_size
-    18: (4, 3),  # o_totalprice desc, o_orderdate
-    20: (0,),
-    21: (1, 0),  # numwait desc, s_name
-    22: (0,),
-}
 IBIS_ORDER_KEYS = {
     3: (3, 1),  # ibis: l_orderkey, o_orderdate, o_shippriority, revenue
     10: (7,),  # ibis: c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment, revenue
@@ -181,22 +168,8 @@ CASES = _ibm_cases() + _ct_cases() + _ibis_cases()
 
 
 # --------------------------------------------------------------------------------------------------
-# fixtures
+# oracles (fixtures duckdb_oracle and tpch_resolver: conftest.py)
 # --------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def duckdb_oracle(tpch_dir):
-    db = DuckDBOracle(tpch_dir)
-    yield db
-    db.close()
-
-
-@pytest.fixture(scope="module")
-def tpch_resolver(tpch_dir):
-    from substrait_spark.consumer import TableMapResolver
-
-    return TableMapResolver.from_tables_dir(str(tpch_dir))
 
 
 def expected_result(oracle: Oracle, corpus: Path, db: DuckDBOracle) -> tuple[Result, list[int]]:

@@ -128,24 +128,57 @@ def _args(fn: Message, path: str, notes: Notes) -> None:
     notes.add(f"{fn.DESCRIPTOR.name}.args read as arguments", path)
 
 
+def _blob(e: Message) -> bytes:
+    return e.SerializeToString(deterministic=True)
+
+
+def _check_both(rel: Message, grouping: Message, path: str) -> None:
+    """A grouping written both ways (DataFusion 55 does, for older consumers) must say the same thing twice:
+    its inline expressions are, in order, the AggregateRel expressions its references name."""
+    inline, refs = grouping.grouping_expressions, grouping.expression_references
+    if len(inline) != len(refs):
+        raise PlanInvalidError(
+            f"grouping has {len(inline)} inline grouping_expressions but {len(refs)} expression_references", path
+        )
+    for i, (e, r) in enumerate(zip(inline, refs, strict=True)):
+        if not 0 <= r < len(rel.grouping_expressions):
+            raise PlanInvalidError(
+                f"expression_references[{i}] = {r} is out of range of the AggregateRel's "
+                f"{len(rel.grouping_expressions)} grouping_expressions",
+                path,
+            )
+        if _blob(e) != _blob(rel.grouping_expressions[r]):
+            raise PlanInvalidError(
+                f"inline grouping_expressions[{i}] differs from AggregateRel.grouping_expressions[{r}] named by "
+                f"expression_references[{i}]: the grouping's two spellings disagree",
+                path,
+            )
+
+
 def _groupings(rel: Message, path: str, notes: Notes) -> None:
-    """Grouping.grouping_expressions → AggregateRel.grouping_expressions (equal ones once) + expression_references."""
+    """Grouping.grouping_expressions → AggregateRel.grouping_expressions (equal ones once) + expression_references.
+
+    A grouping that also has expression_references keeps them, once checked to agree with its inline copy."""
     if not any(len(g.grouping_expressions) for g in rel.groupings):
         return
-    seen = {e.SerializeToString(deterministic=True): i for i, e in enumerate(rel.grouping_expressions)}
+    seen = {_blob(e): i for i, e in enumerate(rel.grouping_expressions)}
+    both = False
     for g, grouping in enumerate(rel.groupings):
-        if len(grouping.grouping_expressions) and len(grouping.expression_references):
-            raise PlanInvalidError(
-                "grouping sets both grouping_expressions and expression_references", f"{path}.groupings[{g}]"
-            )
-        for e in grouping.grouping_expressions:
-            blob = e.SerializeToString(deterministic=True)
-            if blob not in seen:
-                seen[blob] = len(rel.grouping_expressions)
-                rel.grouping_expressions.add().CopyFrom(e)
-            grouping.expression_references.append(seen[blob])
+        if len(grouping.expression_references) and len(grouping.grouping_expressions):
+            _check_both(rel, grouping, f"{path}.groupings[{g}]")
+            both = True
+        else:
+            for e in grouping.grouping_expressions:
+                blob = _blob(e)
+                if blob not in seen:
+                    seen[blob] = len(rel.grouping_expressions)
+                    rel.grouping_expressions.add().CopyFrom(e)
+                grouping.expression_references.append(seen[blob])
         grouping.ClearField("grouping_expressions")
-    notes.add("Grouping.grouping_expressions read as AggregateRel.grouping_expressions", path)
+    if both:
+        notes.add("Grouping.grouping_expressions (equal to its expression_references) dropped", path)
+    else:
+        notes.add("Grouping.grouping_expressions read as AggregateRel.grouping_expressions", path)
 
 
 def _join_keys(rel: Message, path: str, notes: Notes) -> None:

@@ -186,6 +186,7 @@ def fetch(w: LineageWalker, rel: alg.FetchRel, path: str, outer: Scope | None) -
 
 
 def aggregate(w: LineageWalker, rel: alg.AggregateRel, path: str, outer: Scope | None) -> RelLineage:
+    rel = w.quirks.as_written(rel)
     src = w.rel(rel.input, f"{path}.input", outer)
     scope = Scope(src.columns, outer)
     keys, n_sets = _grouping_keys(w, rel, scope, path)
@@ -200,7 +201,7 @@ def aggregate(w: LineageWalker, rel: alg.AggregateRel, path: str, outer: Scope |
         )
         cols.append(Col(sources, fn.output_type if fn.HasField("output_type") else None))
     if n_sets > 1:
-        cols.append(Col(NONE, grouping_index=True))
+        cols.insert(len(keys) if w.quirks.grouping_index_first(rel) else len(cols), Col(NONE, grouping_index=True))
     grouping = merge(*(apply(GROUP_BY, c.sources) for c in cols[: len(keys)]))
     return RelLineage(cols, merge(src.indirect, grouping))
 

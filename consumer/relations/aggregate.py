@@ -83,6 +83,7 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
 
 
 def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str, outer: Scope | None) -> Relation:
+    rel = cx.quirks.as_written(rel)
     source = cx.rel(rel.input, f"{path}.input", outer)
     scope = Scope(source, outer)
     keys, sets = _grouping_keys(cx, rel, scope, path)
@@ -131,8 +132,9 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
         df = functools.reduce(DataFrame.unionAll, parts)
         df = df.select(*[column(n) for n in names], F.col(gid), *extra)
-        names.append(gid)
-        types.append(T.IntegerType())
+        at = len(key_names) if cx.quirks.grouping_index_first(rel) else len(names)
+        names.insert(at, gid)
+        types.insert(at, T.IntegerType())
     keyed = bool(absorbed) and not keys
     count_bug = bool(absorbed) and any(
         cx.extensions.function(m.measure.function_reference, path).base in _COUNTS for m in rel.measures
