@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from substrait_spark.consumer.clients import is_connect
 
 log = logging.getLogger(__name__)
 
@@ -321,10 +322,6 @@ def active_session(target: SparkTarget | None = None) -> SparkSession | None:
     return session if _same_master(target.master, session.sparkContext.master) else None
 
 
-def is_connect_session(spark: Any) -> bool:
-    return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
 def _app_id(spark: SparkSession) -> str | None:
     try:
         return spark.conf.get("spark.app.id", None)
@@ -334,7 +331,7 @@ def _app_id(spark: SparkSession) -> str | None:
 
 def application_id(spark: SparkSession) -> str | None:
     """Spark's application id (`local-…`, `app-…` on a standalone cluster, `application_…` on YARN)."""
-    if is_connect_session(spark):
+    if is_connect(spark):
         return _app_id(spark)
     return spark.sparkContext.applicationId
 
@@ -405,7 +402,7 @@ def job_group(spark: SparkSession, group_id: str, description: str = "") -> Iter
     Classic sessions use `setJobGroup(..., interruptOnCancel=True)` so that cancelling interrupts running tasks;
     Connect sessions use operation tags.
     """
-    ops = _GROUP_OPS[is_connect_session(spark)]
+    ops = _GROUP_OPS[is_connect(spark)]
     saved = ops.enter(spark, _check_group_id(group_id), description)
     try:
         yield spark
@@ -416,4 +413,4 @@ def job_group(spark: SparkSession, group_id: str, description: str = "") -> Iter
 def cancel_job_group(spark: SparkSession, group_id: str) -> None:
     """Cancel the jobs of `group_id` (running and queued); jobs of other groups go on. Safe from any thread."""
     log.info("Cancelling Spark job group %s", group_id)
-    _GROUP_OPS[is_connect_session(spark)].cancel(spark, _check_group_id(group_id))
+    _GROUP_OPS[is_connect(spark)].cancel(spark, _check_group_id(group_id))

@@ -1,0 +1,34 @@
+"""What the PySpark client in use can do: classic or Spark Connect, pyspark 3.5 or 4.x.
+
+The engine uses only APIs that every kind of client has; the few places where they differ ask here, once.
+Call-site capture (PySpark 4's DataFrame debugging) and ANSI mode are session settings, not client kinds: see
+`hooks/spark.py` and the per-expression semantics in `functions/`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyspark
+
+PYSPARK_MAJOR = int(pyspark.__version__.split(".", 1)[0])
+
+
+def is_connect(obj: Any) -> bool:
+    """A Spark Connect session, DataFrame or Column (their classes live in `pyspark.sql.connect`)."""
+    return type(obj).__module__.startswith("pyspark.sql.connect")
+
+
+def reads_observations(df: Any) -> bool:
+    """Can `Observation.get` return the metrics of `df`'s execution? Not on pyspark 3.5's Connect client (its
+    `Observation` needs the JVM; the 3.5 client sends the observation but never reads it back)."""
+    return PYSPARK_MAJOR >= 4 or not is_connect(df)
+
+
+def has_outer_references(spark: Any) -> bool:
+    """`Column.outer()`, `DataFrame.scalar()`/`exists()` and `lateralJoin` (Spark 4.0's correlated subqueries)."""
+    return PYSPARK_MAJOR >= 4 and _server_major(spark) >= 4
+
+
+def _server_major(spark: Any) -> int:
+    return int(str(spark.version).split(".", 1)[0])
