@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
@@ -19,6 +20,7 @@ from substrait.plan_pb2 import Plan
 from . import expressions as ex
 from . import lambdas, subqueries, windows
 from . import views as view_defs
+from .clients import is_connect
 from .context_variables import context_variable
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
@@ -136,6 +138,10 @@ class SubstraitConsumer:
         self._shared_uses: dict[int, int] = {}
         self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
         self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
+        # Spark Connect analyzes a DataFrame only when asked: each relation's frame, inputs first, to name the one
+        # Spark rejects when the root's analysis fails (`_check_analysis`). Classic Spark checks every operation.
+        self._lazy = is_connect(spark)
+        self._built: list[tuple[str, str, DataFrame]] = []
 
     # --- relations -----------------------------------------------------------------------------------------
 
@@ -160,7 +166,23 @@ class SubstraitConsumer:
             raise
         except Exception as exc:  # Spark's analysis errors while building: name the relation
             raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(exc)}", p) from exc
+        if self._lazy:
+            self._built.append((p, kind, out.frame))
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
+
+    def _check_analysis(self, df: DataFrame, path: str) -> None:
+        """On Spark Connect, analyze the root once (as classic Spark has analyzed every operation already); when
+        Spark rejects it, analyze the relations one by one, inputs first, to name the innermost one it rejects."""
+        try:
+            df.schema  # noqa: B018  (one AnalyzePlan call; the schema is needed for the output names anyway)
+        except AnalysisException as exc:
+            for p, kind, frame in self._built:
+                try:
+                    frame.schema  # noqa: B018
+                except AnalysisException as inner:
+                    message = f"Spark rejected the translated {kind} relation: {first_line(inner)}"
+                    raise PlanInvalidError(message, p) from inner
+            raise PlanInvalidError(f"Spark rejected the translated plan: {first_line(exc)}", path) from exc
 
     def _check_common(self, body: Any, path: str) -> None:
         """Refuse advanced-extension enhancements (they change meaning) but those the relation's translator
@@ -436,7 +458,10 @@ class SubstraitConsumer:
             if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
                 # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
                 out = out.select_positions(range(len(names)), self.names)
-            return name_columns(out, names, path)
+            df = name_columns(out, names, path)
+        if self._lazy:
+            self._check_analysis(df, path)
+        return df
 
 
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:

@@ -31,10 +31,24 @@ QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 DEFAULT_MASTER = "local[*]"
 DEFAULT_APP_NAME = "substrait-spark"
 
+# Session-level settings the engine needs on every kind of session (classic or Connect, Spark 3.5 or 4.x):
+# - the time zone: results of timestamp functions depend on it;
+# - ANSI mode off, Spark 3.5's default: Spark 4 turns it on. The engine maps each Substrait function option
+#   (overflow, division by zero, cast failure) itself, on Spark's non-ANSI behaviour, so a plan gives the same
+#   spec-defined results on 3.5 and 4.x; with ANSI on some of those expressions would fail instead;
+SESSION_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.ansi.enabled": "false",
+}
+
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.session.timeZone": "UTC",
+    **SESSION_CONF,
+    # Classic PySpark 4 records the Python call site of every Column call (DataFrame debugging), which doubles
+    # translation time; our errors name plan paths instead. A static setting (a Connect server's own business);
+    # Spark 3.5 ignores the key.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
     "spark.sql.shuffle.partitions": "8",
     "spark.driver.memory": "2g",
     # Applies when this call starts the JVM. A classic driver always runs in this process (local, standalone,
@@ -42,8 +56,8 @@ DEFAULT_CONF = {
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J}",
 }
 
-# A Connect server owns its driver: only session-level settings can be sent, and results depend on the time zone.
-CONNECT_DEFAULT_CONF = {"spark.sql.session.timeZone": "UTC"}
+# A Connect server owns its driver: only session-level settings can be sent.
+CONNECT_DEFAULT_CONF = dict(SESSION_CONF)
 
 # Masters that are complete without a scheme (Spark's own spellings); anything else without one is a host name.
 _BARE_MASTER = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn(-client|-cluster)?)$", re.IGNORECASE)
