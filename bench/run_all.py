@@ -11,8 +11,11 @@ comparison (c); execution at sf1 (b). See bench/README.md for what each measures
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,6 +83,25 @@ class Section:
         )
 
 
+def _connect_section(args: argparse.Namespace) -> dict | None:
+    """bench/connect.py in a process of its own, with pyspark 4.x's client when `.venv-spark4` exists."""
+    python = REPO_ROOT / ".venv-spark4" / "bin" / "python"
+    python = python if python.exists() else Path(sys.executable)
+    with tempfile.TemporaryDirectory() as tmp:
+        md, js = Path(tmp) / "connect.md", Path(tmp) / "connect.json"
+        cmd = [str(python), str(BENCH_DIR / "connect.py"), "--markdown", str(md), "--summary", str(js)]
+        cmd += ["--runs", str(args.translation_runs), "--warmup", str(args.translation_warmup)]
+        cmd += ["--rounds", str(args.rounds), "--execution-warmup", str(args.warmup)]
+        cmd += ["--queries", args.queries] if args.queries else []
+        cmd += ["--skip-execution"] if args.skip_execution else []
+        with Section("Spark Connect (translation, execution)"):
+            done = subprocess.run(cmd, cwd=REPO_ROOT, check=False)
+        if done.returncode != 0:
+            log(f"Spark Connect section failed (exit {done.returncode})")
+            return {"summary": None, "markdown": f"## Over Spark Connect\n\nFailed (exit {done.returncode})."}
+        return {"summary": json.loads(js.read_text()), "markdown": md.read_text()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
@@ -98,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         help="untimed execution rounds per query (default 1, env BENCH_WARMUP)",
     )
     ap.add_argument("--skip-execution", action="store_true", help="leave out the sf1 execution benchmark")
+    ap.add_argument("--skip-connect", action="store_true", help="leave out the Spark Connect section")
     ap.add_argument("--output", type=Path, default=BENCH_DIR / "RESULTS.md")
     args = ap.parse_args(argv)
 
@@ -126,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 ex = execution.run(spark, queries, plans, bench_dir, args.rounds, args.warmup)
     finally:
         spark.stop()
+    connect = None if args.skip_connect else _connect_section(args)
     env["load average at end (1/5/15 min)"] = _loadavg()
     env["total bench time"] = f"{time.perf_counter() - started:.0f} s"
 
@@ -154,6 +178,18 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         out.append("| (b) execution sf1 | not run (--skip-execution) | <= 1.05 |")
+    if connect is not None and connect["summary"] is not None:
+        c_tr, c_ex = connect["summary"]["translation"], connect["summary"]["execution"]
+        out.append(
+            f"| (a) translation over Spark Connect ({connect['summary']['client']} client), median ratio ours/sql "
+            f"| {c_tr['median_ratio']:.2f} (median {c_tr['median_ours_ms']:.1f} vs {c_tr['median_sql_ms']:.1f} ms) "
+            "| <= 1.0 |"
+        )
+        if c_ex is not None:
+            out.append(
+                f"| (b) execution over Spark Connect, geometric mean ours/sql | {c_ex['geomean_ratio']:.3f} "
+                f"(end to end {c_ex['geomean_total_ratio']:.3f}) | <= 1.05 |"
+            )
     out += [
         f"| (c) same physical plan shape | {pl_c['identical'] + pl_c['same shape']} of {len(pl)} "
         f"(+{pl_c['same shape except Project']} same except Project nodes) | — |",
@@ -206,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         out += [execution.markdown(ex, args.rounds, args.warmup), "", s_ex.footer(), ""]
     else:
         out += ["Not run (`--skip-execution`).", ""]
+    if connect is not None:
+        out += [connect["markdown"], ""]
     args.output.write_text("\n".join(out), encoding="utf-8")
     log(f"wrote {args.output}")
     return 0

@@ -7,6 +7,8 @@ Call-site capture (PySpark 4's DataFrame debugging) and ANSI mode are session se
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyspark
@@ -32,3 +34,36 @@ def has_outer_references(spark: Any) -> bool:
 
 def _server_major(spark: Any) -> int:
     return int(str(spark.version).split(".", 1)[0])
+
+
+def connect_identity(spark: Any) -> dict[str, Any] | None:
+    """A Spark Connect session's identity for the run report (None for a classic session): the server's session
+    id, the operation tags this thread sends (the Airflow operator's job group) and, filled in by
+    `recorded_operations`, the ids of the operations the run executed."""
+    if not is_connect(spark):
+        return None
+    return {"session_id": spark.session_id, "operation_tags": sorted(spark.getTags()), "operation_ids": None}
+
+
+@contextmanager
+def recorded_operations(spark: Any) -> Iterator[list[str] | None]:
+    """The ids of the Connect operations (queries, writes, commands) executed inside the block, in order.
+
+    pyspark 4's Connect client reports every operation to progress handlers when it finishes; pyspark 3.5's
+    client has no such hook and keeps the ids to itself: then the block yields None.
+    """
+    register = getattr(spark, "registerProgressHandler", None)
+    if not is_connect(spark) or register is None:
+        yield None
+        return
+    ids: list[str] = []
+
+    def handler(stages: Any, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        if done and operation_id and operation_id not in ids:
+            ids.append(operation_id)
+
+    register(handler)
+    try:
+        yield ids
+    finally:
+        spark.removeProgressHandler(handler)

@@ -1,0 +1,104 @@
+"""What differs between kinds of session, checked on each (`make test` runs this file in every configuration:
+classic 3.5, classic 4.x, Spark Connect from a 4.x client, Spark Connect from the 3.5 client; tests/spark_modes.py).
+
+- A plan Spark rejects names the rejected relation by its plan path, also on Spark Connect where DataFrames are
+  analyzed only when asked (the consumer analyzes the root once, and on failure each relation, inputs first).
+- The run report counts rows (an `Observation` where the client reads it back; pyspark 3.5's Connect client
+  cannot, so one aggregate after the action) and, on Connect, names the session, tags and operation ids.
+- A job group (classic) or operation tag (Connect) cancels exactly the block's running work within seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from oracles import DuckDBOracle
+from plan_builder import ASC_NULLS_FIRST, PlanBuilder, field, i32, lit, make_map, project, run, sort, virtual
+from spark_modes import SparkMode, current_mode, spark_major
+
+CANCEL_WITHIN_S = 15
+
+
+def test_a_relation_spark_rejects_is_named_by_its_path(spark):
+    from substrait_spark.consumer.errors import PlanInvalidError
+
+    # Maps have no ordering in Spark: its analyzer rejects the sort, not our translation.
+    b = PlanBuilder()
+    values = virtual(["a"], [i32()], [(1,), (2,)])
+    rel = sort(project(values, make_map((field(0), lit("x")))), (field(1), ASC_NULLS_FIRST))
+    plan = b.plan(rel, ["a", "m"])
+    with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
+        run(plan, spark)
+    assert info.value.path == "relations[0].root.input.sort"
+
+
+@pytest.fixture(scope="module")
+def q06_revenue(tpch_dir):
+    db = DuckDBOracle(tpch_dir, ["lineitem"])
+    try:
+        from conftest import TESTS_DIR
+
+        return db.run_file(TESTS_DIR / "tpch_sql" / "ibm" / "q06.sql").rows
+    finally:
+        db.close()
+
+
+@pytest.mark.corpus
+def test_run_report_counts_rows_and_names_the_connect_session(spark, corpus, tpch_dir, q06_revenue):
+    from substrait_spark import TableMapResolver, run_plan
+
+    report = run_plan(
+        str(corpus / "ibm-substrait-compliance-tpch" / "q06.json"),
+        spark=spark,
+        catalogs=TableMapResolver.from_tables_dir(str(tpch_dir)),
+        output="preview",
+    )
+    assert report.status == "success"
+    (out,) = report.outputs
+    assert out.rows == len(q06_revenue) == 1
+    assert float(out.preview[0][0]) == pytest.approx(float(q06_revenue[0][0]))
+    if current_mode() is SparkMode.CLASSIC:
+        assert report.spark_connect is None
+        return
+    connect = report.spark_connect
+    assert connect["session_id"] == spark.session_id and str(uuid.UUID(connect["session_id"])) == spark.session_id
+    if spark_major() >= 4:  # the 4.x client reports every operation it ran: the count and the preview at least
+        assert len(connect["operation_ids"]) >= 2 and all(uuid.UUID(i) for i in connect["operation_ids"])
+    else:  # pyspark 3.5's Connect client keeps its operation ids to itself
+        assert connect["operation_ids"] is None
+
+
+def test_cancelling_a_job_group_stops_only_its_own_work(spark):
+    from substrait_spark.hooks.spark import cancel_job_group, job_group
+
+    outcome: dict[str, str] = {}
+
+    def work(group: str) -> None:
+        with job_group(spark, group, "a long job"):
+            try:
+                spark.range(0, 200_000_000_000).selectExpr("sum(id % 7)").collect()
+                outcome[group] = "finished"
+            except Exception as exc:
+                outcome[group] = f"{type(exc).__name__}: {exc}"
+
+    group = f"cancel-me-{uuid.uuid4().hex[:8]}"
+    other = f"keep-me-{uuid.uuid4().hex[:8]}"
+    workers = [threading.Thread(target=work, args=(g,), daemon=True) for g in (group, other)]
+    for w in workers:
+        w.start()
+    time.sleep(6)  # both jobs run
+    start = time.monotonic()
+    cancel_job_group(spark, group)
+    workers[0].join(CANCEL_WITHIN_S)
+    elapsed = time.monotonic() - start
+    try:
+        assert not workers[0].is_alive(), f"the cancelled job still ran {CANCEL_WITHIN_S} s later"
+        assert "cancel" in outcome[group].lower(), outcome[group]
+        assert workers[1].is_alive() and other not in outcome, f"the other group's job stopped too: {outcome}"
+        print(f"job group cancelled in {elapsed:.1f} s")
+    finally:
+        cancel_job_group(spark, other)
+        workers[1].join(60)
