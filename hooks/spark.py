@@ -397,7 +397,9 @@ class _ConnectGroups:
             spark.removeTag(group_id)
 
     def cancel(self, spark: Any, group_id: str) -> None:
-        spark.interruptTag(group_id)
+        interrupted = spark.interruptTag(group_id)
+        if interrupted:
+            log.info("Interrupted Spark Connect operations %s (tag %s)", ", ".join(interrupted), group_id)
 
 
 _GROUP_OPS: dict[bool, _GroupOps] = {False: _ClassicGroups(), True: _ConnectGroups()}

@@ -41,6 +41,12 @@ def spark_major() -> int:
     return int(pyspark.__version__.split(".")[0])
 
 
+def configuration() -> str:
+    """This run's configuration as the tests name it: `classic-3`, `classic-4`, `connect-3` (pyspark 3.5's
+    Connect client), `connect-4`. The server side of Connect is always the local pyspark 4.x server."""
+    return f"{current_mode().value}-{spark_major()}"
+
+
 def needs_spark35_classic(reason: str) -> pytest.MarkDecorator:
     """Skip marker for tests that only the classic 3.5 run can do (Iceberg jars, a JVM in this process)."""
     return pytest.mark.skipif(

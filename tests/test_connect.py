@@ -41,7 +41,7 @@ def q06_revenue(tpch_dir):
     try:
         from conftest import TESTS_DIR
 
-        return db.run_file(TESTS_DIR / "tpch_sql" / "ibm" / "q06.sql").rows
+        return db.run_file(TESTS_DIR / "tpch_sql" / "standard" / "q06.sql").rows
     finally:
         db.close()
 
