@@ -27,13 +27,11 @@ def reads_observations(df: Any) -> bool:
     return PYSPARK_MAJOR >= 4 or not is_connect(df)
 
 
-def has_outer_references(spark: Any) -> bool:
-    """`Column.outer()`, `DataFrame.scalar()`/`exists()` and `lateralJoin` (Spark 4.0's correlated subqueries)."""
-    return PYSPARK_MAJOR >= 4 and _server_major(spark) >= 4
-
-
-def _server_major(spark: Any) -> int:
-    return int(str(spark.version).split(".", 1)[0])
+def has_outer_references() -> bool:
+    """`Column.outer()`, `DataFrame.scalar()`/`exists()` and `lateralJoin` (Spark 4.0's correlated subqueries).
+    A question about the client, so that `validate` (no session) answers as `run` does: a pyspark 4.x client
+    talks to Spark 4 (classic: its own; Connect: a 4.x client needs a 4.x server)."""
+    return PYSPARK_MAJOR >= 4
 
 
 def connect_identity(spark: Any) -> dict[str, Any] | None:
