@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ from common import (
     SMALL_DIR,
     SPARK_CONF,
     TPCH_TABLES,
+    _git_commit,
     load_plans,
     log,
     parse_queries,
@@ -82,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
     tr_s = translation.summary(tr)
     summary = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "client": f"pyspark {pyspark.__version__}",
         "server": f"Spark {server}",
         "translation": tr_s,
@@ -106,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if ex is not None:
         lines += ["### Execution", "", execution.markdown(ex, args.rounds, args.execution_warmup), ""]
-    lines.append(f"_Section time {elapsed:.0f} s._")
+    lines.append(
+        f"_Measured {summary['date']}, commit {_git_commit()}; section time {elapsed:.0f} s; load average (1/5/15 "
+        f"min) at the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}._"
+    )
     text = "\n".join(lines)
     if args.markdown:
         args.markdown.write_text(text + "\n", encoding="utf-8")
