@@ -62,7 +62,8 @@ def server_spark_home() -> Path:
     )
 
 
-def _tail(path: Path, lines: int = 40) -> str:
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last `lines` lines of a daemon's log, for error messages."""
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else "(no log)"
 
 
@@ -72,7 +73,8 @@ def _accepts(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop_process_group(proc: subprocess.Popen) -> None:
+    """SIGTERM to the process group `proc` leads (started with `start_new_session`), SIGKILL if it lingers."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
     try:
@@ -116,13 +118,13 @@ def connect_server(
         deadline = time.monotonic() + timeout_s
         while not _accepts(port):
             if proc.poll() is not None:
-                raise ConnectServerError(f"Spark Connect server exited ({proc.returncode}):\n{_tail(log)}")
+                raise ConnectServerError(f"Spark Connect server exited ({proc.returncode}):\n{log_tail(log)}")
             if time.monotonic() > deadline:
-                raise ConnectServerError(f"Spark Connect server not listening within {timeout_s}s:\n{_tail(log)}")
+                raise ConnectServerError(f"Spark Connect server not listening within {timeout_s}s:\n{log_tail(log)}")
             time.sleep(0.3)
         yield f"sc://127.0.0.1:{port}"
     finally:
-        _stop(proc)
+        stop_process_group(proc)
 
 
 def main(argv: list[str] | None = None) -> int:
