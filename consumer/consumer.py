@@ -138,8 +138,8 @@ class SubstraitConsumer:
         self._shared_uses: dict[int, int] = {}
         self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
         self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
-        # Spark Connect analyzes a DataFrame only when asked: each relation's frame, inputs first, to name the one
-        # Spark rejects when the root's analysis fails (`_check_analysis`). Classic Spark checks every operation.
+        # Spark Connect analyzes a DataFrame only when it is used: each relation's frame, inputs first, to name the
+        # one Spark rejects when the root fails analysis later (`rejection`). Classic Spark checks every operation.
         self._lazy = is_connect(spark)
         self._built: list[tuple[str, str, DataFrame]] = []
 
@@ -170,19 +170,31 @@ class SubstraitConsumer:
             self._built.append((p, kind, out.frame))
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
 
-    def _check_analysis(self, df: DataFrame, path: str) -> None:
-        """On Spark Connect, analyze the root once (as classic Spark has analyzed every operation already); when
-        Spark rejects it, analyze the relations one by one, inputs first, to name the innermost one it rejects."""
-        try:
-            df.schema  # noqa: B018  (one AnalyzePlan call; the schema is needed for the output names anyway)
-        except AnalysisException as exc:
-            for p, kind, frame in self._built:
-                try:
-                    frame.schema  # noqa: B018
-                except AnalysisException as inner:
-                    message = f"Spark rejected the translated {kind} relation: {first_line(inner)}"
-                    raise PlanInvalidError(message, p) from inner
-            raise PlanInvalidError(f"Spark rejected the translated plan: {first_line(exc)}", path) from exc
+    def analyzed(self, df: DataFrame, path: str) -> DataFrame:
+        """`df` once Spark has analyzed it: classic Spark has, operation by operation; on Spark Connect this asks
+        the server once (one AnalyzePlan call) and names a rejection as `rejection` does."""
+        if self._lazy:
+            try:
+                df.schema  # noqa: B018
+            except AnalysisException as exc:
+                raise self.rejection(exc, path) from exc
+        return df
+
+    def rejection(self, exc: AnalysisException, path: str) -> PlanInvalidError:
+        """The typed error for Spark rejecting a translated plan late (Spark Connect analyzes when a DataFrame is
+        used): the relations are analyzed one by one, inputs first, and the innermost one Spark rejects is named
+        by its plan path, as classic Spark's eager analysis names it during translation."""
+        for p, kind, frame in self._built:
+            try:
+                frame.schema  # noqa: B018
+            except AnalysisException as inner:
+                return PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(inner)}", p)
+        return PlanInvalidError(f"Spark rejected the translated plan: {first_line(exc)}", path)
+
+    @property
+    def lazy(self) -> bool:
+        """Whether Spark analyzes this consumer's DataFrames only when they are used (Spark Connect)."""
+        return self._lazy
 
     def _check_common(self, body: Any, path: str) -> None:
         """Refuse advanced-extension enhancements (they change meaning) but those the relation's translator
@@ -458,10 +470,7 @@ class SubstraitConsumer:
             if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
                 # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
                 out = out.select_positions(range(len(names)), self.names)
-            df = name_columns(out, names, path)
-        if self._lazy:
-            self._check_analysis(df, path)
-        return df
+            return name_columns(out, names, path)
 
 
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from .clients import connect_identity, recorded_operations
@@ -75,11 +76,16 @@ def run_loaded(
                 t0 = time.perf_counter()
                 df = consumer.root(n)
                 report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
-                out = RootOutput(index=n, columns=list(df.columns))
                 try:
+                    out = RootOutput(index=n, columns=list(df.columns))
                     deliver(df, sink, out, index=n, roots=len(roots))
                 except SubstraitSparkError:
                     raise
+                except AnalysisException as exc:
+                    if not consumer.lazy:
+                        raise _spark_error(exc) from exc
+                    # Spark Connect analyzes the plan here, with its first use: name the relation it rejects.
+                    raise consumer.rejection(exc, f"relations[{roots[n]}].root") from exc
                 except Exception as exc:
                     raise _spark_error(exc) from exc
                 report.outputs.append(out)
