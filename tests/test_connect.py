@@ -22,17 +22,37 @@ from spark_modes import SparkMode, current_mode, spark_major
 CANCEL_WITHIN_S = 15
 
 
-def test_a_relation_spark_rejects_is_named_by_its_path(spark):
-    from substrait_spark.consumer.errors import PlanInvalidError
-
+def _sort_by_a_map():
     # Maps have no ordering in Spark: its analyzer rejects the sort, not our translation.
     b = PlanBuilder()
     values = virtual(["a"], [i32()], [(1,), (2,)])
     rel = sort(project(values, make_map((field(0), lit("x")))), (field(1), ASC_NULLS_FIRST))
-    plan = b.plan(rel, ["a", "m"])
+    return b.plan(rel, ["a", "m"])
+
+
+def test_a_relation_spark_rejects_is_named_by_its_path(spark):
+    from substrait_spark.consumer.errors import PlanInvalidError
+
     with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
-        run(plan, spark)
+        run(_sort_by_a_map(), spark)
     assert info.value.path == "relations[0].root.input.sort"
+
+
+def test_a_run_names_the_relation_spark_rejects(spark):
+    """On Spark Connect the run analyzes the plan only when it first uses it (no round trip while translating);
+    the error is the same as classic Spark's during translation: exit 2, the sort's path."""
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.errors import PlanInvalidError
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
+        run_plan(plan_pb2_bytes(_sort_by_a_map()), spark=spark, catalogs=SessionCatalogResolver())
+    assert info.value.path == "relations[0].root.input.sort" and info.value.exit_code == 2
+    assert info.value.report.status == "failed" and info.value.report.error["path"] == info.value.path
+
+
+def plan_pb2_bytes(plan) -> bytes:
+    return plan.SerializeToString()
 
 
 @pytest.fixture(scope="module")
