@@ -16,6 +16,33 @@ import pyspark
 PYSPARK_MAJOR = int(pyspark.__version__.split(".", 1)[0])
 
 
+# Settings the translation relies on: the engine maps every Substrait option (overflow, division by zero, cast
+# failure) itself on Spark's non-ANSI behaviour, the default of 3.5 that Spark 4 turns around. A run holds them for
+# its duration (`engine_settings`); the sessions our hooks make start with them.
+ENGINE_CONF = {"spark.sql.ansi.enabled": "false"}
+
+
+@contextmanager
+def engine_settings(spark: Any) -> Iterator[None]:
+    """`ENGINE_CONF` on `spark` inside the block, the session's own values restored after: a plan gives the
+    spec's results whatever the session says (classic Spark fixes the semantics while translating, Spark Connect
+    when it analyzes, at execution: the block spans both)."""
+    saved: dict[str, str | None] = {}
+    for key, value in ENGINE_CONF.items():
+        current = spark.conf.get(key, None)
+        if current != value:
+            saved[key] = current
+            spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 def is_connect(obj: Any) -> bool:
     """A Spark Connect session, DataFrame or Column (their classes live in `pyspark.sql.connect`)."""
     return type(obj).__module__.startswith("pyspark.sql.connect")

@@ -10,7 +10,7 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from .clients import connect_identity, recorded_operations
+from .clients import connect_identity, engine_settings, recorded_operations
 from .consumer import SubstraitConsumer
 from .errors import ExecutionError, SubstraitSparkError, first_line
 from .loader import LoadedPlan
@@ -57,7 +57,7 @@ def run_loaded(
     )
     report.spark_application_id = spark.conf.get("spark.app.id", None)
     report.spark_connect = connect_identity(spark)
-    with recorded_operations(spark) as operations:
+    with engine_settings(spark), recorded_operations(spark) as operations:
         if report.spark_connect is not None:
             report.spark_connect["operation_ids"] = operations  # filled as the run's operations finish
         start = time.perf_counter()

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
-from substrait_spark.consumer.clients import is_connect
+from substrait_spark.consumer.clients import ENGINE_CONF, is_connect
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +31,10 @@ QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 DEFAULT_MASTER = "local[*]"
 DEFAULT_APP_NAME = "substrait-spark"
 
-# Session-level settings the engine needs on every kind of session (classic or Connect, Spark 3.5 or 4.x):
-# - the time zone: results of timestamp functions depend on it;
-# - ANSI mode off, Spark 3.5's default: Spark 4 turns it on. The engine maps each Substrait function option
-#   (overflow, division by zero, cast failure) itself, on Spark's non-ANSI behaviour, so a plan gives the same
-#   spec-defined results on 3.5 and 4.x; with ANSI on some of those expressions would fail instead;
-SESSION_CONF = {
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.ansi.enabled": "false",
-}
+# Session-level settings on every kind of session we make (classic or Connect, Spark 3.5 or 4.x): the time zone
+# (results of timestamp functions depend on it) and what the engine relies on (`ENGINE_CONF`: ANSI mode off, which
+# Spark 4 turns on; a run also holds it on sessions it is given, restoring theirs after).
+SESSION_CONF = {"spark.sql.session.timeZone": "UTC", **ENGINE_CONF}
 
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",

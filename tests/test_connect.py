@@ -16,7 +16,21 @@ import uuid
 
 import pytest
 from oracles import DuckDBOracle
-from plan_builder import ASC_NULLS_FIRST, PlanBuilder, field, i32, lit, make_map, project, run, sort, virtual
+from plan_builder import (
+    ASC_NULLS_FIRST,
+    PlanBuilder,
+    cast,
+    field,
+    i8,
+    i32,
+    lit,
+    make_map,
+    project,
+    run,
+    sort,
+    string,
+    virtual,
+)
 from spark_modes import SparkMode, current_mode, spark_major
 
 CANCEL_WITHIN_S = 15
@@ -49,6 +63,36 @@ def test_a_run_names_the_relation_spark_rejects(spark):
         run_plan(plan_pb2_bytes(_sort_by_a_map()), spark=spark, catalogs=SessionCatalogResolver())
     assert info.value.path == "relations[0].root.input.sort" and info.value.exit_code == 2
     assert info.value.report.status == "failed" and info.value.report.error["path"] == info.value.path
+
+
+def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
+    """Spark 4 turns ANSI mode on; the engine's translation relies on it being off, and a run holds it off on the
+    session it is given (restoring the session's value after). Checked against the spec's values."""
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    b = PlanBuilder()
+    values = virtual(["s", "x", "y"], [string(), i8(), i8()], [("abc", 100, 100)])
+    rel = project(
+        values,
+        cast(field(0), i32()),  # RETURN_NULL: 'abc' is no integer
+        b.call("add", field(1), field(2), out=i8(), options={"overflow": ["SILENT"]}),  # 200 wraps to -56
+        b.call("divide", field(1), lit(0, i8()), out=i8()),  # on_division_by_zero: NULL by default
+        emit=[3, 4, 5],
+    )
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        report = run_plan(
+            plan_pb2_bytes(b.plan(rel, ["n", "wrapped", "q"])),
+            spark=spark,
+            catalogs=SessionCatalogResolver(),
+            output="preview",
+        )
+        assert spark.conf.get("spark.sql.ansi.enabled") == "true"  # the session's own setting, restored
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
+    assert report.outputs[0].preview == [[None, -56, None]]
 
 
 def plan_pb2_bytes(plan) -> bytes:
