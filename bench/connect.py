@@ -1,8 +1,8 @@
 """Benchmarks (a) and (b) over Spark Connect: a local Connect server (pyspark 4.x's, tools/connect_server.py) runs
 both paths; this process is only a client.
 
-* ours: ``SubstraitConsumer(spark, plan, resolver).root(0)`` builds the plan on the client and has the server
-  analyze it once (the root's schema: one AnalyzePlan call);
+* ours: ``SubstraitConsumer(spark, plan, resolver).root(0)`` builds the plan on the client, with no round trip
+  (the server analyzes it when it runs); for reference also with one analysis round trip (``df.schema``);
 * sql: ``spark.sql(text)``: one call in which the server parses and analyzes the text.
 
 Run by ``run_all.py`` in a process of its own (pyspark 3.5 keeps one kind of session per process), with the
@@ -98,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{pyspark.__version__}",
         "",
         "Both paths run on the server; this process is a client. ours = `SubstraitConsumer(...).root(0)`: the plan "
-        "is built on the client, then the server analyzes the root once; sql = `spark.sql(text)`: the server "
-        "parses and analyzes the text. "
+        "is built on the client, with no round trip (the server analyzes it once, when it runs); sql = "
+        "`spark.sql(text)`: one call in which the server parses and analyzes the text (and analyzes it again "
+        "when it runs). "
         f"SQL returns the plan's result (sf0.01): {summary['same_result']} of {summary['queries']}.",
         "",
         "### Translation",
