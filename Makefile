@@ -11,9 +11,18 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Touched after a successful `pip install -e '.[test,airflow]'`; pip runs again only when these files change.
+# Touched after a successful `pip install -e '.[test,airflow,connect]'`; pip runs again only when these files change.
 STAMP  := $(VENV)/.installed
 INSTALL_INPUTS := setup.cfg pyproject.toml
+
+# The second environment: pyspark 4.x (classic 4.x tests, the Spark Connect server, the 4.x Connect client).
+VENV4  := .venv-spark4
+PY4    := $(VENV4)/bin/python
+STAMP4 := $(VENV4)/.installed
+# Tests run on every Spark configuration besides classic 3.5 (the whole suite): the TPC-H corpora, the function
+# conformance cases, the relation tests. Iceberg tests stay on 3.5: the runtime jar offline is built for 3.5 only.
+MATRIX_TESTS := tests/test_tpch_corpus.py tests/test_conformance.py tests/test_relations.py tests/test_connect.py \
+	tests/test_lateral_spark4.py
 
 DATA       := .data
 TPCH_SMALL := $(DATA)/tpch/sf0.01
@@ -38,7 +47,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv data data-sf1 jars check-java lint test demo demo-cli clean browser
+.PHONY: help setup venv venv-spark4 data data-sf1 jars check-java lint test demo demo-cli clean browser
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -46,7 +55,8 @@ help:
 	@echo "make demo-cli  run a few TPC-H plans from \$$CORPUS ($(CORPUS)) through the CLI and show the results"
 	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
 	@echo "make lint      ruff check"
-	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow]' (only when setup.cfg/pyproject.toml change)"
+	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
+	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
 	@echo "make jars      Iceberg runtime + JDBC driver jars in $(JARS) (apt-get installs the Debian parts)"
@@ -58,16 +68,25 @@ help:
 $(PY):
 	bash tools/make_venv.sh "$(PYTHON)" $(VENV)
 
-$(STAMP): $(INSTALL_INPUTS) | $(PY)
-	$(PY) -m pip install -e '.[test,airflow]'
+$(STAMP): $(INSTALL_INPUTS) tools/constraints-spark35.txt | $(PY)
+	$(PY) -m pip install -e '.[test,airflow,connect]' -c tools/constraints-spark35.txt
 	touch $@
 
 venv: $(STAMP)
 
+$(PY4):
+	bash tools/make_venv.sh "$(PYTHON)" $(VENV4)
+
+$(STAMP4): $(INSTALL_INPUTS) tools/constraints-spark4.txt | $(PY4)
+	$(PY4) -m pip install -e '.[test,connect]' -c tools/constraints-spark4.txt
+	touch $@
+
+venv-spark4: $(STAMP4)
+
 check-java:
 	@bash tools/check_java.sh
 
-setup: check-java venv data jars
+setup: check-java venv venv-spark4 data jars
 
 # ---- sample data -------------------------------------------------------------------------------------
 
@@ -101,11 +120,26 @@ browser:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# The whole suite on classic Spark 3.5, then MATRIX_TESTS on classic 4.x, Spark Connect from the 4.x client and
+# Spark Connect from the 3.5 client (tests/spark_modes.py). Every run goes; the first failure is the exit code.
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
+define pytest_run
+echo "== pytest: $(1)"; start=$$(date +%s); rc=0; \
+$(2) || rc=$$?; \
+if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5); treated as a failure" >&2; fi; \
+echo "== $(1): exit $$rc in $$(( $$(date +%s) - start ))s"; [ $$status -ne 0 ] || status=$$rc
+endef
+
 test: setup browser lint
-	@rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5); treated as a failure" >&2; fi; \
-	exit $$rc
+	@status=0; \
+	$(call pytest_run,classic Spark 3.5 (all tests),$(PY) -m pytest $(PYTEST_ARGS)); \
+	$(call pytest_run,classic Spark 4,SUBSTRAIT_SPARK_TEST_MODE=classic PYSPARK_PYTHON=$(CURDIR)/$(PY4) \
+	  $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
+	$(call pytest_run,Spark Connect 4 from the 4 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
+	  $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
+	$(call pytest_run,Spark Connect 4 from the 3.5 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
+	  $(PY) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
+	exit $$status
 
 # ---- demo --------------------------------------------------------------------------------------------
 
@@ -130,7 +164,7 @@ demo-cli: setup
 # ---- cleanup -----------------------------------------------------------------------------------------
 
 clean:
-	rm -rf $(VENV) $(DATA) build dist *.egg-info .pytest_cache .ruff_cache \
+	rm -rf $(VENV) $(VENV4) $(DATA) build dist *.egg-info .pytest_cache .ruff_cache \
 	  spark-warehouse metastore_db derby.log test-artifacts
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 

@@ -11,8 +11,11 @@ comparison (c); execution at sf1 (b). See bench/README.md for what each measures
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,6 +83,65 @@ class Section:
         )
 
 
+def _connect_section(args: argparse.Namespace) -> dict | None:
+    """bench/connect.py in a process of its own, with pyspark 4.x's client when `.venv-spark4` exists."""
+    python = REPO_ROOT / ".venv-spark4" / "bin" / "python"
+    python = python if python.exists() else Path(sys.executable)
+    with tempfile.TemporaryDirectory() as tmp:
+        md, js = Path(tmp) / "connect.md", Path(tmp) / "connect.json"
+        cmd = [str(python), str(BENCH_DIR / "connect.py"), "--markdown", str(md), "--summary", str(js)]
+        cmd += ["--runs", str(args.translation_runs), "--warmup", str(args.translation_warmup)]
+        cmd += ["--rounds", str(args.rounds), "--execution-warmup", str(args.warmup)]
+        cmd += ["--queries", args.queries] if args.queries else []
+        cmd += ["--skip-execution"] if args.skip_execution else []
+        with Section("Spark Connect (translation, execution)"):
+            done = subprocess.run(cmd, cwd=REPO_ROOT, check=False)
+        if done.returncode != 0:
+            log(f"Spark Connect section failed (exit {done.returncode})")
+            return {"summary": None, "markdown": f"## Over Spark Connect\n\nFailed (exit {done.returncode})."}
+        return {"summary": json.loads(js.read_text()), "markdown": md.read_text()}
+
+
+CONNECT_MARK = "<!-- Spark Connect section: bench/run_all.py --connect-only replaces it -->"
+_CONNECT_ROW = "| (a) translation over Spark Connect"
+_CONNECT_EXEC_ROW = "| (b) execution over Spark Connect"
+
+
+def _connect_rows(connect: dict) -> list[str]:
+    """The Summary table's rows for the Connect section."""
+    summary = connect["summary"]
+    if summary is None:
+        return [f"{_CONNECT_ROW} | failed | <= 1.0 |"]
+    c_tr, c_ex = summary["translation"], summary["execution"]
+    rows = [
+        f"{_CONNECT_ROW} ({summary['client']} client, {summary.get('date', '')}), median ratio ours/sql "
+        f"| {c_tr['median_ratio']:.2f} (median {c_tr['median_ours_ms']:.1f} vs {c_tr['median_sql_ms']:.1f} ms, "
+        f"slowest {c_tr['max_ours_ms']:.1f} ms; with the one analysis round trip "
+        f"{c_tr.get('median_analyzed_ratio', float('nan')):.2f}) | <= 1.0 |"
+    ]
+    if c_ex is not None:
+        rows.append(
+            f"{_CONNECT_EXEC_ROW}, geometric mean ours/sql | {c_ex['geomean_ratio']:.3f} "
+            f"(end to end {c_ex['geomean_total_ratio']:.3f}) | <= 1.05 |"
+        )
+    return rows
+
+
+def _replace_connect_section(args: argparse.Namespace) -> int:
+    """Re-measure only the Spark Connect section: its summary rows and its section in --output are replaced, the
+    rest (measured at the date it states) is kept."""
+    text = args.output.read_text(encoding="utf-8")
+    connect = _connect_section(args)
+    lines = [ln for ln in text.split("\n") if not ln.startswith((_CONNECT_ROW, _CONNECT_EXEC_ROW))]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("| (a) translation, slowest plan")) + 1
+    lines[at:at] = _connect_rows(connect)
+    body = "\n".join(lines)
+    body = body.split(CONNECT_MARK)[0].rstrip("\n")
+    args.output.write_text(f"{body}\n\n{CONNECT_MARK}\n{connect['markdown']}\n", encoding="utf-8")
+    log(f"replaced the Spark Connect section of {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
@@ -98,9 +160,17 @@ def main(argv: list[str] | None = None) -> int:
         help="untimed execution rounds per query (default 1, env BENCH_WARMUP)",
     )
     ap.add_argument("--skip-execution", action="store_true", help="leave out the sf1 execution benchmark")
+    ap.add_argument("--skip-connect", action="store_true", help="leave out the Spark Connect section")
+    ap.add_argument(
+        "--connect-only",
+        action="store_true",
+        help="measure only the Spark Connect section and replace it (and its summary rows) in --output",
+    )
     ap.add_argument("--output", type=Path, default=BENCH_DIR / "RESULTS.md")
     args = ap.parse_args(argv)
 
+    if args.connect_only:
+        return _replace_connect_section(args)
     queries = parse_queries(args.queries)
     require_data(SMALL_DIR, "data")
     big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else None
@@ -126,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                 ex = execution.run(spark, queries, plans, bench_dir, args.rounds, args.warmup)
     finally:
         spark.stop()
+    connect = None if args.skip_connect else _connect_section(args)
     env["load average at end (1/5/15 min)"] = _loadavg()
     env["total bench time"] = f"{time.perf_counter() - started:.0f} s"
 
@@ -154,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         out.append("| (b) execution sf1 | not run (--skip-execution) | <= 1.05 |")
+    if connect is not None:
+        out += _connect_rows(connect)
     out += [
         f"| (c) same physical plan shape | {pl_c['identical'] + pl_c['same shape']} of {len(pl)} "
         f"(+{pl_c['same shape except Project']} same except Project nodes) | — |",
@@ -206,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         out += [execution.markdown(ex, args.rounds, args.warmup), "", s_ex.footer(), ""]
     else:
         out += ["Not run (`--skip-execution`).", ""]
+    if connect is not None:
+        out += [CONNECT_MARK, connect["markdown"], ""]
     args.output.write_text("\n".join(out), encoding="utf-8")
     log(f"wrote {args.output}")
     return 0

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
@@ -19,6 +20,7 @@ from substrait.plan_pb2 import Plan
 from . import expressions as ex
 from . import lambdas, subqueries, windows
 from . import views as view_defs
+from .clients import is_connect
 from .context_variables import context_variable
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
@@ -136,6 +138,10 @@ class SubstraitConsumer:
         self._shared_uses: dict[int, int] = {}
         self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
         self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
+        # Spark Connect analyzes a DataFrame only when it is used: each relation's frame, inputs first, to name the
+        # one Spark rejects when the root fails analysis later (`rejection`). Classic Spark checks every operation.
+        self._lazy = is_connect(spark)
+        self._built: list[tuple[str, str, DataFrame]] = []
 
     # --- relations -----------------------------------------------------------------------------------------
 
@@ -160,7 +166,35 @@ class SubstraitConsumer:
             raise
         except Exception as exc:  # Spark's analysis errors while building: name the relation
             raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(exc)}", p) from exc
+        if self._lazy:
+            self._built.append((p, kind, out.frame))
         return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
+
+    def analyzed(self, df: DataFrame, path: str) -> DataFrame:
+        """`df` once Spark has analyzed it: classic Spark has, operation by operation; on Spark Connect this asks
+        the server once (one AnalyzePlan call) and names a rejection as `rejection` does."""
+        if self._lazy:
+            try:
+                df.schema  # noqa: B018
+            except AnalysisException as exc:
+                raise self.rejection(exc, path) from exc
+        return df
+
+    def rejection(self, exc: AnalysisException, path: str) -> PlanInvalidError:
+        """The typed error for Spark rejecting a translated plan late (Spark Connect analyzes when a DataFrame is
+        used): the relations are analyzed one by one, inputs first, and the innermost one Spark rejects is named
+        by its plan path, as classic Spark's eager analysis names it during translation."""
+        for p, kind, frame in self._built:
+            try:
+                frame.schema  # noqa: B018
+            except AnalysisException as inner:
+                return PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(inner)}", p)
+        return PlanInvalidError(f"Spark rejected the translated plan: {first_line(exc)}", path)
+
+    @property
+    def lazy(self) -> bool:
+        """Whether Spark analyzes this consumer's DataFrames only when they are used (Spark Connect)."""
+        return self._lazy
 
     def _check_common(self, body: Any, path: str) -> None:
         """Refuse advanced-extension enhancements (they change meaning) but those the relation's translator

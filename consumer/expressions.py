@@ -32,6 +32,7 @@ Expression = alg.Expression
 
 def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scope, path: str) -> Typed:
     root = ref.WhichOneof("root_type")
+    native_outer = False
     if root == "expression":
         base = cx.expression(ref.expression, scope, f"{path}.expression")
     elif root == "outer_reference":
@@ -48,6 +49,7 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
             raise PlanInvalidError(f"outer reference steps_out={steps} has no enclosing query", path)
         base = None
         scope_for_root = target
+        native_outer = target.native
     elif root == "lambda_parameter_reference":
         from .lambdas import parameter
 
@@ -71,7 +73,7 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
         i = seg.struct_field.field
         if not 0 <= i < len(rel.names):
             raise PlanInvalidError(f"field reference {i} out of range: the input has {len(rel.names)} columns", path)
-        base = Typed(rel.col(i), rel.types[i])
+        base = Typed(rel.col(i).outer() if native_outer else rel.col(i), rel.types[i])
         if not seg.struct_field.HasField("child"):
             return base
         seg = seg.struct_field.child

@@ -47,6 +47,12 @@ def column(name: str) -> Column:
     return cached(name, lambda: F.col(quote(name)))
 
 
+def union_all(a: DataFrame, b: DataFrame) -> DataFrame:
+    """For `functools.reduce`. Bound methods, never `DataFrame.unionAll`: `pyspark.sql.DataFrame` is the classic
+    class on 3.5 (its methods call the JVM) and an abstract base on 4.x, neither usable on a Connect DataFrame."""
+    return a.unionAll(b)
+
+
 @contextmanager
 def column_cache(session: object) -> Iterator[None]:
     """Within this block, `column()` reuses the references made for `session` before."""

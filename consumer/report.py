@@ -51,6 +51,8 @@ class RunReport:
     duration_s: float | None = None
     translate_ms: float | None = None
     spark_application_id: str | None = None
+    # Spark Connect runs: session id, operation tags and the ids of the operations run (`clients.py`).
+    spark_connect: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:

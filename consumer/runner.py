@@ -7,8 +7,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from .clients import connect_identity, engine_settings, recorded_operations
 from .consumer import SubstraitConsumer
 from .errors import ExecutionError, SubstraitSparkError, first_line
 from .loader import LoadedPlan
@@ -54,45 +56,54 @@ def run_loaded(
         notes=list(loaded.notes),
     )
     report.spark_application_id = spark.conf.get("spark.app.id", None)
-    start = time.perf_counter()
-    consumer = None
-    try:
-        consumer = consumer_class(spark, loaded.plan, resolver, parameters)
-        consumer.steps = StepLog(
-            targets if targets is not None else targets_of(resolver),
-            run_key or f"adhoc-{consumer.run_id}",
-            loaded.sha256,
-            update_keys=caller_keys(update_keys),
-        )
-        report.notes.extend(consumer.quirks.notes())
-        roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
-        for n in range(len(roots)):
-            t0 = time.perf_counter()
-            df = consumer.root(n)
-            report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
-            out = RootOutput(index=n, columns=list(df.columns))
-            try:
-                deliver(df, sink, out, index=n, roots=len(roots))
-            except SubstraitSparkError:
-                raise
-            except Exception as exc:
-                raise _spark_error(exc) from exc
-            report.outputs.append(out)
-        report.status = "success"
-        return report
-    except SubstraitSparkError as exc:
-        report.status = "failed"
-        report.error = {
-            "kind": exc.kind,
-            "message": exc.message,
-            "path": exc.path,
-            "exit_code": exc.exit_code,
-        }
-        exc.report = report  # type: ignore[attr-defined]
-        raise
-    finally:
-        report.duration_s = round(time.perf_counter() - start, 3)
-        if consumer is not None:
-            report.tables_read = consumer.tables_read
-            report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
-            consumer.close()
+    report.spark_connect = connect_identity(spark)
+    with engine_settings(spark), recorded_operations(spark) as operations:
+        if report.spark_connect is not None:
+            report.spark_connect["operation_ids"] = operations  # filled as the run's operations finish
+        start = time.perf_counter()
+        consumer = None
+        try:
+            consumer = consumer_class(spark, loaded.plan, resolver, parameters)
+            consumer.steps = StepLog(
+                targets if targets is not None else targets_of(resolver),
+                run_key or f"adhoc-{consumer.run_id}",
+                loaded.sha256,
+                update_keys=caller_keys(update_keys),
+            )
+            report.notes.extend(consumer.quirks.notes())
+            roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
+            for n in range(len(roots)):
+                t0 = time.perf_counter()
+                df = consumer.root(n)
+                report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
+                try:
+                    out = RootOutput(index=n, columns=list(df.columns))
+                    deliver(df, sink, out, index=n, roots=len(roots))
+                except SubstraitSparkError:
+                    raise
+                except AnalysisException as exc:
+                    if not consumer.lazy:
+                        raise _spark_error(exc) from exc
+                    # Spark Connect analyzes the plan here, with its first use: name the relation it rejects.
+                    raise consumer.rejection(exc, f"relations[{roots[n]}].root") from exc
+                except Exception as exc:
+                    raise _spark_error(exc) from exc
+                report.outputs.append(out)
+            report.status = "success"
+            return report
+        except SubstraitSparkError as exc:
+            report.status = "failed"
+            report.error = {
+                "kind": exc.kind,
+                "message": exc.message,
+                "path": exc.path,
+                "exit_code": exc.exit_code,
+            }
+            exc.report = report  # type: ignore[attr-defined]
+            raise
+        finally:
+            report.duration_s = round(time.perf_counter() - start, 3)
+            if consumer is not None:
+                report.tables_read = consumer.tables_read
+                report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
+                consumer.close()

@@ -33,11 +33,19 @@ class Scope:
     same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the query
     enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
     enclosing lambdas, innermost last (lambda parameter references count `steps_out` from the end).
+    `native`: outer references to this scope are Spark 4 outer references (`Column.outer()`), which Spark
+    resolves itself (a lateral join's left row), instead of correlated predicates pulled up into a join.
     """
 
     rel: Relation
     outer: Scope | None = None
     lambdas: tuple[tuple[Typed, ...], ...] = ()
+    native: bool = False
+
+    def native_levels(self, levels: set[int]) -> bool:
+        """Whether every enclosing scope an expression reads (`levels` > 0) takes Spark 4 outer references."""
+        ups = [self.up(level) for level in levels if level > 0]
+        return bool(ups) and all(s is not None and s.native for s in ups)
 
     def up(self, steps: int) -> Scope | None:
         s: Scope | None = self

@@ -1,8 +1,8 @@
 """Where a root's rows go: discarded (counted), previewed, one file, a Spark folder, or a table.
 
 A sink runs the root's DataFrame once (a preview with a row limit runs it twice: count, then the first rows)
-and fills the RootOutput with what happened. Rows are counted by an `Observation` on the same execution,
-not by reading the result back.
+and fills the RootOutput with what happened. Rows are counted on the same execution
+(`observe.py`), not by reading the result back.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, Observation
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .errors import ExecutionError, PlanInvalidError
+from .observe import Metrics, observed
 from .report import RootOutput
 
 FILE_FORMATS = ("csv", "parquet", "jsonl")
@@ -93,12 +94,11 @@ def _target(target: str | None, index: int, roots: int) -> str | None:
     return str(p.with_name(f"{p.stem}.{index}{p.suffix}")) if p.suffix else f"{target}_{index}"
 
 
-def _observed(df: DataFrame) -> tuple[DataFrame, Observation]:
-    obs = Observation("substrait_rows")
-    return df.observe(obs, F.count(F.lit(1)).alias("rows")), obs
+def _observed(df: DataFrame) -> tuple[DataFrame, Metrics]:
+    return observed(df, rows=F.count(F.lit(1)))
 
 
-def _rows(obs: Observation) -> int:
+def _rows(obs: Metrics) -> int:
     return int(obs.get["rows"])
 
 

@@ -21,10 +21,12 @@ def to_dataframe(
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     parameters: Mapping[str | int, Any] | None = None,
 ) -> DataFrame:
-    """The DataFrame of one root of `plan`.
+    """The DataFrame of one root of `plan`, analyzed (on Spark Connect: one AnalyzePlan call, so that a plan Spark
+    rejects fails here, naming the relation, on every kind of session).
 
     Uncorrelated scalar subqueries read per-run temp views that stay registered in `spark` (their names
     start with `__substrait_`); use `SubstraitConsumer` directly and call `close()` to drop them.
     """
     proto = plan.plan if isinstance(plan, LoadedPlan) else plan
-    return consumer_class(spark, proto, resolver, parameters).root(root)
+    consumer = consumer_class(spark, proto, resolver, parameters)
+    return consumer.analyzed(consumer.root(root), "relations")

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from substrait_spark.consumer.clients import ENGINE_CONF, is_connect
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +31,19 @@ QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 DEFAULT_MASTER = "local[*]"
 DEFAULT_APP_NAME = "substrait-spark"
 
+# Session-level settings on every kind of session we make (classic or Connect, Spark 3.5 or 4.x): the time zone
+# (results of timestamp functions depend on it) and what the engine relies on (`ENGINE_CONF`: ANSI mode off, which
+# Spark 4 turns on; a run also holds it on sessions it is given, restoring theirs after).
+SESSION_CONF = {"spark.sql.session.timeZone": "UTC", **ENGINE_CONF}
+
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.session.timeZone": "UTC",
+    **SESSION_CONF,
+    # Classic PySpark 4 records the Python call site of every Column call (DataFrame debugging), which doubles
+    # translation time; our errors name plan paths instead. A static setting (a Connect server's own business);
+    # Spark 3.5 ignores the key.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
     "spark.sql.shuffle.partitions": "8",
     "spark.driver.memory": "2g",
     # Applies when this call starts the JVM. A classic driver always runs in this process (local, standalone,
@@ -41,8 +51,8 @@ DEFAULT_CONF = {
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J}",
 }
 
-# A Connect server owns its driver: only session-level settings can be sent, and results depend on the time zone.
-CONNECT_DEFAULT_CONF = {"spark.sql.session.timeZone": "UTC"}
+# A Connect server owns its driver: only session-level settings can be sent.
+CONNECT_DEFAULT_CONF = dict(SESSION_CONF)
 
 # Masters that are complete without a scheme (Spark's own spellings); anything else without one is a host name.
 _BARE_MASTER = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn(-client|-cluster)?)$", re.IGNORECASE)
@@ -321,10 +331,6 @@ def active_session(target: SparkTarget | None = None) -> SparkSession | None:
     return session if _same_master(target.master, session.sparkContext.master) else None
 
 
-def is_connect_session(spark: Any) -> bool:
-    return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
 def _app_id(spark: SparkSession) -> str | None:
     try:
         return spark.conf.get("spark.app.id", None)
@@ -334,7 +340,7 @@ def _app_id(spark: SparkSession) -> str | None:
 
 def application_id(spark: SparkSession) -> str | None:
     """Spark's application id (`local-…`, `app-…` on a standalone cluster, `application_…` on YARN)."""
-    if is_connect_session(spark):
+    if is_connect(spark):
         return _app_id(spark)
     return spark.sparkContext.applicationId
 
@@ -386,7 +392,9 @@ class _ConnectGroups:
             spark.removeTag(group_id)
 
     def cancel(self, spark: Any, group_id: str) -> None:
-        spark.interruptTag(group_id)
+        interrupted = spark.interruptTag(group_id)
+        if interrupted:
+            log.info("Interrupted Spark Connect operations %s (tag %s)", ", ".join(interrupted), group_id)
 
 
 _GROUP_OPS: dict[bool, _GroupOps] = {False: _ClassicGroups(), True: _ConnectGroups()}
@@ -405,7 +413,7 @@ def job_group(spark: SparkSession, group_id: str, description: str = "") -> Iter
     Classic sessions use `setJobGroup(..., interruptOnCancel=True)` so that cancelling interrupts running tasks;
     Connect sessions use operation tags.
     """
-    ops = _GROUP_OPS[is_connect_session(spark)]
+    ops = _GROUP_OPS[is_connect(spark)]
     saved = ops.enter(spark, _check_group_id(group_id), description)
     try:
         yield spark
@@ -416,4 +424,4 @@ def job_group(spark: SparkSession, group_id: str, description: str = "") -> Iter
 def cancel_job_group(spark: SparkSession, group_id: str) -> None:
     """Cancel the jobs of `group_id` (running and queued); jobs of other groups go on. Safe from any thread."""
     log.info("Cancelling Spark job group %s", group_id)
-    _GROUP_OPS[is_connect_session(spark)].cancel(spark, _check_group_id(group_id))
+    _GROUP_OPS[is_connect(spark)].cancel(spark, _check_group_id(group_id))

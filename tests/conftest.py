@@ -33,6 +33,13 @@ from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: E402, F40
 from postgres_server import postgres_uri  # noqa: E402, F401  (session fixture: a PostgreSQL server)
 from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
 from spark_cluster import spark_master_url  # noqa: E402, F401  (session fixture: a standalone Spark cluster)
+from spark_modes import (  # noqa: E402
+    SparkMode,
+    classic_session,
+    connect_session,
+    connect_url,  # noqa: F401  (session fixture: a real Spark Connect server)
+    current_mode,
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,12 +54,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """One local Spark 3.5 session for the whole test run, started with the Iceberg jars on its classpath (a
-    JVM's jars are fixed at start; Iceberg catalogs can be added later, see tests/iceberg_stack.py)."""
-    from iceberg_stack import start_iceberg_session
-
-    session = start_iceberg_session()
+def spark(request: pytest.FixtureRequest):
+    """One Spark session for the whole test run, of the kind `SUBSTRAIT_SPARK_TEST_MODE` asks (tests/spark_modes.py):
+    classic 3.5 starts with the Iceberg jars on its classpath (a JVM's jars are fixed at start; Iceberg catalogs can
+    be added later, see tests/iceberg_stack.py); `connect` talks to a real local Spark Connect server."""
+    if current_mode() is SparkMode.CONNECT:
+        session = connect_session(request.getfixturevalue("connect_url"))
+    else:
+        session = classic_session()
     yield session
     session.stop()
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,14 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from connect_server import free_port, log_tail, stop_process_group
 
 STARTUP_TIMEOUT_S = 60
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def spark_home() -> Path:
@@ -66,21 +59,6 @@ def _alive_workers(webui_port: int) -> int:
     return int(state.get("aliveworkers", sum(w.get("state") == "ALIVE" for w in state.get("workers", []))))
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else "(no log)"
-
-
 @contextlib.contextmanager
 def standalone_cluster(work_dir: Path, timeout_s: float = STARTUP_TIMEOUT_S) -> Iterator[str]:
     """Start master and worker, wait until the worker registered, yield `spark://127.0.0.1:<port>`, stop both."""
@@ -117,22 +95,22 @@ def standalone_cluster(work_dir: Path, timeout_s: float = STARTUP_TIMEOUT_S) -> 
             dead = [p for p in procs if p.poll() is not None]
             if dead:
                 raise RuntimeError(
-                    f"Spark daemon exited ({dead[0].returncode}).\nmaster:\n{_tail(master_log)}\n"
-                    f"worker:\n{_tail(worker_log)}"
+                    f"Spark daemon exited ({dead[0].returncode}).\nmaster:\n{log_tail(master_log)}\n"
+                    f"worker:\n{log_tail(worker_log)}"
                 )
             with contextlib.suppress(OSError, ValueError):
                 if _alive_workers(master_ui) >= 1:
                     break
             if time.monotonic() > deadline:
                 raise TimeoutError(
-                    f"no worker registered with {master_url} within {timeout_s}s.\nmaster:\n{_tail(master_log)}\n"
-                    f"worker:\n{_tail(worker_log)}"
+                    f"no worker registered with {master_url} within {timeout_s}s.\nmaster:\n{log_tail(master_log)}\n"
+                    f"worker:\n{log_tail(worker_log)}"
                 )
             time.sleep(0.3)
         yield master_url
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop_process_group(proc)
 
 
 @pytest.fixture(scope="session")

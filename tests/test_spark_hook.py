@@ -324,7 +324,8 @@ def test_spark_connect_builder_gets_the_remote_url(monkeypatch):
     hook = SubstraitSparkHook("sc_test", conf={"spark.sql.ansi.enabled": "true"})
     remote = hook.get_session()
     assert remote.url == "sc://connect.example:15002/;user_id=alice;token=t0ken;use_ssl=true"
-    assert remote.settings == {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": "true"}
+    assert remote.settings == {**sessions.CONNECT_DEFAULT_CONF, "spark.sql.ansi.enabled": "true"}
+    assert remote.settings["spark.sql.session.timeZone"] == "UTC"
     assert hook.get_session() is remote and len(_FakeRemoteBuilder.created) == 1  # one client per URL
     assert mode_switches == ["connect"]  # pyspark 3.5: Connect mode is per process
 

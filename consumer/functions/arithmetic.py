@@ -157,13 +157,23 @@ def _modulus(c: Call) -> Column:
     return F.when(b == F.lit(0), zero_value).otherwise(cast(r, out))
 
 
-def _abs_or_negate(fn: Callable[[Column], Column]) -> Handler:
+def _negate_decimal(x: Column, dt: T.DecimalType) -> Column:
+    """`0 - x`, not `-x`: Spark 4's decimal negation rounds through 34 significant digits, so it fails on the
+    38-digit values the spec says negate exactly (the range of decimal<P, S> is symmetric)."""
+    return cast(cast(F.lit(0), dt) - x, dt)
+
+
+def _abs_or_negate(
+    fn: Callable[[Column], Column], decimal: Callable[[Column, T.DecimalType], Column] | None = None
+) -> Handler:
     """abs/negate: only MIN of an integer type overflows (its positive counterpart is one past MAX)."""
 
     def build(c: Call) -> Column:
         (x,) = c.arity(1).values
         if c.families() == ("float",):
             return ieee(c, fn(x.col))
+        if decimal is not None and isinstance(x.type, T.DecimalType):
+            return decimal(x.col, x.type)
         if c.families() != ("int",):
             return fn(x.col)
         out = int_output(c)
@@ -294,7 +304,7 @@ ARITHMETIC: dict[str, Handler] = {
     "multiply": _checked(operator.mul),
     "divide": _divide,
     "modulus": _modulus,
-    "negate": _abs_or_negate(operator.neg),
+    "negate": _abs_or_negate(operator.neg, _negate_decimal),
     "abs": _abs_or_negate(F.abs),
     "sign": cast_to_output(unary(F.signum)),
     "power": _power,

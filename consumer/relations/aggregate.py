@@ -13,7 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..expressions import function_arguments, options_of
 from ..functions import Call
-from ..relation import Relation, column
+from ..relation import Relation, column, union_all
 from ..scope import Scope, Typed
 from ..types import spark_type
 
@@ -130,7 +130,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         gid = cx.names.fresh()
         cx.grouping_index_columns.add(gid)
         parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
-        df = functools.reduce(DataFrame.unionAll, parts)
+        df = functools.reduce(union_all, parts)
         df = df.select(*[column(n) for n in names], F.col(gid), *extra)
         at = len(key_names) if cx.quirks.grouping_index_first(rel) else len(names)
         names.insert(at, gid)

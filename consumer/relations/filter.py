@@ -32,7 +32,7 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     conds, pending = [], list(source.pending)
     for c, p in parts:
         levels = reference_levels(c)
-        if levels - {0}:
+        if levels - {0} and not scope.native_levels(levels):
             pending.append(correlated_conjunct(cx, c, scope, levels, p))
             continue
         if try_filter_conjunct(cx, c, scope, p):
@@ -59,7 +59,7 @@ def _filter_frame(cx: SubstraitConsumer, source: Relation, parts, outer: Scope |
     conds, pending = [], list(source.pending)
     for c, p in parts:
         levels = reference_levels(c)
-        if levels - {0}:
+        if levels - {0} and not local.native_levels(levels):
             pending.append(correlated_conjunct(cx, c, Scope(source.named(), outer), levels, p))
         else:
             conds.append(cx.expression(c, local, p).col)

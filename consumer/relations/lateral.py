@@ -7,9 +7,12 @@ its enclosing scope, and the correlated filter conjuncts it pulls up (`Relation.
 own condition — one Spark join Catalyst can plan as an equi-join when those conjuncts are equalities.
 
 Refused with the reason: a right input that reads the left row anywhere but in a filter conjunct (e.g. in a
-projection: `LATERAL (SELECT l.a + r.b ...)`, no DataFrame decorrelation), an aggregate over the correlation
-that counts (its value for a left row without matches would be 0, which a join cannot produce) and join types
-the spec does not allow for lateral joins (RIGHT, OUTER and the right-side variants).
+projection: `LATERAL (SELECT l.a + r.b ...)`, no DataFrame decorrelation) on Spark 3.5 — on Spark 4 (a pyspark
+4.x client, classic or Connect) INNER and LEFT lateral joins of that shape run as Spark's own
+`DataFrame.lateralJoin`, the right input reading the left row through `Column.outer()`; an aggregate over the
+correlation that counts (its value for a left row without matches would be 0, which a join cannot produce; on
+classic Spark 4 a grouped DataFrame over outer references fails analysis, so it stays refused there too); and
+join types the spec does not allow for lateral joins (RIGHT, OUTER and the right-side variants).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from google.protobuf.message import Message
 from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
+from ..clients import has_outer_references
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..relation import Relation
 from ..scope import Scope
@@ -90,10 +94,21 @@ def checked_type(rel: alg.LateralJoinRel, path: str) -> int:
 def refusals(rel: alg.LateralJoinRel, path: str) -> Iterator[tuple[str, str]]:
     """What the translation refuses in a lateral join, as (feature, path), without translating (`analyze`);
     an invalid one raises PlanInvalidError as translation would."""
-    checked_type(rel, path)
+    jt = checked_type(rel, path)
     _, escapes = rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    if _native(jt):
+        return
     for p in escapes[:1]:
         yield _ESCAPE, p
+
+
+# Spark 4's `DataFrame.lateralJoin` join types (it has no semi, anti, single or mark lateral join).
+_NATIVE_HOW = {JoinRel.JOIN_TYPE_INNER: "inner", JoinRel.JOIN_TYPE_LEFT: "left"}
+
+
+def _native(jt: int) -> bool:
+    """Spark 4 runs the lateral join itself: the right input reads the left row through `Column.outer()`."""
+    return has_outer_references() and jt in _NATIVE_HOW
 
 
 _ESCAPE = (
@@ -103,8 +118,12 @@ _ESCAPE = (
 
 
 def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> Relation:
+    """Decorrelated into one join (the 3.5 path, which Catalyst plans as an equi-join); on Spark 4 a right input
+    that reads the left row outside a filter runs as Spark's own lateral join instead."""
     jt = checked_type(rel, path)
     right_rel, escapes = rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    if escapes and _native(jt):
+        return _lateral_join(cx, rel, jt, right_rel, path, outer)
     if escapes:
         raise UnsupportedFeatureError(_ESCAPE, escapes[0])
     left = cx.rel(rel.left, f"{path}.left", outer).materialized()
@@ -138,6 +157,29 @@ def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path:
     out = join.join_inputs(cx, left, widened, jt, condition, post, [rel.expression, rel.post_join_filter], path, outer)
     if jt in _WITH_RIGHT and right.hidden:
         out = out.select_positions(range(len(left.names) + len(right.names)), cx.names)
+    return out
+
+
+def _lateral_join(
+    cx: SubstraitConsumer, rel: alg.LateralJoinRel, jt: int, right_rel: alg.Rel, path: str, outer: Scope | None
+) -> Relation:
+    """Spark 4: `left.lateralJoin(right, on, how)`, the right input reading the left row through `outer()`
+    columns."""
+    left = cx.rel(rel.left, f"{path}.left", outer)
+    if left.correlated():
+        raise UnsupportedFeatureError("lateral join inside a correlated subquery", path)
+    # Internal names only: Spark resolves an `outer()` column in the right query first when a column of that
+    # name is there, and a table read keeps its own column names until a projection needs renaming.
+    left = left.renamed(cx.names).materialized()
+    right = cx.rel(right_rel, f"{path}.right", Scope(left.named(), outer, native=True)).materialized()
+    both = Relation(left.df, [*left.names, *right.names], [*left.types, *right.types])
+    on = None
+    if rel.HasField("expression"):
+        on = cx.expression(rel.expression, Scope(both, outer), f"{path}.expression").col
+    out = Relation(left.df.lateralJoin(right.df, on=on, how=_NATIVE_HOW[jt]), both.names, both.types)
+    if rel.HasField("post_join_filter"):
+        post = cx.expression(rel.post_join_filter, Scope(out, outer), f"{path}.post_join_filter").col
+        out = out.with_df(out.df.filter(post))
     return out
 
 

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 Key = alg.ComparisonJoinKey
 JoinRel = alg.JoinRel
 _COMPARE = {
-    Key.SIMPLE_COMPARISON_TYPE_EQ: Column.__eq__,
-    Key.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: Column.eqNullSafe,
+    # Bound methods (not `Column.__eq__`): `pyspark.sql.Column` is not the Connect client's class.
+    Key.SIMPLE_COMPARISON_TYPE_EQ: lambda a, b: a == b,
+    Key.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: lambda a, b: a.eqNullSafe(b),
 }
 _BUILD_LEFT = alg.HashJoinRel.BUILD_INPUT_LEFT
 _SEMI_ANTI = {

@@ -11,7 +11,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError, first_line
-from ..relation import Relation, column
+from ..relation import Relation, column, union_all
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
 
@@ -184,7 +184,7 @@ def read_virtual_table(
             raise PlanInvalidError(f"row of {len(fields)} values for {len(types)} columns", p)
         structs.append(F.struct(*[cast(f.col, t).alias(n) for f, t, n in zip(fields, types, fresh, strict=True)]))
     if not fresh:  # rows without columns: one empty row each
-        df = functools.reduce(DataFrame.unionAll, [cx.spark.range(1).select() for _ in structs])
+        df = functools.reduce(union_all, [cx.spark.range(1).select() for _ in structs])
         return Relation(df, [], [])
     # One generator over an array of row structs: a single DataFrame operation however many rows.
     df = cx.spark.range(1).select(F.inline(F.array(*structs)))

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import Relation, column
+from ..relation import Relation, column, union_all
 from ..scope import Scope
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _minus_multiset(cx: SubstraitConsumer, primary: DataFrame, others: list[Data
     tag = cx.names.fresh()
     tagged = [df.withColumn(tag, F.lit(i)) for i, df in enumerate([primary, *others])]
     counts = [F.sum(F.when(F.col(tag) == i, 1).otherwise(0)).alias(f"{tag}_{i}") for i in range(len(tagged))]
-    grouped = functools.reduce(DataFrame.unionAll, tagged).groupBy(*[column(c) for c in cols]).agg(*counts)
+    grouped = functools.reduce(union_all, tagged).groupBy(*[column(c) for c in cols]).agg(*counts)
     least = F.least(*[F.col(f"{tag}_{i}") for i in range(1, len(tagged))]) if len(tagged) > 2 else F.col(f"{tag}_1")
     times = F.col(f"{tag}_0") - least
     return (
@@ -53,21 +53,21 @@ def translate_set(cx: SubstraitConsumer, rel: SetRel, path: str, outer: Scope | 
     primary, others = dfs[0], dfs[1:]
     op = rel.op
     if op == SetRel.SET_OP_UNION_ALL:
-        df = functools.reduce(DataFrame.unionAll, dfs)
+        df = functools.reduce(union_all, dfs)
     elif op == SetRel.SET_OP_UNION_DISTINCT:
-        df = functools.reduce(DataFrame.unionAll, dfs).distinct()
+        df = functools.reduce(union_all, dfs).distinct()
     elif op == SetRel.SET_OP_MINUS_PRIMARY:
-        df = functools.reduce(DataFrame.subtract, others, primary)
+        df = functools.reduce(lambda a, b: a.subtract(b), others, primary)
     elif op == SetRel.SET_OP_MINUS_PRIMARY_ALL:
-        df = functools.reduce(DataFrame.exceptAll, others, primary)
+        df = functools.reduce(lambda a, b: a.exceptAll(b), others, primary)
     elif op == SetRel.SET_OP_MINUS_MULTISET:
         df = _minus_multiset(cx, primary, others, first.names)
     elif op == SetRel.SET_OP_INTERSECTION_PRIMARY:
-        df = primary.intersect(functools.reduce(DataFrame.unionAll, others))
+        df = primary.intersect(functools.reduce(union_all, others))
     elif op == SetRel.SET_OP_INTERSECTION_MULTISET:
-        df = functools.reduce(DataFrame.intersect, others, primary)
+        df = functools.reduce(lambda a, b: a.intersect(b), others, primary)
     elif op == SetRel.SET_OP_INTERSECTION_MULTISET_ALL:
-        df = functools.reduce(DataFrame.intersectAll, others, primary)
+        df = functools.reduce(lambda a, b: a.intersectAll(b), others, primary)
     else:
         raise PlanInvalidError("set operation unspecified", f"{path}.op")
     return Relation(df, list(first.names), list(first.types))

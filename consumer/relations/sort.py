@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
@@ -15,13 +16,15 @@ if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
 SortField = alg.SortField
+# Bound methods by name, never `Column.asc_nulls_first`: `pyspark.sql.Column` is the classic class on 3.5 (its
+# methods call the JVM through `_jc`), which a Spark Connect column is not.
 _DIRECTIONS = {
-    SortField.SORT_DIRECTION_ASC_NULLS_FIRST: Column.asc_nulls_first,
-    SortField.SORT_DIRECTION_ASC_NULLS_LAST: Column.asc_nulls_last,
-    SortField.SORT_DIRECTION_DESC_NULLS_FIRST: Column.desc_nulls_first,
-    SortField.SORT_DIRECTION_DESC_NULLS_LAST: Column.desc_nulls_last,
+    SortField.SORT_DIRECTION_ASC_NULLS_FIRST: operator.methodcaller("asc_nulls_first"),
+    SortField.SORT_DIRECTION_ASC_NULLS_LAST: operator.methodcaller("asc_nulls_last"),
+    SortField.SORT_DIRECTION_DESC_NULLS_FIRST: operator.methodcaller("desc_nulls_first"),
+    SortField.SORT_DIRECTION_DESC_NULLS_LAST: operator.methodcaller("desc_nulls_last"),
     # CLUSTERED only asks equal values to be adjacent; ascending order gives that.
-    SortField.SORT_DIRECTION_CLUSTERED: Column.asc_nulls_first,
+    SortField.SORT_DIRECTION_CLUSTERED: operator.methodcaller("asc_nulls_first"),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame, DataFrameWriterV2, Observation
+from pyspark.sql import Column, DataFrame, DataFrameWriterV2
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
@@ -135,12 +135,6 @@ def validated_from(snapshot_id: int | None) -> dict[str, str]:
     if snapshot_id is None:
         return {}
     return {"validate-from-snapshot-id": str(snapshot_id), **ISOLATION}
-
-
-def observed(df: DataFrame, **metrics: Column) -> tuple[DataFrame, Observation]:
-    """Count on the committing job itself (no second scan)."""
-    obs = Observation(f"substrait_step_{id(df)}")
-    return df.observe(obs, *[m.alias(k) for k, m in metrics.items()]), obs
 
 
 def count_rows() -> Column:

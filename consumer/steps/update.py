@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError
+from ..observe import observed
 from ..relation import Relation
 from ..scope import Scope
 from ..types import schema_of
@@ -52,7 +53,7 @@ def consume_update(cx: SubstraitConsumer, rel: alg.UpdateRel, path: str, outer: 
             for target_column, expr, at in update_transformations(rel, len(columns), path):
                 value = cx.expression(expr, scope, at).col
                 new[target_column] = F.when(hit, value).otherwise(source.col(target_column))
-            counted, obs = c.observed(source.df, updated=c.count_if(hit))
+            counted, obs = observed(source.df, updated=c.count_if(hit))
             out = counted.select(*[new[i].alias(n) for i, n in enumerate(columns)])
             c.writer(out, target, log, step, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
             step.rows = int(obs.get["updated"])

@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ..errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
+from ..observe import observed
 from ..relation import Relation
 from ..report import Step
 from ..scope import Scope
@@ -168,7 +169,7 @@ def _committed_records(job: WriteJob) -> DataFrame:
 
 def _insert(job: WriteJob) -> Result:
     df = c.named(job.input(), job.current_columns())
-    counted, obs = c.observed(df, rows=c.count_rows())
+    counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).append()
     return Outcome(int(obs.get["rows"])), job.records(df)
 
@@ -176,7 +177,7 @@ def _insert(job: WriteJob) -> Result:
 def _ctas(job: WriteJob) -> Result:
     if not job.target.exists():
         df = c.named(job.input(), job.names)
-        counted, obs = c.observed(df, rows=c.count_rows())
+        counted, obs = observed(df, rows=c.count_rows())
         job.writer(counted).create()
         return Outcome(int(obs.get["rows"])), job.records(df)
     mode = _CREATE_MODES.get(job.rel.create_mode)
@@ -192,7 +193,7 @@ def _append_if_exists(job: WriteJob) -> Result:
 def _replace_if_exists(job: WriteJob) -> Result:
     """An atomic replace: new schema and rows in one commit; the table's history (and keys) are kept."""
     df = c.named(job.input(), job.names)
-    counted, obs = c.observed(df, rows=c.count_rows())
+    counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).replace()
     return Outcome(int(obs.get["rows"])), job.records(df)
 
@@ -236,7 +237,7 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
     hit = F.coalesce(
         job.cx.expression(inp.filter.condition, Scope(source, job.outer), f"{path}.condition").col, F.lit(False)
     )
-    counted, obs = c.observed(source.df, removed=c.count_if(hit))
+    counted, obs = observed(source.df, removed=c.count_if(hit))
     keep = counted.filter(~hit)
     job.writer(c.named(source.with_df(keep), columns), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     removed = source.df.filter(hit)
@@ -267,8 +268,8 @@ def _delete_matching(job: WriteJob) -> Result:
     before = _aliased(resolved.df, columns, "__t")
     rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
     match = _all(column_pairs(len(columns), "__t", "__d", null_safe=True))
-    counted, obs = c.observed(before, total=c.count_rows())
-    keep, kept = c.observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
+    counted, obs = observed(before, total=c.count_rows())
+    keep, kept = observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
     back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
     job.writer(keep.select(*back), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     removed = before.join(rows, match, "left_semi").select(*back)
@@ -287,7 +288,7 @@ def _update(job: WriteJob) -> Result:
     _refuse_duplicate_keys(after, at, keys, job.path)
     before = _aliased(resolved.df, columns, "__t")
     match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
-    joined, obs = c.observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
+    joined, obs = observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
     new = joined.select(
         *[
             F.when(c.column("__m").isNotNull(), c.column(f"__u{i}")).otherwise(c.column(f"__t{i}")).alias(n)

@@ -1,0 +1,94 @@
+"""What the PySpark client in use can do: classic or Spark Connect, pyspark 3.5 or 4.x.
+
+The engine uses only APIs that every kind of client has; the few places where they differ ask here, once.
+Call-site capture (PySpark 4's DataFrame debugging) and ANSI mode are session settings, not client kinds: see
+`hooks/spark.py` and the per-expression semantics in `functions/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pyspark
+
+PYSPARK_MAJOR = int(pyspark.__version__.split(".", 1)[0])
+
+
+# Settings the translation relies on: the engine maps every Substrait option (overflow, division by zero, cast
+# failure) itself on Spark's non-ANSI behaviour, the default of 3.5 that Spark 4 turns around. A run holds them for
+# its duration (`engine_settings`); the sessions our hooks make start with them.
+ENGINE_CONF = {"spark.sql.ansi.enabled": "false"}
+
+
+@contextmanager
+def engine_settings(spark: Any) -> Iterator[None]:
+    """`ENGINE_CONF` on `spark` inside the block, the session's own values restored after: a plan gives the
+    spec's results whatever the session says (classic Spark fixes the semantics while translating, Spark Connect
+    when it analyzes, at execution: the block spans both)."""
+    saved: dict[str, str | None] = {}
+    for key, value in ENGINE_CONF.items():
+        current = spark.conf.get(key, None)
+        if current != value:
+            saved[key] = current
+            spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def is_connect(obj: Any) -> bool:
+    """A Spark Connect session, DataFrame or Column (their classes live in `pyspark.sql.connect`)."""
+    return type(obj).__module__.startswith("pyspark.sql.connect")
+
+
+def reads_observations(df: Any) -> bool:
+    """Can `Observation.get` return the metrics of `df`'s execution? Not on pyspark 3.5's Connect client (its
+    `Observation` needs the JVM; the 3.5 client sends the observation but never reads it back)."""
+    return PYSPARK_MAJOR >= 4 or not is_connect(df)
+
+
+def has_outer_references() -> bool:
+    """`Column.outer()`, `DataFrame.scalar()`/`exists()` and `lateralJoin` (Spark 4.0's correlated subqueries).
+    A question about the client, so that `validate` (no session) answers as `run` does: a pyspark 4.x client
+    talks to Spark 4 (classic: its own; Connect: a 4.x client needs a 4.x server)."""
+    return PYSPARK_MAJOR >= 4
+
+
+def connect_identity(spark: Any) -> dict[str, Any] | None:
+    """A Spark Connect session's identity for the run report (None for a classic session): the server's session
+    id, the operation tags this thread sends (the Airflow operator's job group) and, filled in by
+    `recorded_operations`, the ids of the operations the run executed."""
+    if not is_connect(spark):
+        return None
+    return {"session_id": spark.session_id, "operation_tags": sorted(spark.getTags()), "operation_ids": None}
+
+
+@contextmanager
+def recorded_operations(spark: Any) -> Iterator[list[str] | None]:
+    """The ids of the Connect operations (queries, writes, commands) executed inside the block, in order.
+
+    pyspark 4's Connect client reports every operation to progress handlers when it finishes; pyspark 3.5's
+    client has no such hook and keeps the ids to itself: then the block yields None.
+    """
+    register = getattr(spark, "registerProgressHandler", None)
+    if not is_connect(spark) or register is None:
+        yield None
+        return
+    ids: list[str] = []
+
+    def handler(stages: Any, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        if done and operation_id and operation_id not in ids:
+            ids.append(operation_id)
+
+    register(handler)
+    try:
+        yield ids
+    finally:
+        spark.removeProgressHandler(handler)

@@ -1,0 +1,47 @@
+"""Rows counted on the execution that produces them (no second scan), on every kind of client.
+
+`DataFrame.observe` with an `Observation` collects metrics from the same job on classic Spark and through Spark
+Connect from a 4.x client. pyspark 3.5's Connect client cannot read an observation back, so there the metrics are
+computed by one aggregate over the same DataFrame after the action ran: the inputs are the same (Iceberg reads are
+pinned to snapshot ids), so the numbers are too, at the cost of a second scan. Use a 4.x client to avoid it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Protocol
+
+from pyspark.sql import Column, DataFrame, Observation
+
+from .clients import reads_observations
+
+_ids = itertools.count()
+
+
+class Metrics(Protocol):
+    """What `observed` returns beside the DataFrame: `get` is the metrics by name, once the action has run."""
+
+    @property
+    def get(self) -> dict[str, Any]: ...
+
+
+class _Recount:
+    """The metrics as one aggregate over the DataFrame, computed on first `get` (after the action)."""
+
+    def __init__(self, df: DataFrame, metrics: list[Column]) -> None:
+        self._df, self._metrics, self._values = df, metrics, None
+
+    @property
+    def get(self) -> dict[str, Any]:
+        if self._values is None:
+            self._values = self._df.agg(*self._metrics).first().asDict()
+        return self._values
+
+
+def observed(df: DataFrame, **metrics: Column) -> tuple[DataFrame, Metrics]:
+    """`df` with `metrics` (name → aggregate column) attached, and the object that reads them after the action."""
+    named = [m.alias(k) for k, m in metrics.items()]
+    if not reads_observations(df):
+        return df, _Recount(df, named)
+    obs = Observation(f"substrait_metrics_{next(_ids)}")
+    return df.observe(obs, *named), obs

@@ -1,0 +1,168 @@
+"""What differs between kinds of session, checked on each (`make test` runs this file in every configuration:
+classic 3.5, classic 4.x, Spark Connect from a 4.x client, Spark Connect from the 3.5 client; tests/spark_modes.py).
+
+- A plan Spark rejects names the rejected relation by its plan path, also on Spark Connect where DataFrames are
+  analyzed only when asked (the consumer analyzes the root once, and on failure each relation, inputs first).
+- The run report counts rows (an `Observation` where the client reads it back; pyspark 3.5's Connect client
+  cannot, so one aggregate after the action) and, on Connect, names the session, tags and operation ids.
+- A job group (classic) or operation tag (Connect) cancels exactly the block's running work within seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from oracles import DuckDBOracle
+from plan_builder import (
+    ASC_NULLS_FIRST,
+    PlanBuilder,
+    cast,
+    field,
+    i8,
+    i32,
+    lit,
+    make_map,
+    project,
+    run,
+    sort,
+    string,
+    virtual,
+)
+from spark_modes import SparkMode, current_mode, spark_major
+
+CANCEL_WITHIN_S = 15
+
+
+def _sort_by_a_map():
+    # Maps have no ordering in Spark: its analyzer rejects the sort, not our translation.
+    b = PlanBuilder()
+    values = virtual(["a"], [i32()], [(1,), (2,)])
+    rel = sort(project(values, make_map((field(0), lit("x")))), (field(1), ASC_NULLS_FIRST))
+    return b.plan(rel, ["a", "m"])
+
+
+def test_a_relation_spark_rejects_is_named_by_its_path(spark):
+    from substrait_spark.consumer.errors import PlanInvalidError
+
+    with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
+        run(_sort_by_a_map(), spark)
+    assert info.value.path == "relations[0].root.input.sort"
+
+
+def test_a_run_names_the_relation_spark_rejects(spark):
+    """On Spark Connect the run analyzes the plan only when it first uses it (no round trip while translating);
+    the error is the same as classic Spark's during translation: exit 2, the sort's path."""
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.errors import PlanInvalidError
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
+        run_plan(plan_pb2_bytes(_sort_by_a_map()), spark=spark, catalogs=SessionCatalogResolver())
+    assert info.value.path == "relations[0].root.input.sort" and info.value.exit_code == 2
+    assert info.value.report.status == "failed" and info.value.report.error["path"] == info.value.path
+
+
+def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
+    """Spark 4 turns ANSI mode on; the engine's translation relies on it being off, and a run holds it off on the
+    session it is given (restoring the session's value after). Checked against the spec's values."""
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    b = PlanBuilder()
+    values = virtual(["s", "x", "y"], [string(), i8(), i8()], [("abc", 100, 100)])
+    rel = project(
+        values,
+        cast(field(0), i32()),  # RETURN_NULL: 'abc' is no integer
+        b.call("add", field(1), field(2), out=i8(), options={"overflow": ["SILENT"]}),  # 200 wraps to -56
+        b.call("divide", field(1), lit(0, i8()), out=i8()),  # on_division_by_zero: NULL by default
+        emit=[3, 4, 5],
+    )
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        report = run_plan(
+            plan_pb2_bytes(b.plan(rel, ["n", "wrapped", "q"])),
+            spark=spark,
+            catalogs=SessionCatalogResolver(),
+            output="preview",
+        )
+        assert spark.conf.get("spark.sql.ansi.enabled") == "true"  # the session's own setting, restored
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
+    assert report.outputs[0].preview == [[None, -56, None]]
+
+
+def plan_pb2_bytes(plan) -> bytes:
+    return plan.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def q06_revenue(tpch_dir):
+    db = DuckDBOracle(tpch_dir, ["lineitem"])
+    try:
+        from conftest import TESTS_DIR
+
+        return db.run_file(TESTS_DIR / "tpch_sql" / "standard" / "q06.sql").rows
+    finally:
+        db.close()
+
+
+@pytest.mark.corpus
+def test_run_report_counts_rows_and_names_the_connect_session(spark, corpus, tpch_dir, q06_revenue):
+    from substrait_spark import TableMapResolver, run_plan
+
+    report = run_plan(
+        str(corpus / "ibm-substrait-compliance-tpch" / "q06.json"),
+        spark=spark,
+        catalogs=TableMapResolver.from_tables_dir(str(tpch_dir)),
+        output="preview",
+    )
+    assert report.status == "success"
+    (out,) = report.outputs
+    assert out.rows == len(q06_revenue) == 1
+    assert float(out.preview[0][0]) == pytest.approx(float(q06_revenue[0][0]))
+    if current_mode() is SparkMode.CLASSIC:
+        assert report.spark_connect is None
+        return
+    connect = report.spark_connect
+    assert connect["session_id"] == spark.session_id and str(uuid.UUID(connect["session_id"])) == spark.session_id
+    if spark_major() >= 4:  # the 4.x client reports every operation it ran: the count and the preview at least
+        assert len(connect["operation_ids"]) >= 2 and all(uuid.UUID(i) for i in connect["operation_ids"])
+    else:  # pyspark 3.5's Connect client keeps its operation ids to itself
+        assert connect["operation_ids"] is None
+
+
+def test_cancelling_a_job_group_stops_only_its_own_work(spark):
+    from substrait_spark.hooks.spark import cancel_job_group, job_group
+
+    outcome: dict[str, str] = {}
+
+    def work(group: str) -> None:
+        with job_group(spark, group, "a long job"):
+            try:
+                spark.range(0, 200_000_000_000).selectExpr("sum(id % 7)").collect()
+                outcome[group] = "finished"
+            except Exception as exc:
+                outcome[group] = f"{type(exc).__name__}: {exc}"
+
+    group = f"cancel-me-{uuid.uuid4().hex[:8]}"
+    other = f"keep-me-{uuid.uuid4().hex[:8]}"
+    workers = [threading.Thread(target=work, args=(g,), daemon=True) for g in (group, other)]
+    for w in workers:
+        w.start()
+    time.sleep(6)  # both jobs run
+    start = time.monotonic()
+    cancel_job_group(spark, group)
+    workers[0].join(CANCEL_WITHIN_S)
+    elapsed = time.monotonic() - start
+    try:
+        assert not workers[0].is_alive(), f"the cancelled job still ran {CANCEL_WITHIN_S} s later"
+        assert "cancel" in outcome[group].lower(), outcome[group]
+        assert workers[1].is_alive() and other not in outcome, f"the other group's job stopped too: {outcome}"
+        print(f"job group cancelled in {elapsed:.1f} s")
+    finally:
+        cancel_job_group(spark, other)
+        workers[1].join(60)
