@@ -91,6 +91,32 @@ def local_fields(msg: Message) -> list[int]:
     ]
 
 
+def record_fields(msg: Message) -> set[int]:
+    """Positions of the record an expression stands over that it reads: its own field references, and the outer
+    references of subqueries inside it that reach back to its level."""
+    return {ref.direct_reference.struct_field.field for ref in _record_references(msg)}
+
+
+def shift_record_fields(e: alg.Expression, delta: int) -> alg.Expression:
+    """A copy of `e` reading position p + delta wherever it read position p of its record (`record_fields`)."""
+    out = alg.Expression()
+    out.CopyFrom(e)
+    for ref in _record_references(out):
+        ref.direct_reference.struct_field.field += delta
+    return out
+
+
+def _record_references(msg: Message) -> Iterator[FieldReference]:
+    for ref, depth in field_references(msg):
+        if ref.direct_reference.WhichOneof("reference_type") != "struct_field":
+            continue
+        root = ref.WhichOneof("root_type")
+        if (depth == 0 and root in ("root_reference", None)) or (
+            root == "outer_reference" and depth > 0 and ref.outer_reference.steps_out == depth
+        ):
+            yield ref
+
+
 def contains(msg: Message, kind: type[Message]) -> bool:
     """Whether a message of type `kind` occurs anywhere inside `msg`."""
     return isinstance(msg, kind) or any(contains(child, kind) for child in messages(msg))
