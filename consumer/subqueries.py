@@ -223,12 +223,12 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     if kind == "set_predicate":
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return False
-        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples", semi=True)
+        body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
         _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
-        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack", semi=True)
+        body = _predicate_body(cx, sq.in_predicate.haystack, scope, p, "haystack", semi=True)
         match = _match(needles, body, operator.eq, p)
         _apply_any(scope, body, match, negated)
         return True
@@ -236,7 +236,7 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
         raise PlanInvalidError("set comparison without ANY or ALL", p)
     left = cx.expression(sc.left, scope, f"{p}.left")
-    body = _body(cx, sc.right, scope, f"{p}.right", semi=True)
+    body = _predicate_body(cx, sc.right, scope, p, "right", semi=True)
     is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
     op = _comparison(sc.comparison_op, p)
     if is_all:
@@ -307,8 +307,11 @@ def _boolean(col: Column) -> Typed:
     return Typed(col, T.BooleanType())
 
 
-def _predicate_body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, field: str = "tuples") -> Relation:
-    body = _body(cx, rel, scope, f"{path}.{field}")
+def _predicate_body(
+    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, field: str = "tuples", semi: bool = False
+) -> Relation:
+    """The body of the predicate subquery at `path` (`field`: where it holds its relation)."""
+    body = _body(cx, rel, scope, f"{path}.{field}", semi)
     if body.keyed:
         raise UnsupportedFeatureError(KEYED_PREDICATE, path)
     return body

@@ -106,15 +106,26 @@ def shift_record_fields(e: alg.Expression, delta: int) -> alg.Expression:
     return out
 
 
-def _record_references(msg: Message) -> Iterator[FieldReference]:
-    for ref, depth in field_references(msg):
-        if ref.direct_reference.WhichOneof("reference_type") != "struct_field":
-            continue
-        root = ref.WhichOneof("root_type")
-        if (depth == 0 and root in ("root_reference", None)) or (
-            root == "outer_reference" and depth > 0 and ref.outer_reference.steps_out == depth
-        ):
-            yield ref
+def _record_references(msg: Message, depth: int = 0) -> Iterator[FieldReference]:
+    """The struct-field references into the record at `depth` 0 (a subquery's needles and compared value stand at
+    its host's level; its relation one level in)."""
+    if isinstance(msg, FieldReference):
+        root = msg.WhichOneof("root_type")
+        direct = msg.direct_reference.WhichOneof("reference_type") == "struct_field"
+        here = depth == 0 and root in ("root_reference", None)
+        reaching = root == "outer_reference" and depth > 0 and msg.outer_reference.steps_out == depth
+        if direct and (here or reaching):
+            yield msg
+        if root == "expression":
+            yield from _record_references(msg.expression, depth)
+        return
+    if isinstance(msg, alg.Expression.Subquery):
+        for part in messages(msg):  # the kind of subquery it is
+            for child in messages(part):
+                yield from _record_references(child, depth + 1 if isinstance(child, alg.Rel) else depth)
+        return
+    for child in messages(msg):
+        yield from _record_references(child, depth)
 
 
 def contains(msg: Message, kind: type[Message]) -> bool:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
@@ -92,21 +92,30 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
         post_parts = conjunct_paths(cx, rel.post_join_filter, f"{path}.post_join_filter")
     nested = [(c, p) for c, p in parts if contains(c, alg.Expression.Subquery)]
     post_nested = any(contains(c, alg.Expression.Subquery) for c, _ in post_parts)
-    expressions = [rel.expression, rel.post_join_filter]
     if not nested and not post_nested:
         post = rel.post_join_filter if rel.HasField("post_join_filter") else None
-        return join_inputs(cx, left, right, rel.type, _conjunction(cx, parts, []), post, expressions, path, outer)
+        return join_inputs(cx, left, right, rel.type, _conjunction(cx, parts, []), post, [], path, outer)
     plain = [(c, p) for c, p in parts if not contains(c, alg.Expression.Subquery)]
     if rel.type == JoinRel.JOIN_TYPE_INNER:
-        out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, []), None, expressions, path, outer)
+        out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, []), None, [], path, outer)
         return filter_relation(cx, out.materialized(), [*nested, *post_parts], outer)
     flags = []
     for c, p in nested:
         left, right, flag = _flag_one_side(cx, left, right, c, p, outer, rel.type)
         flags.append(flag)
     post = None if post_nested or not rel.HasField("post_join_filter") else rel.post_join_filter
-    out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, flags), post, expressions, path, outer)
+    out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, flags), post, [], path, outer)
     return filter_relation(cx, out.materialized(), post_parts, outer) if post_nested else out
+
+
+def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
+    """The refusal of a lateral or physical join whose condition or post-join filter holds a subquery, as
+    (feature, path) (`join_inputs` refuses it when translating)."""
+    fields = rel.DESCRIPTOR.fields_by_name
+    for name in ("expression", "residual_expression", "post_join_filter"):
+        if name in fields and rel.HasField(name) and contains(getattr(rel, name), alg.Expression.Subquery):
+            yield SUBQUERY_IN_CONDITION, path
+            return
 
 
 def _conjunction(cx: SubstraitConsumer, parts: list[tuple[alg.Expression, str]], extra: list[Column]) -> Condition:
@@ -144,6 +153,7 @@ def _flag_one_side(
 
 
 TWO_SIDED_SUBQUERY = "subquery in the condition of a join that is not INNER, reading both of its inputs"
+SUBQUERY_IN_CONDITION = "subquery in the condition of a lateral or physical join (a JoinRel's condition may hold one)"
 
 
 def join_inputs(
@@ -158,16 +168,14 @@ def join_inputs(
     outer: Scope | None,
 ) -> Relation:
     """Join two translated inputs: `jt` a JoinRel join type, `condition` builds the match condition over both
-    inputs' record, `expressions` are the plan's expressions the join evaluates (a subquery in one forces the
-    inputs to be materialized). Shared by JoinRel and the physical joins (`physical_join.py`)."""
+    inputs' record, `expressions` are the plan's expressions `condition` and the post-join filter translate (a
+    subquery in one is refused: JoinRel takes them apart first). Shared by JoinRel, the lateral join and the
+    physical joins (`physical_join.py`)."""
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")
-    deferred = (
-        jt in _NULLABLE
-        and left.can_defer()
-        and right.can_defer()
-        and not any(contains(e, alg.Expression.Subquery) for e in expressions)
-    )
+    if any(contains(e, alg.Expression.Subquery) for e in expressions):
+        raise UnsupportedFeatureError(SUBQUERY_IN_CONDITION, path)
+    deferred = jt in _NULLABLE and left.can_defer() and right.can_defer()
     if deferred:
         # Pending projections stay pending through the join, except on a side the join may fill with NULLs.
         left, right = side_by_side(left, right)
