@@ -8,12 +8,14 @@ Two halves, compared by column (the invariant plugin, `plan_invariants.py`, runs
   (`consumer/lineage`), so projections, aggregates and subquery bodies in between are seen through. A MARK
   join's condition is no such link: its NULLs count, so an equality in it is not a join key.
 * `offences(links, physical)`, over the text of Spark's physical plan (`explain`): every CartesianProduct and
-  BroadcastNestedLoopJoin whose two inputs read the two sides of one link (a scan under each input outputs a
-  column of that side) is an offence — Spark SQL would have joined them on that equality.
+  BroadcastNestedLoopJoin whose two inputs read the two sides of one link — a scan under one input outputs a
+  column of one side and none of the other, and the other input the other way round — is an offence: Spark SQL
+  would have joined them on that equality.
 
-Scans are matched by column name (Spark's scans output the table's own column names, whatever the plan
-renames them to): a scan of another table with a column of the same name can make a legitimate cartesian
-product look like an offence, never the other way round.
+Scans are matched by column name: Spark's scans output the table's own column names, whatever the plan renames
+them to, but a table read twice cannot be told from itself. So an input holding both sides of a link (a
+nested loop join of two aggregates over the same joined tables, DuckDB's TPC-H q11) proves nothing about it,
+and a join of a table with itself on one column (both sides of the link have the same names) is not checked.
 """
 
 from __future__ import annotations
@@ -212,7 +214,12 @@ def offences(links: Iterable[Link], physical: str) -> list[Offence]:
                 continue
             a, b = (c.scan_columns() for c in node.inputs())
             for link in links:
-                if (link.left & a and link.right & b) or (link.left & b and link.right & a):
+                if _splits(link.left, link.right, a, b) or _splits(link.right, link.left, a, b):
                     found.append(Offence(node.text, link))
                     break
     return found
+
+
+def _splits(one: frozenset[str], other: frozenset[str], a: set[str], b: set[str]) -> bool:
+    """Input `a` reads one side of a link and not the other, input `b` the other way round."""
+    return bool(one & a and not other & a and other & b and not one & b)

@@ -119,7 +119,7 @@ class PlanInvariant:
             if analysis is None:
                 analysis = self._analyses[key] = equi_links(Plan.FromString(data))
             if analysis.error:
-                self.unanalysed[analysis.error.split(":", 1)[0]] += 1
+                self.unanalysed[analysis.error[:120]] += 1
             found = offences(analysis.links, entry["physical"])
             self.check_s += time.perf_counter() - start
             if found:
