@@ -103,11 +103,12 @@ def _any(x: Column, op: Comparison, s: dict[str, Column]) -> Column:
     return F.when(s["rows"] == 0, F.lit(False)).otherwise(some | unknown)
 
 
-def _key_names(keys: Sequence[Pending]) -> list[str]:
+def key_names(keys: Sequence[Pending]) -> list[str]:
+    """The body's columns that correlation equalities compare (`Pending.equality`), once each."""
     return list(dict.fromkeys(p.equality for p in keys if p.equality is not None))
 
 
-def _join_left(scope: Scope, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> None:
+def join_left(scope: Scope, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> None:
     """Left-join `right` (at most one row per host row) to the host; keep its `added` columns, drop its
     `dropped` ones (the body's key columns, which a second join with the same body brings again)."""
     host = scope.rel
@@ -129,14 +130,14 @@ def _matched(
     if not keys and not pairs:  # uncorrelated EXISTS: Spark makes it a scalar subquery with LIMIT 1
         view = cx.register_view(body)
         return F.expr(f"EXISTS (SELECT 1 FROM {quote(view)})")
-    inner = _key_names(keys)
+    inner = key_names(keys)
     value_names = [cx.names.fresh() for _ in pairs]
     found = cx.names.fresh()
     right = body.select(
         *[column(n) for n in inner], *[value.alias(n) for (_, value), n in zip(pairs, value_names, strict=True)]
     ).distinct()
     on = [p.cond for p in keys] + [n == column(v) for (n, _), v in zip(pairs, value_names, strict=True)]
-    _join_left(scope, right.withColumn(found, F.lit(True)), _and(on), [found], [*inner, *value_names])
+    join_left(scope, right.withColumn(found, F.lit(True)), _and(on), [found], [*inner, *value_names])
     return column(found).isNotNull()
 
 
@@ -154,10 +155,10 @@ def _stats(
         one_row = body.agg(F.struct(*[_STATS[w](value).alias(w) for w in wanted]).alias(name))
         row = F.expr(f"(SELECT {quote(name)} FROM {quote(cx.register_view(one_row))})")
         return {w: row.getField(w) for w in wanted}
-    inner = _key_names(keys)
+    inner = key_names(keys)
     names = {w: cx.names.fresh() for w in wanted}
     right = body.groupBy(*[column(n) for n in inner]).agg(*[_STATS[w](value).alias(names[w]) for w in wanted])
-    _join_left(scope, right, _and([p.cond for p in keys]), list(names.values()), inner)
+    join_left(scope, right, _and([p.cond for p in keys]), list(names.values()), inner)
     # A host row whose key no body row has: no rows, no NULLs.
     return {w: F.coalesce(column(n), F.lit(0)) if w in _COUNTS else column(n) for w, n in names.items()}
 

@@ -355,11 +355,26 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
             # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
             col = F.coalesce(col, F.lit(0).cast(body.types[0]))
         return Typed(col, body.types[0])
+    if all(p.equality is not None for p in body.pending):
+        return _single_by_keys(cx, scope, body, path)
     from .relations.join import single_join
 
     joined, value_name = single_join(cx, scope.rel, body, _and(_pending(body)), path)
     scope.rel = joined
     return Typed(column(value_name), body.types[0])
+
+
+def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: str) -> Typed:
+    """A correlated scalar subquery without an aggregate, correlated by equalities: the body's rows counted per
+    key (more than one is SQL's error) and left-joined on the keys, a hash join giving each host row one row."""
+    inner = marks.key_names(body.pending)
+    rows, value = cx.names.fresh(), cx.names.fresh()
+    right = body.df.groupBy(*[column(n) for n in inner]).agg(
+        F.count(F.lit(1)).alias(rows), F.first(body.col(0)).alias(value)
+    )
+    marks.join_left(scope, right, _and(_pending(body)), [rows, value], inner)
+    message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
+    return Typed(F.when(column(rows) > 1, F.raise_error(message)).otherwise(column(value)), body.types[0])
 
 
 _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}

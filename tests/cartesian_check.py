@@ -135,7 +135,9 @@ def equi_links(plan: Plan) -> Analysis:
     """The plan's equi-join links (see the module docstring), or why they cannot be known."""
     walker = _LinkWalker(plan)
     try:
-        walker.lineage()
+        for i, r in enumerate(plan.relations):
+            if r.WhichOneof("rel_type") == "root":  # shared subtrees are walked where they are referenced
+                walker.rel(r.root.input, f"relations[{i}].root.input")
     except Exception as exc:  # an extension relation without lineage, a malformed plan
         return Analysis(walker.links, f"{type(exc).__name__}: {exc}")
     return Analysis(walker.links)

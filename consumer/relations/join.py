@@ -21,6 +21,7 @@ from substrait import algebra_pb2 as alg
 
 from .. import marks
 from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..expressions import comparable
 from ..relation import Relation, beside, column, side_by_side
 from ..scope import Scope, Truth
 from ..subqueries import conjunct_paths, predicate_truth
@@ -329,8 +330,10 @@ def _comparison_mark(
         return None  # join_inputs refuses it by name
     both = Scope(_concat(left, right), outer)
     p = f"{path}.expression"
-    needles = [cx.expression(h, both, p).col for h, _ in pairs]
-    values = [cx.expression(o, both, p) for _, o in pairs]
+    compared = [(cx.expression(h, both, p), cx.expression(o, both, p)) for h, o in pairs]
+    if any(not comparable(h.type, o.type) for h, o in compared):
+        return None  # the comparison function's own checks and coercions decide
+    needles, values = [h.col for h, _ in compared], [o for _, o in compared]
     host, other = (left, right) if host_side == 0 else (right, left)
     names = [cx.names.fresh() for _ in values]
     body_df = other.df.select(*[v.col.alias(n) for v, n in zip(values, names, strict=True)])
