@@ -12,7 +12,6 @@ import contextlib
 import io
 import json
 
-import pytest
 from cartesian_check import Link, equi_links, offences, parse_physical
 from plan_builder import JoinRel, PlanBuilder, cross, field, filter_, i64, join, named, run, string
 from plan_invariants import PlanInvariant
@@ -43,13 +42,6 @@ def _customer_orders_plan():
     return b.plan(filter_(cross(_customer(), _orders()), b.eq(field(0), field(3))), ["ck", "name", "ok", "ock"])
 
 
-@pytest.fixture(scope="module")
-def tpch(tpch_dir):
-    from substrait_spark.consumer import TableMapResolver
-
-    return TableMapResolver.from_tables_dir(str(tpch_dir))
-
-
 def _old_translation(spark, tpch_dir):
     """What the old mark join made of the plan: a row id over the cross product keeps the equality above it."""
     customer = spark.read.parquet(str(tpch_dir / "customer.parquet")).select("c_custkey", "c_name")
@@ -68,19 +60,19 @@ def test_the_old_mark_join_shape_is_an_offence(spark, tpch_dir):
     assert "NestedLoopJoin" in found[0].operator or "CartesianProduct" in found[0].operator
 
 
-def test_the_translation_of_the_same_plan_is_no_offence(spark, tpch):
+def test_the_translation_of_the_same_plan_is_no_offence(spark, tpch_resolver):
     plan = _customer_orders_plan()
-    physical = _explain(run(plan, spark, tpch))
+    physical = _explain(run(plan, spark, tpch_resolver))
     assert "BroadcastNestedLoopJoin" not in physical and "CartesianProduct" not in physical
     assert offences(equi_links(plan).links, physical) == []
 
 
-def test_a_true_cartesian_product_is_allowed(spark, tpch):
+def test_a_true_cartesian_product_is_allowed(spark, tpch_resolver):
     b = PlanBuilder()
     nation = named("nation", ["n_nationkey", "n_name"], [i64(), string()])
     region = named("region", ["r_regionkey", "r_name"], [i64(), string()])
     plan = b.plan(cross(nation, region), ["nk", "nn", "rk", "rn"])
-    physical = _explain(run(plan, spark, tpch))
+    physical = _explain(run(plan, spark, tpch_resolver))
     assert any(
         n.name in ("BroadcastNestedLoopJoin", "CartesianProduct") for r in parse_physical(physical) for n in r.walk()
     )
@@ -148,14 +140,14 @@ def test_links_of_corpus_plans(corpus):
 
 
 def test_the_engine_records_each_root_and_the_plugin_fails_an_offending_one(
-    spark, tpch, tpch_dir, tmp_path, monkeypatch
+    spark, tpch_resolver, tpch_dir, tmp_path, monkeypatch
 ):
     from substrait_spark.consumer.plan_record import ENV
 
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv(ENV, str(record))
     plan = _customer_orders_plan()
-    df = run(plan, spark, tpch)
+    df = run(plan, spark, tpch_resolver)
     [entry] = [json.loads(line) for line in record.read_text().splitlines()]
     assert Plan.FromString(base64.b64decode(entry["plan"])) == plan
     assert entry["physical"].startswith("== Physical Plan ==") and "BroadcastHashJoin" in entry["physical"]

@@ -17,7 +17,7 @@ import operator
 from pathlib import Path
 
 import pytest
-from oracles import DuckDBOracle, assert_same_result
+from oracles import assert_same_result
 from plan_builder import (
     ASC_NULLS_LAST,
     DESC_NULLS_FIRST,
@@ -784,21 +784,7 @@ Q18_VARIANTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def tpch_duckdb(tpch_dir):
-    db = DuckDBOracle(tpch_dir, ["customer", "orders", "lineitem"])
-    yield db
-    db.close()
-
-
-@pytest.fixture(scope="module")
-def tpch(tpch_dir):
-    from substrait_spark.consumer import TableMapResolver
-
-    return TableMapResolver.from_tables_dir(str(tpch_dir))
-
-
-def test_q18_as_isthmus_writes_it(spark, tpch, tpch_duckdb):
+def test_q18_as_isthmus_writes_it(spark, tpch_resolver, duckdb_oracle):
     """filter(and(cast(<IN> as boolean), c_custkey = o_custkey, o_orderkey = l_orderkey), cross(cross(...))):
     the IN is a semi join and the equi-conditions join the crosses (before, a 1500 x 15000 x 60175 cartesian
     product that never finished)."""
@@ -807,20 +793,20 @@ def test_q18_as_isthmus_writes_it(spark, tpch, tpch_duckdb):
     rel = aggregate(rel, keys=[field(i) for i in range(8, 13)], measures=[b.agg("sum", field(13), out=decimal_(38, 2))])
     rel = fetch(sort(rel, (field(4), DESC_NULLS_FIRST), (field(3), ASC_NULLS_LAST)), count=100)
     names = ["c_name", "c_custkey", "o_orderkey", "o_orderdate", "o_totalprice", "sum_qty"]
-    got = run(b.plan(rel, names), spark, tpch)
-    want = tpch_duckdb.run_file(Path(__file__).parent / "tpch_sql" / "standard" / "q18.sql")
+    got = run(b.plan(rel, names), spark, tpch_resolver)
+    want = duckdb_oracle.run_file(Path(__file__).parent / "tpch_sql" / "standard" / "q18.sql")
     assert len(want.rows) > 0
     assert_same_result([tuple(r) for r in got.collect()], want.rows, ordered_keys=(4, 3))
 
 
 @pytest.mark.parametrize("variant", sorted(Q18_VARIANTS))
-def test_q18_shape_with_other_predicates(spark, tpch, tpch_duckdb, variant):
+def test_q18_shape_with_other_predicates(spark, tpch_resolver, duckdb_oracle, variant):
     b = PlanBuilder()
     predicate, sql = Q18_VARIANTS[variant]
     count = [b.agg("count", out=i64()), b.agg("sum", field(7), out=decimal_(38, 2))]
     rel = aggregate(_q18_filter(b, predicate(b)), measures=count)
-    got = run(b.plan(rel, ["n", "quantity"]), spark, tpch)
-    want = tpch_duckdb.run(
+    got = run(b.plan(rel, ["n", "quantity"]), spark, tpch_resolver)
+    want = duckdb_oracle.run(
         "select count(*), sum(l_quantity) from customer, orders, lineitem "
         f"where c_custkey = o_custkey and o_orderkey = l_orderkey and {sql}"
     )
@@ -828,13 +814,13 @@ def test_q18_shape_with_other_predicates(spark, tpch, tpch_duckdb, variant):
     assert_same_result([tuple(r) for r in got.collect()], want.rows)
 
 
-def test_q18_shape_in_as_a_value(spark, tpch, tpch_duckdb):
+def test_q18_shape_in_as_a_value(spark, tpch_resolver, duckdb_oracle):
     # The IN in a projection over the joined crosses: one row per answer with its count.
     b = PlanBuilder()
     rel = project(_q18_filter(b, lit(True)), in_subquery([field(2)], _big_orders(b)), emit=[8])
     rel = aggregate(rel, keys=[field(0)], measures=[b.agg("count", out=i64())])
-    got = run(b.plan(rel, ["big", "n"]), spark, tpch)
-    want = tpch_duckdb.run(
+    got = run(b.plan(rel, ["big", "n"]), spark, tpch_resolver)
+    want = duckdb_oracle.run(
         f"select o_orderkey in ({_BIG}), count(*) from customer, orders, lineitem "
         "where c_custkey = o_custkey and o_orderkey = l_orderkey group by 1"
     )
