@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .relation import Pending, Relation, cached, column, quote
+from .relation import Pending, Relation, cached, column, quote, union_all
 from .scope import Scope, Truth
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def split_mark(
             (rest.join(right, unknown, "left_anti"), False),
         ]
     flag = cx.names.fresh()
-    df = functools.reduce(DataFrame.union, [p.withColumn(flag, F.lit(v).cast(T.BooleanType())) for p, v in parts])
+    df = functools.reduce(union_all, [p.withColumn(flag, F.lit(v).cast(T.BooleanType())) for p, v in parts])
     rel = scope.rel
     scope.rel = Relation(df, rel.names, rel.types, [*rel.hidden, flag], rel.pending, rel.keyed, rel.count_bug)
     return column(flag)
