@@ -29,6 +29,7 @@ from . import windows
 from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
 from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
+from .explain import PlanTree
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, SCALAR, lookup
 from .functions.datetime import EXTRACT_COMPONENTS
@@ -36,15 +37,15 @@ from .literals import python_value as literal_value
 from .loader import LoadedPlan
 from .producers import Quirks
 from .registry import extension_handler
-from .relations import exchange, lateral, physical_join, topn
+from .relations import exchange, join, lateral, physical_join, topn
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import equality_key_position
 from .relations.read import _TEXT_FORMATS
 from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
-from .subqueries import conjuncts, refuse_unmarked_correlation
+from .subqueries import KEYED_PREDICATE, conjunct_paths, conjuncts, refuse_unmarked_correlation
 from .types import PlanTypes, schema_of, spark_type
-from .walk import children, contains, nodes, reference_levels
+from .walk import children, contains, nodes, record_fields, reference_levels
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -205,6 +206,12 @@ def _join(cx: Context, rel: JoinRel, path: str) -> Iterator[Finding]:
     if rel.HasField("post_join_filter") and rel.type in _SEMI_ANTI:
         yield Finding("post-join filter on a semi or anti join", f"{path}.post_join_filter")
     yield from _join_correlation(cx, rel, rel.type, path)
+    if rel.type != JoinRel.JOIN_TYPE_INNER and rel.HasField("expression") and contains(rel.expression, Subquery):
+        width = len(PlanTree(cx.plan, cx.extensions, cx.quirks, []).schema(rel.left, f"{path}.left", []))
+        for c, p in conjunct_paths(cx, rel.expression, f"{path}.expression"):  # type: ignore[arg-type]
+            fields = record_fields(c) if contains(c, Subquery) else set()
+            if any(f < width for f in fields) and any(f >= width for f in fields):
+                yield Finding(f"{join.TWO_SIDED_SUBQUERY} ({JoinRel.JoinType.Name(rel.type)})", p)
 
 
 def _cross(cx: Context, rel: alg.CrossRel, path: str) -> Iterator[Finding]:
@@ -376,6 +383,8 @@ def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
     }
     body = getattr(getattr(sq, kind), body_field[kind])
     refuse_unmarked_correlation(cx, body, f"{path}.{kind}.{body_field[kind]}")
+    if kind != "scalar" and _correlation(cx, body, f"{path}.{kind}.{body_field[kind]}").keyed:
+        yield Finding(KEYED_PREDICATE, f"{path}.{kind}")
     if kind == "scalar":
         state = _correlation(cx, body, f"{path}.scalar.input")
         if state.pending and state.count_bug:

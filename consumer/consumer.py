@@ -18,7 +18,7 @@ from substrait import algebra_pb2 as alg
 from substrait.plan_pb2 import Plan
 
 from . import expressions as ex
-from . import lambdas, subqueries, windows
+from . import lambdas, plan_record, subqueries, windows
 from . import views as view_defs
 from .clients import is_connect
 from .context_variables import context_variable
@@ -470,7 +470,9 @@ class SubstraitConsumer:
             if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
                 # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
                 out = out.select_positions(range(len(names)), self.names)
-            return name_columns(out, names, path)
+            df = name_columns(out, names, path)
+        plan_record.record(self.plan, df)  # a test hook, off unless its environment variable is set
+        return df
 
 
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:

@@ -160,16 +160,21 @@ def _guess_type(call: Call) -> T.DataType:
 _TEMPORAL_FROM_STRING = {"date": T.DateType(), "timestamp": T.TimestampType()}
 
 
+def comparable(*types: T.DataType) -> bool:
+    """Whether values of these types compare as they are: one family, numbers, or strings with binaries."""
+    fams = {family(t) for t in types} - {"null"}
+    return len(fams) <= 1 or fams <= {"int", "float", "decimal"} or fams == {"string", "binary"}
+
+
 def coerce_comparison(call: Call) -> None:
     """Make comparison arguments comparable, or reject them instead of letting Spark coerce silently.
 
     Producers such as ibis compare a date column with a string literal ('1995-03-15'): the string is read
     as a value of the temporal type, explicitly, so the comparison is never a string comparison.
     """
-    fams = {family(v.type) for v in call.values} - {"null"}
-    numeric = {"int", "float", "decimal"}
-    if len(fams) <= 1 or fams <= numeric or fams == {"string", "binary"}:
+    if comparable(*(v.type for v in call.values)):
         return
+    fams = {family(v.type) for v in call.values} - {"null"}
     temporal = fams - {"string"}
     if "string" in fams and len(temporal) == 1 and (target := next(iter(temporal))) in _TEMPORAL_FROM_STRING:
         spark_t = _TEMPORAL_FROM_STRING[target]

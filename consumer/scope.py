@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column
@@ -25,6 +27,27 @@ def literal(col: Column, type_: T.DataType, value: Any) -> Typed:
     return Typed(col, type_, value, True)
 
 
+class Truth(enum.Enum):
+    """How much of a boolean's three-valued answer the place it stands in reads.
+
+    A filter or join condition keeps a row only when it is TRUE, and so does a CASE WHEN test: there, a
+    predicate under AND/OR alone may answer NULL as FALSE (`TRUE`), and one under a NOT may answer NULL as TRUE
+    (`NOT_FALSE`) — the outcome is the same (Kleene logic). Anywhere else the exact value counts (`VALUE`).
+    A predicate subquery needs one join for TRUE or NOT_FALSE, and two for VALUE (`marks.py`).
+    """
+
+    VALUE = "value"
+    TRUE = "true"
+    NOT_FALSE = "not_false"
+
+    def negated(self) -> Truth:
+        """The truth the operand of a NOT stands in."""
+        return _NEGATED_TRUTH[self]
+
+
+_NEGATED_TRUTH = {Truth.VALUE: Truth.VALUE, Truth.TRUE: Truth.NOT_FALSE, Truth.NOT_FALSE: Truth.TRUE}
+
+
 @dataclass
 class Scope:
     """The record an expression sees.
@@ -35,12 +58,14 @@ class Scope:
     enclosing lambdas, innermost last (lambda parameter references count `steps_out` from the end).
     `native`: outer references to this scope are Spark 4 outer references (`Column.outer()`), which Spark
     resolves itself (a lateral join's left row), instead of correlated predicates pulled up into a join.
+    `truth` says, by plan path of each predicate subquery, how much of its answer is read (default VALUE).
     """
 
     rel: Relation
     outer: Scope | None = None
     lambdas: tuple[tuple[Typed, ...], ...] = ()
     native: bool = False
+    truth: Mapping[str, Truth] = field(default_factory=dict)
 
     def native_levels(self, levels: set[int]) -> bool:
         """Whether every enclosing scope an expression reads (`levels` > 0) takes Spark 4 outer references."""

@@ -4,11 +4,13 @@ PySpark 3.5's DataFrame API has no outer-reference column, so a subquery body is
 correlated predicates pulled up (`Relation.pending`, see `relations/filter.py`) and then joined to the
 relation that hosts the subquery expression:
 
-- a top-level conjunct of a filter: EXISTS / IN / ANY become a left semi join, NOT EXISTS / NOT IN / ALL a
-  left anti join (NOT IN and ALL null-aware, `c OR c IS NULL`, exactly as Spark SQL rewrites them);
+- a top-level conjunct of a filter — under identity casts to boolean and NOTs — : EXISTS / IN / ANY become a
+  left semi join, NOT EXISTS / NOT IN / ALL a left anti join (NOT IN and ALL null-aware, `c OR c IS NULL`,
+  exactly as Spark SQL rewrites them);
 - a correlated scalar subquery over an aggregate: a left join on the absorbed correlation keys;
 - an uncorrelated scalar subquery: Spark's own scalar subquery over a per-run temp view;
-- anywhere else: a mark join (`relations/join.py`) producing a three-valued boolean.
+- a predicate anywhere else (under OR, NOT, CASE, in a projection or a join condition): a boolean column of
+  the host (`marks.py`), as much of its three-valued answer as the place it stands in reads (`predicate_truth`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
+from . import marks
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import COMPARISONS
 from .relation import Relation, column, quote, side_by_side
-from .scope import Scope, Typed
-from .walk import descendants, value_args
+from .scope import Scope, Truth, Typed
+from .walk import children, descendants, value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -72,18 +75,86 @@ def conjunct_paths(cx: SubstraitConsumer, e: alg.Expression, path: str) -> list[
     return [(e, path)]
 
 
-def _negated_subquery(cx: SubstraitConsumer, e: alg.Expression) -> alg.Expression | None:
-    """The subquery under `not(<subquery>)`, if that is what `e` is."""
+_PREDICATES = ("set_predicate", "in_predicate", "set_comparison")
+
+
+def _base(cx: SubstraitConsumer, e: alg.Expression) -> str | None:
+    """The base name of the function `e` calls (None: not a call, or an undeclared one)."""
     if e.WhichOneof("rex_type") != "scalar_function":
         return None
-    fn = e.scalar_function
-    ref = cx.extensions.functions.get(fn.function_reference)
-    if ref is None or ref.base != "not":
-        return None
-    args = value_args(fn)
-    if len(args) == 1 and args[0].WhichOneof("rex_type") == "subquery":
-        return args[0]
+    ref = cx.extensions.functions.get(e.scalar_function.function_reference)
+    return ref.base if ref is not None else None
+
+
+def _is_boolean_cast(e: alg.Expression) -> bool:
+    return e.WhichOneof("rex_type") == "cast" and e.cast.type.WhichOneof("kind") == "bool"
+
+
+def peel_predicate(cx: SubstraitConsumer, e: alg.Expression, path: str) -> tuple[bool, alg.Expression, str] | None:
+    """`e` as (negated, predicate subquery, its path) when it is one under NOTs and casts to boolean (identities
+    on a predicate: Isthmus writes `cast(<IN subquery> as boolean)`); None otherwise."""
+    negated = False
+    while True:
+        if _is_boolean_cast(e):
+            e, path = e.cast.input, f"{path}.cast.input"
+            continue
+        if _base(cx, e) == "not":
+            fn = e.scalar_function
+            args = [(i, a.value) for i, a in enumerate(fn.arguments) if a.WhichOneof("arg_type") == "value"]
+            if len(args) == 1:
+                i, e = args[0]
+                path = f"{path}.scalar_function.arguments[{i}].value"
+                negated = not negated
+                continue
+        break
+    if e.WhichOneof("rex_type") == "subquery" and e.subquery.WhichOneof("subquery_type") in _PREDICATES:
+        return negated, e, path
     return None
+
+
+def predicate_truth(cx: SubstraitConsumer, e: alg.Expression, path: str, truth: Truth) -> dict[str, Truth]:
+    """How much of each predicate subquery's answer `e` reads, standing in `truth` (see `Truth`), by the plan
+    path its translation gets (`<expression path>.subquery`). Predicates not listed need their exact value."""
+    out: dict[str, Truth] = {}
+    _truth(cx, e, path, truth, out)
+    return out
+
+
+def _truth(cx: SubstraitConsumer, e: alg.Expression, path: str, truth: Truth, out: dict[str, Truth]) -> None:
+    kind = e.WhichOneof("rex_type")
+    p = f"{path}.{kind}"
+    base = _base(cx, e)
+    if kind == "subquery":
+        out[p] = truth
+    elif base in ("and", "or", "not"):
+        inner = truth.negated() if base == "not" else truth
+        for i, a in enumerate(e.scalar_function.arguments):
+            if a.WhichOneof("arg_type") == "value":
+                _truth(cx, a.value, f"{p}.arguments[{i}].value", inner, out)
+    elif _is_boolean_cast(e):
+        _truth(cx, e.cast.input, f"{p}.input", truth, out)
+    elif kind in ("if_then", "switch_expression"):
+        body = getattr(e, kind)
+        for i, clause in enumerate(body.ifs):
+            if kind == "if_then":  # a CASE WHEN test picks its branch only when TRUE
+                _truth(cx, getattr(clause, "if"), f"{p}.ifs[{i}].if", Truth.TRUE, out)
+            _truth(cx, clause.then, f"{p}.ifs[{i}].then", truth, out)
+        if body.HasField("else"):
+            _truth(cx, getattr(body, "else"), f"{p}.else", truth, out)
+        if kind == "switch_expression":
+            _truth(cx, body.match, f"{p}.match", Truth.VALUE, out)
+    elif kind is not None:
+        _values(cx, getattr(e, kind), p, out)
+
+
+def _values(cx: SubstraitConsumer, msg, path: str, out: dict[str, Truth]) -> None:
+    """The expressions inside `msg` (not inside relations: subquery bodies have their own filters) stand in
+    VALUE, but a CASE WHEN test among them."""
+    for child, p in children(msg, path):
+        if isinstance(child, alg.Expression):
+            _truth(cx, child, p, Truth.VALUE, out)
+        elif not isinstance(child, alg.Rel):
+            _values(cx, child, p, out)
 
 
 # --- body translation --------------------------------------------------------------------------------------
@@ -142,45 +213,39 @@ def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -
 
 def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, path: str) -> bool:
     """Apply a top-level filter conjunct that is a (negated) predicate subquery as a semi/anti join."""
-    negated = False
-    target = e
-    inner = _negated_subquery(cx, e)
-    if inner is not None:
-        negated, target = True, inner
-        path = f"{path}.scalar_function.arguments[0].value"
-    if target.WhichOneof("rex_type") != "subquery":
+    peeled = peel_predicate(cx, e, path)
+    if peeled is None:
         return False
+    negated, target, path = peeled
     sq = target.subquery
     kind = sq.WhichOneof("subquery_type")
     p = f"{path}.subquery.{kind}"
     if kind == "set_predicate":
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return False
-        body = _body(cx, sq.set_predicate.tuples, scope, f"{p}.tuples", semi=True)
+        body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
         _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
-        body = _body(cx, sq.in_predicate.haystack, scope, f"{p}.haystack", semi=True)
+        body = _predicate_body(cx, sq.in_predicate.haystack, scope, p, "haystack", semi=True)
         match = _match(needles, body, operator.eq, p)
         _apply_any(scope, body, match, negated)
         return True
-    if kind == "set_comparison":
-        sc = sq.set_comparison
-        if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
-            raise PlanInvalidError("set comparison without ANY or ALL", p)
-        left = cx.expression(sc.left, scope, f"{p}.left")
-        body = _body(cx, sc.right, scope, f"{p}.right", semi=True)
-        is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
-        op = _comparison(sc.comparison_op, p)
-        if is_all:
-            # x op ALL S  ==  NOT (x (not op) ANY S), exactly in three-valued logic.
-            match = _match([left], body, _OPS[_NEGATED[sc.comparison_op]], p)
-            _apply_any(scope, body, match, not negated)
-        else:
-            _apply_any(scope, body, _match([left], body, op, p), negated)
-        return True
-    return False
+    sc = sq.set_comparison
+    if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
+        raise PlanInvalidError("set comparison without ANY or ALL", p)
+    left = cx.expression(sc.left, scope, f"{p}.left")
+    body = _predicate_body(cx, sc.right, scope, p, "right", semi=True)
+    is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
+    op = _comparison(sc.comparison_op, p)
+    if is_all:
+        # x op ALL S  ==  NOT (x (not op) ANY S), exactly in three-valued logic.
+        match = _match([left], body, _OPS[_NEGATED[sc.comparison_op]], p)
+        _apply_any(scope, body, match, not negated)
+    else:
+        _apply_any(scope, body, _match([left], body, op, p), negated)
+    return True
 
 
 def _comparison(op: int, path: str):
@@ -190,8 +255,7 @@ def _comparison(op: int, path: str):
 
 
 def _match(needles: list[Typed], body: Relation, op, path: str) -> Column:
-    if len(needles) != len(body.names):
-        raise PlanInvalidError(f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path)
+    _check_width(needles, body, path)
     return functools.reduce(operator.and_, [op(n.col, body.col(i)) for i, n in enumerate(needles)])
 
 
@@ -210,41 +274,59 @@ def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typ
     kind = e.WhichOneof("subquery_type")
     if kind == "scalar":
         return _scalar(cx, e.scalar, scope, f"{path}.scalar")
+    truth = scope.truth.get(path, Truth.VALUE)
     if kind == "set_predicate":
         if e.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             raise UnsupportedFeatureError("UNIQUE subquery predicate", f"{path}.set_predicate")
-        body = _body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate.tuples")
-        return _mark(cx, scope, body, _and(_pending(body)), three_valued=False)
+        body = _predicate_body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate")
+        return _boolean(marks.mark(cx, scope, body, [], operator.eq, truth))
     if kind == "in_predicate":
         p = f"{path}.in_predicate"
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(e.in_predicate.needles)]
-        body = _body(cx, e.in_predicate.haystack, scope, f"{p}.haystack")
-        return _mark(cx, scope, body, _and([_match(needles, body, operator.eq, p), *_pending(body)]), True)
+        body = _predicate_body(cx, e.in_predicate.haystack, scope, p, "haystack")
+        _check_width(needles, body, p)
+        return _boolean(marks.mark(cx, scope, body, [n.col for n in needles], operator.eq, truth))
     if kind == "set_comparison":
         p = f"{path}.set_comparison"
         sc = e.set_comparison
-        left = cx.expression(sc.left, scope, f"{p}.left")
-        body = _body(cx, sc.right, scope, f"{p}.right")
-        if sc.reduction_op == _CMP.REDUCTION_OP_ALL:
-            negated_op = _OPS[_NEGATED[sc.comparison_op]] if sc.comparison_op in _NEGATED else None
-            if negated_op is None:
-                raise PlanInvalidError("set comparison without a comparison operator", p)
-            cond = _and([_match([left], body, negated_op, p), *_pending(body)])
-            mark = _mark(cx, scope, body, cond, three_valued=True)
-            return Typed(~mark.col, mark.type)
-        if sc.reduction_op != _CMP.REDUCTION_OP_ANY:
+        if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
             raise PlanInvalidError("set comparison without ANY or ALL", p)
-        cond = _and([_match([left], body, _comparison(sc.comparison_op, p), p), *_pending(body)])
-        return _mark(cx, scope, body, cond, three_valued=True)
+        op = _comparison(sc.comparison_op, p)
+        left = cx.expression(sc.left, scope, f"{p}.left")
+        body = _predicate_body(cx, sc.right, scope, p, "right")
+        _check_width([left], body, p)
+        if sc.reduction_op == _CMP.REDUCTION_OP_ALL:
+            # x op ALL S  ==  NOT (x (not op) ANY S); the ANY stands under that NOT.
+            negated = _OPS[_NEGATED[sc.comparison_op]]
+            return _boolean(~marks.mark(cx, scope, body, [left.col], negated, truth.negated()))
+        return _boolean(marks.mark(cx, scope, body, [left.col], op, truth))
     raise PlanInvalidError("subquery with nothing set", path)
 
 
-def _mark(cx: SubstraitConsumer, scope: Scope, body: Relation, cond: Column | None, three_valued: bool) -> Typed:
-    from .relations.join import mark_join
+def _boolean(col: Column) -> Typed:
+    return Typed(col, T.BooleanType())
 
-    joined, mark_name = mark_join(cx, scope.rel, body, cond, three_valued)
-    scope.rel = joined
-    return Typed(column(mark_name), T.BooleanType())
+
+def _predicate_body(
+    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, field: str = "tuples", semi: bool = False
+) -> Relation:
+    """The body of the predicate subquery at `path` (`field`: where it holds its relation)."""
+    body = _body(cx, rel, scope, f"{path}.{field}", semi)
+    if body.keyed:
+        raise UnsupportedFeatureError(KEYED_PREDICATE, path)
+    return body
+
+
+# A correlated aggregate without grouping keys yields one row for every outer row, even over no rows (where the
+# decorrelated body has none, and a HAVING above it may remove that row): which one cannot be told apart here.
+KEYED_PREDICATE = (
+    "predicate subquery (EXISTS, IN, ANY, ALL) over an aggregate of the correlated rows without grouping keys"
+)
+
+
+def _check_width(needles: list[Typed], body: Relation, path: str) -> None:
+    if len(needles) != len(body.names):
+        raise PlanInvalidError(f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path)
 
 
 def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str) -> Typed:
@@ -273,11 +355,26 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
             # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
             col = F.coalesce(col, F.lit(0).cast(body.types[0]))
         return Typed(col, body.types[0])
+    if all(p.equality is not None for p in body.pending):
+        return _single_by_keys(cx, scope, body, path)
     from .relations.join import single_join
 
     joined, value_name = single_join(cx, scope.rel, body, _and(_pending(body)), path)
     scope.rel = joined
     return Typed(column(value_name), body.types[0])
+
+
+def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: str) -> Typed:
+    """A correlated scalar subquery without an aggregate, correlated by equalities: the body's rows counted per
+    key (more than one is SQL's error) and left-joined on the keys, a hash join giving each host row one row."""
+    inner = marks.key_names(body.pending)
+    rows, value = cx.names.fresh(), cx.names.fresh()
+    right = body.df.groupBy(*[column(n) for n in inner]).agg(
+        F.count(F.lit(1)).alias(rows), F.first(body.col(0)).alias(value)
+    )
+    marks.join_left(scope, right, _and(_pending(body)), [rows, value], inner)
+    message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
+    return Typed(F.when(column(rows) > 1, F.raise_error(message)).otherwise(column(value)), body.types[0])
 
 
 _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}

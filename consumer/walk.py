@@ -91,6 +91,43 @@ def local_fields(msg: Message) -> list[int]:
     ]
 
 
+def record_fields(msg: Message) -> set[int]:
+    """Positions of the record an expression stands over that it reads: its own field references, and the outer
+    references of subqueries inside it that reach back to its level."""
+    return {ref.direct_reference.struct_field.field for ref in _record_references(msg)}
+
+
+def shift_record_fields(e: alg.Expression, delta: int) -> alg.Expression:
+    """A copy of `e` reading position p + delta wherever it read position p of its record (`record_fields`)."""
+    out = alg.Expression()
+    out.CopyFrom(e)
+    for ref in _record_references(out):
+        ref.direct_reference.struct_field.field += delta
+    return out
+
+
+def _record_references(msg: Message, depth: int = 0) -> Iterator[FieldReference]:
+    """The struct-field references into the record at `depth` 0 (a subquery's needles and compared value stand at
+    its host's level; its relation one level in)."""
+    if isinstance(msg, FieldReference):
+        root = msg.WhichOneof("root_type")
+        direct = msg.direct_reference.WhichOneof("reference_type") == "struct_field"
+        here = depth == 0 and root in ("root_reference", None)
+        reaching = root == "outer_reference" and depth > 0 and msg.outer_reference.steps_out == depth
+        if direct and (here or reaching):
+            yield msg
+        if root == "expression":
+            yield from _record_references(msg.expression, depth)
+        return
+    if isinstance(msg, alg.Expression.Subquery):
+        for part in messages(msg):  # the kind of subquery it is
+            for child in messages(part):
+                yield from _record_references(child, depth + 1 if isinstance(child, alg.Rel) else depth)
+        return
+    for child in messages(msg):
+        yield from _record_references(child, depth)
+
+
 def contains(msg: Message, kind: type[Message]) -> bool:
     """Whether a message of type `kind` occurs anywhere inside `msg`."""
     return isinstance(msg, kind) or any(contains(child, kind) for child in messages(msg))

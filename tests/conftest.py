@@ -46,6 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "corpus: runs plans or oracles from ../shared/corpus (needs the corpus and TPC-H data)"
     )
+    # Every plan a test runs is checked for cartesian products the plan does not ask for (plan_invariants.py).
+    import plan_invariants
+
+    plan_invariants.register(config)
 
 
 # --------------------------------------------------------------------------------------------------

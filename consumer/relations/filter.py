@@ -10,8 +10,8 @@ from substrait import algebra_pb2 as alg
 
 from ..errors import UnsupportedFeatureError
 from ..relation import Pending, Relation, column
-from ..scope import Scope
-from ..subqueries import conjunct_paths, try_filter_conjunct
+from ..scope import Scope, Truth
+from ..subqueries import conjunct_paths, predicate_truth, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels, value_args
 
 Subquery = alg.Expression.Subquery
@@ -27,16 +27,32 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
     if (source.exprs is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
         return _filter_frame(cx, source, parts, outer)
-    source = source.materialized()
+    return filter_relation(cx, source.materialized(), parts, outer)
+
+
+def filter_relation(
+    cx: SubstraitConsumer, source: Relation, parts: list[tuple[alg.Expression, str]], outer: Scope | None
+) -> Relation:
+    """Filter a materialized relation by conjuncts (with their paths) that may hold subqueries, as Spark SQL
+    does: the conjuncts without subqueries first (the equi-conditions of a filter above a cross reach the join
+    below), then the predicate subqueries as semi and anti joins, then what reads subqueries deeper inside."""
     scope = Scope(source, outer)
-    conds, pending = [], list(source.pending)
+    plain, nested, pending = [], [], list(source.pending)
     for c, p in parts:
         levels = reference_levels(c)
         if levels - {0} and not scope.native_levels(levels):
             pending.append(correlated_conjunct(cx, c, scope, levels, p))
-            continue
+        elif contains(c, Subquery):
+            nested.append((c, p))
+        else:
+            plain.append(cx.expression(c, scope, p).col)
+    if plain:
+        scope.rel = scope.rel.with_df(scope.rel.df.filter(functools.reduce(operator.and_, plain)))
+    conds = []
+    for c, p in nested:
         if try_filter_conjunct(cx, c, scope, p):
             continue
+        scope.truth = predicate_truth(cx, c, p, Truth.TRUE)
         conds.append(cx.expression(c, scope, p).col)
     out = scope.rel
     df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df

@@ -1,19 +1,32 @@
-"""JoinRel (all twelve types), CrossRel, and the SINGLE and MARK joins Spark's DataFrame API lacks."""
+"""JoinRel (all twelve types), CrossRel, and the SINGLE and MARK joins Spark's DataFrame API lacks.
+
+A subquery in a JoinRel's condition: for an INNER join, the conjuncts holding one filter the join of the others
+(as a FilterRel above it would, `filter.filter_relation`); for the other types, each such conjunct reads one
+input only and becomes a boolean column of that input (`marks.py`) the join condition reads. A MARK join on
+equalities or one comparison between the inputs is a mark over the other input (`marks.mark`); on any other
+condition, the general split (`marks.split_mark`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import functools
+import operator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
+from .. import marks
 from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..expressions import comparable
 from ..relation import Relation, beside, column, side_by_side
-from ..scope import Scope
-from ..walk import contains
+from ..scope import Scope, Truth
+from ..subqueries import conjunct_paths, predicate_truth
+from ..walk import contains, local_fields, record_fields, reference_levels, shift_record_fields, value_args
+from .filter import filter_relation
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -71,12 +84,77 @@ Condition = Callable[[Scope], "Column | None"]
 def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope | None) -> Relation:
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
+    marked = _comparison_mark(cx, rel, left, right, path, outer)
+    if marked is not None:
+        return marked
+    parts = conjunct_paths(cx, rel.expression, f"{path}.expression") if rel.HasField("expression") else []
+    post_parts = []
+    if rel.HasField("post_join_filter"):
+        post_parts = conjunct_paths(cx, rel.post_join_filter, f"{path}.post_join_filter")
+    nested = [(c, p) for c, p in parts if contains(c, alg.Expression.Subquery)]
+    post_nested = any(contains(c, alg.Expression.Subquery) for c, _ in post_parts)
+    if not nested and not post_nested:
+        post = rel.post_join_filter if rel.HasField("post_join_filter") else None
+        return join_inputs(cx, left, right, rel.type, _conjunction(cx, parts, []), post, [], path, outer)
+    plain = [(c, p) for c, p in parts if not contains(c, alg.Expression.Subquery)]
+    if rel.type == JoinRel.JOIN_TYPE_INNER:
+        out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, []), None, [], path, outer)
+        return filter_relation(cx, out.materialized(), [*nested, *post_parts], outer)
+    flags = []
+    for c, p in nested:
+        left, right, flag = _flag_one_side(cx, left, right, c, p, outer, rel.type)
+        flags.append(flag)
+    post = None if post_nested or not rel.HasField("post_join_filter") else rel.post_join_filter
+    out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, flags), post, [], path, outer)
+    return filter_relation(cx, out.materialized(), post_parts, outer) if post_nested else out
 
+
+def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
+    """The refusal of a lateral or physical join whose condition or post-join filter holds a subquery, as
+    (feature, path) (`join_inputs` refuses it when translating)."""
+    fields = rel.DESCRIPTOR.fields_by_name
+    for name in ("expression", "residual_expression", "post_join_filter"):
+        if name in fields and rel.HasField(name) and contains(getattr(rel, name), alg.Expression.Subquery):
+            yield SUBQUERY_IN_CONDITION, path
+            return
+
+
+def _conjunction(cx: SubstraitConsumer, parts: list[tuple[alg.Expression, str]], extra: list[Column]) -> Condition:
     def condition(scope: Scope) -> Column | None:
-        return cx.expression(rel.expression, scope, f"{path}.expression").col if rel.HasField("expression") else None
+        conds = [cx.expression(c, scope, p).col for c, p in parts] + extra
+        return functools.reduce(operator.and_, conds) if conds else None
 
-    post = rel.post_join_filter if rel.HasField("post_join_filter") else None
-    return join_inputs(cx, left, right, rel.type, condition, post, [rel.expression, rel.post_join_filter], path, outer)
+    return condition
+
+
+def _flag_one_side(
+    cx: SubstraitConsumer, left: Relation, right: Relation, c: alg.Expression, path: str, outer: Scope | None, jt: int
+) -> tuple[Relation, Relation, Column]:
+    """A condition conjunct holding a subquery, of a join that is not INNER, as a boolean column of the one input
+    it reads (its value is all the join condition needs from it)."""
+    width = len(left.names)
+    fields = record_fields(c)
+    if all(f < width for f in fields):
+        side, expr = 0, c
+    elif all(f >= width for f in fields):
+        side, expr = 1, shift_record_fields(c, -width)
+    else:
+        raise UnsupportedFeatureError(f"{TWO_SIDED_SUBQUERY} ({JoinRel.JoinType.Name(jt)})", path)
+    host = (left, right)[side].materialized()
+    # A join keeps a pair when its condition is TRUE; a MARK join also tells NULL from FALSE.
+    truth = Truth.VALUE if jt in _MARKS else Truth.TRUE
+    scope = Scope(host, outer, truth=predicate_truth(cx, expr, path, truth))
+    value = cx.expression(expr, scope, path).col
+    flag = cx.names.fresh()
+    # The flag rides in the frame, not among the input's columns: the join's result keeps only those.
+    flagged = host.with_df(scope.rel.df.withColumn(flag, value))
+    sides = [left, right]
+    sides[side] = flagged
+    return sides[0], sides[1], column(flag)
+
+
+TWO_SIDED_SUBQUERY = "subquery in the condition of a join that is not INNER, reading both of its inputs"
+SUBQUERY_IN_CONDITION = "subquery in the condition of a lateral or physical join (a JoinRel's condition may hold one)"
 
 
 def join_inputs(
@@ -91,16 +169,14 @@ def join_inputs(
     outer: Scope | None,
 ) -> Relation:
     """Join two translated inputs: `jt` a JoinRel join type, `condition` builds the match condition over both
-    inputs' record, `expressions` are the plan's expressions the join evaluates (a subquery in one forces the
-    inputs to be materialized). Shared by JoinRel and the physical joins (`physical_join.py`)."""
+    inputs' record, `expressions` are the plan's expressions `condition` and the post-join filter translate (a
+    subquery in one is refused: JoinRel takes them apart first). Shared by JoinRel, the lateral join and the
+    physical joins (`physical_join.py`)."""
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")
-    deferred = (
-        jt in _NULLABLE
-        and left.can_defer()
-        and right.can_defer()
-        and not any(contains(e, alg.Expression.Subquery) for e in expressions)
-    )
+    if any(contains(e, alg.Expression.Subquery) for e in expressions):
+        raise UnsupportedFeatureError(SUBQUERY_IN_CONDITION, path)
+    deferred = jt in _NULLABLE and left.can_defer() and right.can_defer()
     if deferred:
         # Pending projections stay pending through the join, except on a side the join may fill with NULLs.
         left, right = side_by_side(left, right)
@@ -142,7 +218,7 @@ def join_inputs(
         out, _ = single_join(cx, left, right, cond, path)
         out = Relation(out.df, [*left.names, *right.names], [*left.types, *right.types])
     elif jt == JoinRel.JOIN_TYPE_LEFT_MARK:
-        out, mark = mark_join(cx, left, right, cond, three_valued=True)
+        out, mark = mark_join(cx, left, right, cond)
         out = Relation(out.df, [*left.names, mark], [*left.types, T.BooleanType()])
     else:
         raise UnsupportedFeatureError(f"join type {JoinRel.JoinType.Name(jt)}", f"{path}.type")
@@ -194,31 +270,75 @@ def single_join(
     return out, first
 
 
-def mark_join(
-    cx: SubstraitConsumer, left: Relation, right: Relation, cond: Column | None, three_valued: bool
-) -> tuple[Relation, str]:
-    """Left rows plus a boolean: whether some right row matches (NULL if none matches but one is unknown).
+def mark_join(cx: SubstraitConsumer, left: Relation, right: Relation, cond: Column | None) -> tuple[Relation, str]:
+    """Left rows plus a boolean: whether some right row matches (NULL if none matches but one is unknown), for
+    any condition (`marks.split_mark`). Returns the relation (left's columns, the mark hidden) and the mark."""
+    scope = Scope(left)
+    tests = [cond if cond is not None else F.lit(True)]
+    value = marks.split_mark(cx, scope, right.df, [], tests, Truth.VALUE)
+    return _with_mark(cx, left, scope, value)
 
-    With `three_valued` false (EXISTS) unknown counts as no match, which keeps the join an equi-join.
-    """
-    row_id, flag, mark = cx.names.fresh(), cx.names.fresh(), cx.names.fresh()
-    tagged = left.df.withColumn(row_id, F.monotonically_increasing_id())
-    flagged = right.df.select(*right.cols(), *right.hidden_cols(), F.lit(True).alias(flag))
-    cond = cond if cond is not None else F.lit(True)
-    on = (cond | cond.isNull()) if three_valued else cond
-    joined = tagged.join(flagged, on=on, how="left")
-    matched = column(flag).isNotNull()
-    if three_valued:
-        value = (
-            F.when(F.max(F.when(matched, F.coalesce(cond, F.lit(False))).otherwise(F.lit(False))), F.lit(True))
-            .when(F.max(matched), F.lit(None).cast(T.BooleanType()))
-            .otherwise(F.lit(False))
-        )
-    else:
-        value = F.max(matched)
-    keep = [*left.names, *left.hidden]
-    df = (
-        joined.groupBy(column(row_id)).agg(*[F.first(column(n)).alias(n) for n in keep], value.alias(mark)).drop(row_id)
-    )
-    out = Relation(df, left.names, left.types, [*left.hidden, mark], left.pending, left.keyed, left.count_bug)
-    return out, mark
+
+def _with_mark(cx: SubstraitConsumer, left: Relation, scope: Scope, value: Column) -> tuple[Relation, str]:
+    name = cx.names.fresh()
+    df = scope.rel.df.select(*left.cols(), *left.hidden_cols(), value.alias(name))
+    return Relation(df, left.names, left.types, [*left.hidden, name], left.pending, left.keyed, left.count_bug), name
+
+
+# Comparison functions a MARK join condition may be made of, and their mirror image (a op b == b mirror(op) a).
+_MARK_OPS = {
+    "equal": (operator.eq, operator.eq),
+    "not_equal": (operator.ne, operator.ne),
+    "lt": (operator.lt, operator.gt),
+    "gt": (operator.gt, operator.lt),
+    "lte": (operator.le, operator.ge),
+    "gte": (operator.ge, operator.le),
+}
+_MARKS = {JoinRel.JOIN_TYPE_LEFT_MARK: 0, JoinRel.JOIN_TYPE_RIGHT_MARK: 1}
+
+
+def _comparison_mark(
+    cx: SubstraitConsumer, rel: JoinRel, left: Relation, right: Relation, path: str, outer: Scope | None
+) -> Relation | None:
+    """A MARK join whose condition is equalities between the inputs (`x IN (...)`), or one comparison
+    (`x op ANY (...)`): marked from the other input's distinct values and figures, with no join of all pairs.
+    None for any other MARK join condition, or another join type."""
+    host_side = _MARKS.get(rel.type)
+    if host_side is None or not rel.HasField("expression") or rel.HasField("post_join_filter"):
+        return None
+    if contains(rel.expression, alg.Expression.Subquery) or reference_levels(rel.expression) - {0}:
+        return None
+    width = len(left.names)
+    pairs, ops = [], set()
+    for c, _ in conjunct_paths(cx, rel.expression, f"{path}.expression"):
+        fn = c.scalar_function if c.WhichOneof("rex_type") == "scalar_function" else None
+        ref = cx.extensions.functions.get(fn.function_reference) if fn is not None else None
+        args = value_args(fn) if fn is not None else []
+        if ref is None or ref.base not in _MARK_OPS or len(args) != 2:
+            return None
+        sides = [{f >= width for f in local_fields(a)} for a in args]
+        if any(len(s) != 1 for s in sides) or sides[0] == sides[1]:
+            return None
+        first_host = sides[0] == {bool(host_side)}
+        op, mirrored = _MARK_OPS[ref.base]
+        ops.add(op if first_host else mirrored)
+        pairs.append(args if first_host else args[::-1])
+    if not pairs or (len(pairs) > 1 and ops != {operator.eq}):
+        return None
+    left, right = left.materialized(), right.materialized()
+    if left.correlated() or right.correlated():
+        return None  # join_inputs refuses it by name
+    both = Scope(_concat(left, right), outer)
+    p = f"{path}.expression"
+    compared = [(cx.expression(h, both, p), cx.expression(o, both, p)) for h, o in pairs]
+    if any(not comparable(h.type, o.type) for h, o in compared):
+        return None  # the comparison function's own checks and coercions decide
+    needles, values = [h.col for h, _ in compared], [o for _, o in compared]
+    host, other = (left, right) if host_side == 0 else (right, left)
+    names = [cx.names.fresh() for _ in values]
+    body_df = other.df.select(*[v.col.alias(n) for v, n in zip(values, names, strict=True)])
+    body = Relation(body_df, names, [v.type for v in values])
+    scope = Scope(host)
+    value = marks.mark(cx, scope, body, needles, ops.pop(), Truth.VALUE)
+    out, mark = _with_mark(cx, host, scope, value)
+    return Relation(out.df, [*host.names, mark], [*host.types, T.BooleanType()])

@@ -100,6 +100,7 @@ def refusals(rel: alg.LateralJoinRel, path: str) -> Iterator[tuple[str, str]]:
         return
     for p in escapes[:1]:
         yield _ESCAPE, p
+    yield from join.condition_subquery(rel, path)
 
 
 # Spark 4's `DataFrame.lateralJoin` join types (it has no semi, anti, single or mark lateral join).

@@ -146,3 +146,4 @@ def refusals(rel: Any, path: str) -> Iterator[tuple[str, str]]:
             yield "join key compared MIGHT_EQUAL (a match when either side is NULL is not an equi-join key)", p
     if "post_join_filter" in rel.DESCRIPTOR.fields_by_name and rel.HasField("post_join_filter") and jt in _SEMI_ANTI:
         yield "post-join filter on a semi or anti join", f"{path}.post_join_filter"
+    yield from join.condition_subquery(rel, path)

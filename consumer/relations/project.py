@@ -10,7 +10,8 @@ from substrait import algebra_pb2 as alg
 from ..errors import UnsupportedFeatureError
 from ..functions import SCALAR
 from ..relation import Relation, column
-from ..scope import Scope
+from ..scope import Scope, Truth
+from ..subqueries import predicate_truth
 from ..walk import contains, descendants, emit_mapping, reference_levels
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
         p = f"{path}.expressions[{i}]"
         if source.correlated() and reference_levels(e) - {0}:
             raise UnsupportedFeatureError("outer reference in a projection of a correlated subquery", p)
+        if not deferred:  # a CASE WHEN test reads only whether its predicate subqueries are TRUE
+            scope.truth = predicate_truth(cx, e, p, Truth.VALUE)
         exprs.append(cx.expression(e, scope, p))
     # The spec's output is the input's columns followed by the expressions (DuckDB 1.1: expressions only).
     width = 0 if cx.quirks.project_outputs_expressions_only else len(source.names)

@@ -1,0 +1,195 @@
+"""Predicate subqueries, and MARK joins, as boolean columns of their host relation — never with row ids.
+
+Spark SQL turns a predicate subquery that stands inside an expression (under an OR, a NOT, a CASE, in a
+projection) into an ExistenceJoin, which the DataFrame API lacks. Here the host keeps its rows and gains columns
+from joins Spark optimizes like its own. A row id (`monotonically_increasing_id()`) is non-deterministic: Spark
+pushes no condition through it, so the host's own join conditions stayed above a cartesian product (TPC-H q18 as
+Isthmus writes it, `filter(and(cast(<IN> as bool), c_custkey = o_custkey, …), cross(cross(…)))`, never ended).
+
+- Whether some row matches, when equalities alone decide it (IN; EXISTS correlated by equalities): a left join
+  with the subquery's distinct keys — a hash join on the keys Spark's ExistenceJoin uses.
+- NULLs, and ANY / ALL with an order comparison: a left join with the subquery's row count, NULL count, minimum
+  and maximum per correlation key; uncorrelated, one scalar subquery over a per-run temp view (no join at all).
+- Anything else (a correlated predicate that is not an equality, several needles whose NULLs count, a MARK join
+  on an arbitrary condition): the host split by semi and anti joins on the condition, each part marked with its
+  constant, and put together again.
+
+The subquery's rows are those its correlated predicates (`Relation.pending`) hold TRUE for, as in SQL's WHERE;
+the predicate compares needles with those rows in three-valued logic. `Truth` says how much of the answer the
+place the predicate stands in reads: TRUE needs one join, VALUE the exact TRUE / NULL / FALSE.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from .relation import Pending, Relation, cached, column, quote, union_all
+from .scope import Scope, Truth
+
+if TYPE_CHECKING:
+    from .consumer import SubstraitConsumer
+
+Comparison = Callable[[Column, Column], Column]
+
+# What `_stats` can compute over the subquery's one column, by name.
+_STATS: dict[str, Callable[[Column], Column]] = {
+    "rows": lambda v: F.count(F.lit(1)),
+    "nulls": lambda v: F.count(F.lit(1)) - F.count(v),
+    "lo": F.min,
+    "hi": F.max,
+}
+_COUNTS = ("rows", "nulls")
+# x op ANY (values) is decided by the smallest value for > and >=, by the largest for < and <=.
+_BOUND = {operator.gt: "lo", operator.ge: "lo", operator.lt: "hi", operator.le: "hi"}
+
+
+def _null() -> Column:
+    return cached(("marks", "null-boolean"), lambda: F.lit(None).cast(T.BooleanType()))
+
+
+def _and(conds: Sequence[Column]) -> Column | None:
+    return functools.reduce(operator.and_, conds) if conds else None
+
+
+def three_valued(true: Column, unknown: Column) -> Column:
+    """TRUE where `true`, else NULL where `unknown`, else FALSE."""
+    return F.when(true, F.lit(True)).when(unknown, _null()).otherwise(F.lit(False))
+
+
+def mark(
+    cx: SubstraitConsumer,
+    scope: Scope,
+    body: Relation,
+    needles: Sequence[Column],
+    op: Comparison,
+    truth: Truth,
+) -> Column:
+    """`needles op ANY (body)` — IN with `operator.eq`; EXISTS without needles — as a boolean column over
+    `scope.rel`, whose frame gains the columns the answer reads (`scope.rel` is replaced, hidden columns added).
+
+    `body` is materialized: its columns are the values compared, its pending predicates the correlation.
+    """
+    values = [body.col(i) for i in range(len(body.names))] if needles else []
+    keys = [p for p in body.pending if p.equality is not None]
+    if len(keys) < len(body.pending) or (len(needles) > 1 and truth is not Truth.TRUE):
+        tests = [op(n, v) for n, v in zip(needles, values, strict=True)]
+        return split_mark(cx, scope, body.df, [p.cond for p in body.pending], tests, truth)
+    if not needles:
+        return _matched(cx, scope, body.df, keys, [])
+    if op is operator.eq:
+        hit = _matched(cx, scope, body.df, keys, list(zip(needles, values, strict=True)))
+        if truth is Truth.TRUE:
+            return hit
+        s = _stats(cx, scope, body.df, keys, values[0], _COUNTS)
+        # No row equal, but one compares as NULL: the needle is NULL (and there are rows), or a value is.
+        unknown = (s["rows"] > 0) & (needles[0].isNull() | (s["nulls"] > 0))
+        return hit | unknown if truth is Truth.NOT_FALSE else three_valued(hit, unknown)
+    return _any(needles[0], op, _stats(cx, scope, body.df, keys, values[0], (*_COUNTS, "lo", "hi")))
+
+
+def _any(x: Column, op: Comparison, s: dict[str, Column]) -> Column:
+    """x op ANY (values), exactly in three-valued logic, from the values' count, NULL count, minimum and maximum:
+    some value compares TRUE iff the extreme one does (for <>: iff the minimum or the maximum differs from x);
+    otherwise a NULL value, or a NULL x, makes it NULL; no values at all make it FALSE."""
+    some = (x != s["lo"]) | (x != s["hi"]) if op is operator.ne else op(x, s[_BOUND[op]])
+    unknown = F.when(s["nulls"] > 0, _null()).otherwise(F.lit(False))
+    return F.when(s["rows"] == 0, F.lit(False)).otherwise(some | unknown)
+
+
+def key_names(keys: Sequence[Pending]) -> list[str]:
+    """The body's columns that correlation equalities compare (`Pending.equality`), once each."""
+    return list(dict.fromkeys(p.equality for p in keys if p.equality is not None))
+
+
+def join_left(scope: Scope, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> None:
+    """Left-join `right` (at most one row per host row) to the host; keep its `added` columns, drop its
+    `dropped` ones (the body's key columns, which a second join with the same body brings again)."""
+    host = scope.rel
+    df = host.df.join(right, on=on, how="left")
+    if dropped:
+        df = df.drop(*dropped)
+    scope.rel = Relation(df, host.names, host.types, [*host.hidden, *added], host.pending, host.keyed, host.count_bug)
+
+
+def _matched(
+    cx: SubstraitConsumer,
+    scope: Scope,
+    body: DataFrame,
+    keys: Sequence[Pending],
+    pairs: Sequence[tuple[Column, Column]],
+) -> Column:
+    """Whether some body row meets the correlation equalities `keys` and `needle = value` for each pair
+    (TRUE or FALSE, never NULL): a left join with the body's distinct keys."""
+    if not keys and not pairs:  # uncorrelated EXISTS: Spark makes it a scalar subquery with LIMIT 1
+        view = cx.register_view(body)
+        return F.expr(f"EXISTS (SELECT 1 FROM {quote(view)})")
+    inner = key_names(keys)
+    value_names = [cx.names.fresh() for _ in pairs]
+    found = cx.names.fresh()
+    right = body.select(
+        *[column(n) for n in inner], *[value.alias(n) for (_, value), n in zip(pairs, value_names, strict=True)]
+    ).distinct()
+    on = [p.cond for p in keys] + [n == column(v) for (n, _), v in zip(pairs, value_names, strict=True)]
+    join_left(scope, right.withColumn(found, F.lit(True)), _and(on), [found], [*inner, *value_names])
+    return column(found).isNotNull()
+
+
+def _stats(
+    cx: SubstraitConsumer,
+    scope: Scope,
+    body: DataFrame,
+    keys: Sequence[Pending],
+    value: Column,
+    wanted: Sequence[str],
+) -> dict[str, Column]:
+    """The `wanted` figures of `_STATS` over the body's rows for each host row (per correlation key)."""
+    if not keys:
+        name = cx.names.fresh()
+        one_row = body.agg(F.struct(*[_STATS[w](value).alias(w) for w in wanted]).alias(name))
+        row = F.expr(f"(SELECT {quote(name)} FROM {quote(cx.register_view(one_row))})")
+        return {w: row.getField(w) for w in wanted}
+    inner = key_names(keys)
+    names = {w: cx.names.fresh() for w in wanted}
+    right = body.groupBy(*[column(n) for n in inner]).agg(*[_STATS[w](value).alias(names[w]) for w in wanted])
+    join_left(scope, right, _and([p.cond for p in keys]), list(names.values()), inner)
+    # A host row whose key no body row has: no rows, no NULLs.
+    return {w: F.coalesce(column(n), F.lit(0)) if w in _COUNTS else column(n) for w, n in names.items()}
+
+
+def split_mark(
+    cx: SubstraitConsumer,
+    scope: Scope,
+    right: DataFrame,
+    where: Sequence[Column],
+    tests: Sequence[Column],
+    truth: Truth,
+) -> Column:
+    """Whether some `right` row meets every `where` condition (TRUE only) and the conjunction of `tests`
+    (three-valued), for any conditions: the host split by semi and anti joins, each part with its mark."""
+    host = scope.rel.df
+    hit = _and([*where, *tests])
+    assert hit is not None, "a mark needs a condition"
+    unknown = _and([*where, _and(tests).isNull()]) if tests else None  # rows whose tests are NULL
+    if unknown is not None and truth is Truth.NOT_FALSE:
+        hit, unknown = hit | unknown, None
+    if unknown is None or truth is Truth.TRUE:
+        parts = [(host.join(right, hit, "left_semi"), True), (host.join(right, hit, "left_anti"), False)]
+    else:
+        rest = host.join(right, hit, "left_anti")
+        parts = [
+            (host.join(right, hit, "left_semi"), True),
+            (rest.join(right, unknown, "left_semi"), None),
+            (rest.join(right, unknown, "left_anti"), False),
+        ]
+    flag = cx.names.fresh()
+    df = functools.reduce(union_all, [p.withColumn(flag, F.lit(v).cast(T.BooleanType())) for p, v in parts])
+    rel = scope.rel
+    scope.rel = Relation(df, rel.names, rel.types, [*rel.hidden, flag], rel.pending, rel.keyed, rel.count_bug)
+    return column(flag)

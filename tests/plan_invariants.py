@@ -1,0 +1,141 @@
+"""pytest plugin (registered by conftest.py): no translated plan holds a cartesian product Spark SQL would not build.
+
+Around each test phase (setup, call, teardown) the engine's test hook records every root it translates
+(`substrait_spark.consumer.plan_record`, switched on through the environment, so the subprocesses a test starts —
+the CLI, `airflow dags test`, drivers on a standalone cluster or through Spark Connect — record too). After the
+phase each recorded plan is checked (`cartesian_check`): a CartesianProduct or BroadcastNestedLoopJoin between
+inputs the Substrait plan joins by an equality fails the test, naming the equality's path in the plan, the Spark
+operator and the plan (producer, sha256, output names).
+
+The session ends with one line: plans checked (how many in subprocesses), plans whose links could not be worked
+out and why, and the time the checks took (`explain` in the engine, the analysis here).
+`SUBSTRAIT_SPARK_PLAN_INVARIANT=off` switches the plugin off (to time the suite without it).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cartesian_check import Analysis, equi_links, offences
+from substrait.plan_pb2 import Plan
+from substrait_spark.consumer.plan_record import ENV as RECORD_ENV
+
+SWITCH = "SUBSTRAIT_SPARK_PLAN_INVARIANT"
+
+
+def register(config: pytest.Config) -> None:
+    if os.environ.get(SWITCH, "").lower() != "off":
+        config.pluginmanager.register(PlanInvariant(), "plan_invariant")
+
+
+class PlanInvariant:
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="substrait-plan-record-"))
+        self.phases = 0
+        self.plans = 0
+        self.in_subprocesses = 0
+        self.not_planned = 0
+        self.unanalysed: Counter[str] = Counter()
+        self.explain_ms = 0.0
+        self.check_s = 0.0
+        self.offending = 0
+        self._analyses: dict[str, Analysis] = {}
+
+    # --- hooks -------------------------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        return (yield from self._phase())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        return (yield from self._phase())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        return (yield from self._phase())
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        why = "; ".join(f"{n} x {reason}" for reason, n in self.unanalysed.most_common(5))
+        terminalreporter.write_line(
+            f"plan invariant (no cartesian product the plan does not ask for): {self.plans} plans checked "
+            f"({self.in_subprocesses} in subprocesses), {self.offending} offending, {self.not_planned} not "
+            f"plannable by Spark, {sum(self.unanalysed.values())} with links not worked out"
+            f"{' (' + why + ')' if why else ''}; explain {self.explain_ms / 1000:.1f} s, checks {self.check_s:.1f} s"
+        )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # --- checking ----------------------------------------------------------------------------------------
+
+    def _phase(self) -> Generator[None, Any, Any]:
+        record = self.folder / f"{self.phases}.jsonl"
+        self.phases += 1
+        previous = os.environ.get(RECORD_ENV)
+        os.environ[RECORD_ENV] = str(record)
+        try:
+            result = yield
+        except BaseException:
+            self._check(record)  # counted; the phase fails for its own reason
+            raise
+        finally:
+            if previous is None:
+                os.environ.pop(RECORD_ENV, None)
+            else:
+                os.environ[RECORD_ENV] = previous
+        problems = self._check(record)
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
+        return result
+
+    def _check(self, record: Path) -> list[str]:
+        if not record.exists():
+            return []
+        problems = []
+        for line in record.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            self.plans += 1
+            self.in_subprocesses += entry["pid"] != os.getpid()
+            self.explain_ms += entry.get("explain_ms", 0.0)
+            if "physical" not in entry:
+                self.not_planned += 1
+                continue
+            start = time.perf_counter()
+            data = base64.b64decode(entry["plan"])
+            key = hashlib.sha256(data).hexdigest()
+            analysis = self._analyses.get(key)
+            if analysis is None:
+                analysis = self._analyses[key] = equi_links(Plan.FromString(data))
+            if analysis.error:
+                self.unanalysed[analysis.error[:120]] += 1
+            found = offences(analysis.links, entry["physical"])
+            self.check_s += time.perf_counter() - start
+            if found:
+                self.offending += 1
+                problems.append(_describe(Plan.FromString(data), key, found, entry["physical"]))
+        record.unlink()
+        return problems
+
+
+def _describe(plan: Plan, sha256: str, found: list, physical: str) -> str:
+    roots = [list(r.root.names) for r in plan.relations if r.WhichOneof("rel_type") == "root"]
+    lines = [
+        "a translated plan holds a cartesian product the Substrait plan does not ask for "
+        f"(plan sha256 {sha256[:16]}, producer {plan.version.producer or '?'!r}, output {roots[:1]}):",
+        *[f"  {o}" for o in found],
+        "Spark's physical plan:",
+        physical,
+    ]
+    return "\n".join(lines)
