@@ -1,13 +1,16 @@
 """WriteRel: INSERT, DELETE, UPDATE and CTAS on catalog tables, each step one atomic Iceberg commit.
 
 - INSERT appends (DataFrameWriterV2.append).
-- DELETE and UPDATE rewrite the table: the rows to keep (DELETE) or the table with the after-images swapped in
-  (UPDATE) are computed from the snapshot this run pinned, and committed with `overwrite(true)` validated from
-  that snapshot at serializable isolation. Spark 3.5's DataFrame API has no row-level DELETE, and Iceberg's
-  overwrite-by-filter (`overwrite(condition)`) refuses files where only some rows match, so the rewrite is the
-  one DataFrame-API way that is exact for any predicate; a concurrent commit makes it fail, never lose rows.
-  A filter directly over a read of the same table deletes by that predicate; any other input deletes the
-  table's rows equal (null-safe) to an input row.
+- DELETE and UPDATE change only the rows they change (`rowlevel`): Spark SQL's row-level commands on a staging
+  copy of the table at the snapshot this run pinned, published as the table's next snapshot only if no one
+  committed since the pin — copy-on-write rewrites the files holding changed rows, merge-on-read adds delete
+  files, as the table's write modes say. A filter directly over a read of the same table deletes by that
+  predicate; any other input deletes the table's rows equal (null-safe) to an input row.
+- Where staging is not possible (a Spark Connect session, a session without Iceberg's SQL extensions, a format v3
+  table, a DELETE predicate with a subquery or a non-deterministic function), DELETE and UPDATE rewrite the table:
+  the rows to keep (DELETE) or the table with the after-images swapped in (UPDATE) are computed from the pinned
+  snapshot and committed with `overwrite(true)` validated from that snapshot at serializable isolation — exact for
+  any predicate, and a concurrent commit makes it fail, never lose rows. The step's `commit` record says which.
 - UPDATE matches after-images to rows by a key: the caller's (`update_keys`), else the one the plan's WriteRel
   names in its advanced extension (a `google.protobuf.Struct` enhancement with field `substrait_spark.update_key`),
   else the table's identifier fields; refused with none (see `update_key`). The step record's `details` say which.
@@ -35,7 +38,7 @@ from ..report import Step
 from ..scope import Scope
 from ..types import schema_of
 from . import common as c
-from . import update_key
+from . import rowlevel, update_key
 from .log import KEY_PROPERTY, Outcome, StepLog
 from .targets import WriteTarget
 
@@ -230,18 +233,34 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
     if resolved is None:
         return None
     path = f"{job.path}.input.filter"
-    # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
-    source = job.cx.rel(read, f"{path}.input", job.outer).materialized()
+    source = job.cx.rel(read, f"{path}.input", job.outer)
     c.check_input(source, job.names, job.types, f"{job.path}.input")
     columns = job.columns(resolved.fields)
-    hit = F.coalesce(
-        job.cx.expression(inp.filter.condition, Scope(source, job.outer), f"{path}.condition").col, F.lit(False)
-    )
-    counted, obs = observed(source.df, removed=c.count_if(hit))
+    row_level = rowlevel.writer(job, resolved)
+    if row_level is not None:
+        table = Relation(resolved.df, columns, list(source.types))  # the table's own names: see `_condition_on`
+        hit = _condition_on(job, table, inp.filter.condition, f"{path}.condition")
+        if hit is not None and row_level.is_plain_filter(resolved.df.filter(hit)):
+            removed = rowlevel.delete_where(job, row_level, resolved, hit)
+            return Outcome(removed), job.records(resolved.df.filter(hit).select(*table.cols()))
+        rowlevel.rewritten(job, "the DELETE's condition has a subquery or a non-deterministic function")
+    # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
+    scope = Scope(source.materialized(), job.outer)
+    hit = F.coalesce(job.cx.expression(inp.filter.condition, scope, f"{path}.condition").col, F.lit(False))
+    rows = scope.rel.df  # the table's rows, with the columns a subquery in the condition joined on (one per row)
+    counted, obs = observed(rows, removed=c.count_if(hit))
     keep = counted.filter(~hit)
     job.writer(c.named(source.with_df(keep), columns), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
-    removed = source.df.filter(hit)
-    return Outcome(int(obs.get["removed"])), job.records(removed.select(*source.cols()))
+    rowlevel.rewrite_committed(job)
+    return Outcome(int(obs.get["removed"])), job.records(rows.filter(hit).select(*source.cols()))
+
+
+def _condition_on(job: WriteJob, table: Relation, condition: alg.Expression, path: str) -> Column | None:
+    """The DELETE's condition over the table's own column names — so one Column filters the pinned read and the
+    staging copy alike — if it needs nothing but the table's row (no subquery joined in)."""
+    scope = Scope(table, job.outer)
+    hit = F.coalesce(job.cx.expression(condition, scope, path).col, F.lit(False))
+    return hit if scope.rel is table else None
 
 
 def _plain_read_of_target(job: WriteJob, read: alg.Rel, path: str) -> ResolvedTable | None:
@@ -268,11 +287,16 @@ def _delete_matching(job: WriteJob) -> Result:
     before = _aliased(resolved.df, columns, "__t")
     rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
     match = _all(column_pairs(len(columns), "__t", "__d", null_safe=True))
+    back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
+    removed = before.join(rows, match, "left_semi").select(*back)
+    row_level = rowlevel.writer(job, resolved)
+    if row_level is not None:
+        deleted = rowlevel.delete_matching(job, row_level, resolved, c.named(inp, columns), removed.count)
+        return Outcome(deleted), job.records(removed)
     counted, obs = observed(before, total=c.count_rows())
     keep, kept = observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
-    back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
     job.writer(keep.select(*back), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
-    removed = before.join(rows, match, "left_semi").select(*back)
+    rowlevel.rewrite_committed(job)
     return Outcome(int(obs.get["total"]) - int(kept.get["kept"])), job.records(removed)
 
 
@@ -288,6 +312,12 @@ def _update(job: WriteJob) -> Result:
     _refuse_duplicate_keys(after, at, keys, job.path)
     before = _aliased(resolved.df, columns, "__t")
     match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
+    images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
+    row_level = rowlevel.writer(job, resolved)
+    if row_level is not None:
+        count = before.join(after, match, "left_semi").count
+        updated = rowlevel.update_by_key(job, row_level, resolved, c.named(inp, columns), keys, count)
+        return Outcome(updated), job.records(images)
     joined, obs = observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
     new = joined.select(
         *[
@@ -296,7 +326,7 @@ def _update(job: WriteJob) -> Result:
         ]
     )
     job.writer(new, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
-    images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
+    rowlevel.rewrite_committed(job)
     return Outcome(int(obs.get["updated"])), job.records(images)
 
 
