@@ -15,6 +15,7 @@ Classic sessions only (no JVM behind a Spark Connect session); `consumer/` never
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -27,16 +28,22 @@ _LOGICAL = "org.apache.spark.sql.catalyst.plans.logical."
 _RELATION = "org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation"
 
 
+_holders: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # per SparkContext
+
+
 def commit_properties_holder(spark: SparkSession) -> Any:
     """Iceberg's thread-local of commit properties; raises LookupError when this Iceberg runtime has none."""
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    try:
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        field = jvm.java.lang.Class.forName(COMMIT_METADATA, True, loader).getDeclaredField(_THREAD_LOCAL_FIELD)
-        field.setAccessible(True)
-        return field.get(None)
-    except Exception as exc:  # py4j wraps ClassNotFound / NoSuchField
-        raise LookupError(f"{COMMIT_METADATA}.{_THREAD_LOCAL_FIELD} not found in this Iceberg runtime") from exc
+    context = spark.sparkContext
+    if context not in _holders:
+        jvm = spark._jvm  # type: ignore[attr-defined]
+        try:
+            loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+            field = jvm.java.lang.Class.forName(COMMIT_METADATA, True, loader).getDeclaredField(_THREAD_LOCAL_FIELD)
+            field.setAccessible(True)
+            _holders[context] = field.get(None)
+        except Exception as exc:  # py4j wraps ClassNotFound / NoSuchField
+            raise LookupError(f"{COMMIT_METADATA}.{_THREAD_LOCAL_FIELD} not found in this Iceberg runtime") from exc
+    return _holders[context]
 
 
 @contextmanager

@@ -61,6 +61,11 @@ class IcebergRowLevel:
     spark: SparkSession
 
     @cached_property
+    def _table(self) -> Any:
+        """The table as loaded first: its properties and the snapshots it had (staging reloads it)."""
+        return self.target._table()
+
+    @cached_property
     def unavailable(self) -> str | None:
         from substrait_spark.hooks.spark import is_connect_session
 
@@ -72,13 +77,13 @@ class IcebergRowLevel:
             iceberg_jvm.commit_properties_holder(self.spark)
         except LookupError as exc:
             return str(exc)
-        version = self.target._table().format_version
+        version = self._table.format_version
         if version > _PYICEBERG_FORMAT_VERSION:
             return f"a format v{version} table: pyiceberg 0.12 cannot commit its staging branch"
         return None
 
     def settings(self, command: RowLevelCommand) -> RowLevelSettings:
-        properties = self.target._table().properties
+        properties = self._table.properties
         key = _MODE_PROPERTY[command]
         value = properties.get(key, WriteMode.COPY_ON_WRITE.value)
         try:
@@ -90,7 +95,7 @@ class IcebergRowLevel:
         return RowLevelSettings(mode, properties.get(_ISOLATION_PROPERTY[command], _DEFAULT_ISOLATION).lower())
 
     def summary(self, snapshot_id: int) -> dict[str, str]:
-        snapshot = self.target._table().snapshot_by_id(snapshot_id)
+        snapshot = self._table.snapshot_by_id(snapshot_id) or self.target._table().snapshot_by_id(snapshot_id)
         if snapshot is None or snapshot.summary is None:
             return {}
         return {"operation": snapshot.summary.operation.value, **snapshot.summary.additional_properties}

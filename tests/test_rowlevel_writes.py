@@ -86,14 +86,14 @@ def source_rows() -> pa.Table:
     return pa.Table.from_pylist(sorted(rows, key=lambda r: r["id"]), schema=ARROW)
 
 
-def make_table(lake: Lake, ns: str, mode: str = "copy-on-write") -> Any:
+def make_table(lake: Lake, ns: str, mode: str = "copy-on-write", **modes: str) -> Any:
     """ns.t holding `source_rows()` in 40 data files, file k the ids 50k..50k+49 (added in one commit), the table's
-    DELETE, UPDATE and MERGE in `mode`."""
+    DELETE, UPDATE and MERGE in `mode` unless `modes` says otherwise (`update="merge-on-read"`)."""
     from pathlib import Path
 
     import pyarrow.parquet as pq
 
-    modes = {f"write.{command}.mode": mode for command in ("delete", "update", "merge")}
+    modes = {f"write.{command}.mode": modes.get(command, mode) for command in ("delete", "update", "merge")}
     table = lake.catalog.create_table(f"{ns}.t", schema=ARROW, properties=modes)
     rows = source_rows().to_pylist()
     paths = []
@@ -216,18 +216,25 @@ def test_delete_by_predicate_touches_one_file(lake, catalogs, ns, oracle, mode):
     assert sorted_multiset(report.outputs[0].preview) == sorted_multiset(removed)  # MODIFIED_RECORDS
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_update_by_key_touches_one_file(lake, catalogs, ns, oracle, mode):
-    pinned = make_table(lake, ns, mode).current_snapshot().snapshot_id
+# (write.update.mode, write.merge.mode) -> the statement that ran, the files it wrote, a note
+UPDATE_MODES = {
+    ("copy-on-write", "copy-on-write"): ("merge-by-key", (1, 1, 0, 0), False),
+    ("merge-on-read", "merge-on-read"): ("merge-by-key", (1, 0, 1, 0), False),  # new row versions + a delete file
+    ("copy-on-write", "merge-on-read"): ("update-by-key", (1, 1, 0, 0), False),  # the update mode, honoured
+    ("merge-on-read", "copy-on-write"): ("merge-by-key", (1, 1, 0, 0), True),  # Spark 3.5 cannot: said so
+}
+
+
+@pytest.mark.parametrize(("update", "merge"), list(UPDATE_MODES), ids=lambda m: m.split("-")[0])
+def test_update_by_key_touches_one_file(lake, catalogs, ns, oracle, update, merge):
+    pinned = make_table(lake, ns, update=update, merge=merge).current_snapshot().snapshot_id
     after = [(i, "updated", i * 100.0) for i in (1200, 1210, 1249)] + [(99999, "nobody", 0.0)]  # 1200: twice
     plan = PlanBuilder().plan(write([ns, "t"], virtual(NAMES, TYPES, after), NAMES, TYPES, op=W.WRITE_OP_UPDATE),
                               NAMES)  # fmt: skip
     report = run(lake, catalogs, plan, run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
     s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
-    if mode == "copy-on-write":
-        assert counts(s) == (1, 1, 0, 0)
-    else:
-        assert counts(s) == (1, 0, 1, 0)  # the new row versions, and a delete file for the old ones
+    statement, files, noted = UPDATE_MODES[(update, merge)]
+    assert counts(s) == files
     expected = oracle.after(
         "CREATE TABLE a (id BIGINT, grp VARCHAR, amount DOUBLE)",
         "INSERT INTO a VALUES " + ", ".join(f"({i}, '{g}', {x})" for i, g, x in after),
@@ -236,8 +243,9 @@ def test_update_by_key_touches_one_file(lake, catalogs, ns, oracle, mode):
     assert content(lake, ns) == expected
     step = report.steps[0]
     assert step.rows == oracle.count("SELECT count(*) FROM source WHERE id IN (1200, 1210, 1249)") == 4
-    statement = "update-by-key" if mode == "copy-on-write" else "merge-by-key"  # Spark 3.5: see rowlevel.py
+    mode = merge if statement == "merge-by-key" else update
     assert [step.commit[k] for k in ("method", "statement", "mode")] == ["row-level", statement, mode]
+    assert ("note" in step.commit) == noted
     assert step.details == {"update_key": ["id"], "update_key_source": "caller"}
 
 

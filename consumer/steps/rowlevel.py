@@ -9,11 +9,11 @@ data files holding changed rows, merge-on-read adds delete files — as the tabl
 - DELETE of matching rows: `DELETE FROM stage t WHERE EXISTS (SELECT 1 FROM v s WHERE s.c1 <=> t.c1 AND …)` with the
   input rows as the run's temp view `v`: every table row equal (null-safe) to an input row, as many times as the
   table holds it, whatever the input's duplicates.
-- UPDATE: `UPDATE stage t SET c = (SELECT first(s.c) FROM v s WHERE s.k = t.k), … WHERE EXISTS (…)`, the
-  after-images as `v` (one per key: `writes` refuses duplicates). An UPDATE statement, not a MERGE, so the table's
-  update mode applies; `first` only satisfies Spark's rule that a correlated scalar subquery aggregate. Under
-  merge-on-read, where Spark 3.5 cannot run that statement, `MERGE INTO stage t USING v s ON … WHEN MATCHED THEN
-  UPDATE SET …` (see `update_by_key`).
+- UPDATE: `MERGE INTO stage t USING v s ON s.k = t.k WHEN MATCHED THEN UPDATE SET …` with the after-images as `v`
+  (one per key: `writes` refuses duplicates) where the table writes MERGE as it writes UPDATE; where it does not,
+  `UPDATE stage t SET c = (SELECT first(s.c) FROM v s WHERE s.k = t.k), … WHERE EXISTS (…)` so that the update
+  mode applies (`first` only satisfies Spark's rule that a correlated scalar subquery aggregate; see
+  `update_by_key` for what Spark 3.5 cannot do).
 Statements hold only quoted identifiers: the temp view, the staging copy, its columns — no value or expression
 from the plan.
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 
 from ..relation import quote
-from .targets import RowLevelCommand, RowLevelSettings, RowLevelWriter, WriteMode
+from .targets import RowLevelCommand, RowLevelWriter, WriteMode
 
 if TYPE_CHECKING:
     from ..resolver import ResolvedTable
@@ -96,13 +96,16 @@ def rewrite_committed(job: WriteJob) -> None:
 
 def delete_where(job: WriteJob, found: RowLevelWriter, resolved: ResolvedTable, hit: Column) -> int:
     """Delete the rows of the table where `hit` (a condition over its own column names); rows deleted."""
-    return _apply(job, found, resolved, Change.DELETE_WHERE, lambda: resolved.df.filter(hit).count(), hit)
+    change = Change.DELETE_WHERE
+    rows = None if counts_rows(found, change, resolved) else resolved.df.filter(hit).count()
+    return _apply(job, found, resolved, change, rows, hit)
 
 
 def delete_matching(
     job: WriteJob, found: RowLevelWriter, resolved: ResolvedTable, rows: DataFrame, count: Callable[[], int]
 ) -> int:
-    """Delete the table's rows equal (null-safe) to a row of `rows` (the table's column names)."""
+    """Delete the table's rows equal (null-safe) to a row of `rows` (the table's column names); `count` counts
+    them (when the commit will not)."""
     view = quote(job.cx.register_view(rows))
     match = " AND ".join(f"s.{quote(c)} <=> t.{quote(c)}" for c in rows.columns)
     exists = f"EXISTS (SELECT 1 FROM {view} AS s WHERE {match})"
@@ -110,7 +113,8 @@ def delete_matching(
     def statement(target: str) -> str:
         return f"DELETE FROM {target} AS t WHERE {exists}"
 
-    return _apply(job, found, resolved, Change.DELETE_MATCHING, count, statement)
+    change = Change.DELETE_MATCHING
+    return _apply(job, found, resolved, change, None if counts_rows(found, change, resolved) else count(), statement)
 
 
 def update_by_key(
@@ -119,42 +123,42 @@ def update_by_key(
     resolved: ResolvedTable,
     after: DataFrame,
     keys: Sequence[str],
-    count: Callable[[], int],
+    check: Callable[[bool], int | None],
 ) -> int:
     """Replace the table's rows whose `keys` equal an after-image's by that after-image (`after`: the table's
-    column names, one row per key).
+    column names; read several times, so best persisted by the caller). `check(count)` refuses several
+    after-images for one key and, if `count`, returns the number of table rows they match.
 
-    An UPDATE statement where the table's update mode is copy-on-write. Under merge-on-read Spark 3.5 cannot run an
-    UPDATE whose new values come from another relation (it writes the change as a delete and an insert, an
-    `Expand` that correlated subqueries may not sit in), so it runs as the equivalent `MERGE INTO … WHEN MATCHED
-    THEN UPDATE`, which Iceberg writes as `write.merge.mode` says; the `commit` record notes when that differs."""
+    `MERGE INTO … WHEN MATCHED THEN UPDATE` — one join — where the table writes MERGE as it writes UPDATE
+    (`write.merge.mode` = `write.update.mode`, Iceberg's default). Where they differ, the mode of UPDATE is
+    honoured by an UPDATE statement, which Spark 3.5 runs in copy-on-write only: its new values come from another
+    relation, and merge-on-read writes an UPDATE as a delete plus an insert (an `Expand`), where Spark refuses
+    correlated subqueries. So an update mode of merge-on-read with a copy-on-write merge mode runs as a MERGE in
+    copy-on-write, and the `commit` record notes it."""
     match = " AND ".join(f"s.{quote(k)} = t.{quote(k)}" for k in keys)
-    change, note = Change.UPDATE_BY_KEY, None
-    if found.settings(RowLevelCommand.UPDATE).mode is WriteMode.MERGE_ON_READ:
+    view = quote(job.cx.register_view(after))
+    update, merge = (found.settings(c).mode for c in (RowLevelCommand.UPDATE, RowLevelCommand.MERGE))
+    note = None
+    if update is WriteMode.COPY_ON_WRITE and merge is WriteMode.MERGE_ON_READ:
+        change = Change.UPDATE_BY_KEY
+        sets = ", ".join(
+            f"{quote(c)} = (SELECT first(s.{quote(c)}) FROM {view} AS s WHERE {match})" for c in after.columns
+        )
+
+        def statement(target: str) -> str:
+            return f"UPDATE {target} AS t SET {sets} WHERE EXISTS (SELECT 1 FROM {view} AS s WHERE {match})"
+
+    else:
         change = Change.MERGE_BY_KEY
-        merged = found.settings(RowLevelCommand.MERGE).mode
-        if merged is not WriteMode.MERGE_ON_READ:
-            note = f"write.update.mode is merge-on-read: the UPDATE ran as a MERGE, in write.merge.mode {merged.value}"
-    cached = after.persist()  # the statement reads the after-images several times (once per column for an UPDATE)
-    try:
-        view = quote(job.cx.register_view(cached))
-        if change is Change.MERGE_BY_KEY:
-            sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in after.columns)
+        sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in after.columns)
+        if update is not merge:
+            note = f"write.update.mode is {update.value}: Spark 3.5 ran the UPDATE as a MERGE, in write.merge.mode"
 
-            def statement(target: str) -> str:
-                return f"MERGE INTO {target} AS t USING {view} AS s ON {match} WHEN MATCHED THEN UPDATE SET {sets}"
+        def statement(target: str) -> str:
+            return f"MERGE INTO {target} AS t USING {view} AS s ON {match} WHEN MATCHED THEN UPDATE SET {sets}"
 
-        else:
-            sets = ", ".join(
-                f"{quote(c)} = (SELECT first(s.{quote(c)}) FROM {view} AS s WHERE {match})" for c in after.columns
-            )
-
-            def statement(target: str) -> str:
-                return f"UPDATE {target} AS t SET {sets} WHERE EXISTS (SELECT 1 FROM {view} AS s WHERE {match})"
-
-        return _apply(job, found, resolved, change, count, statement, note)
-    finally:
-        cached.unpersist()
+    rows = check(not counts_rows(found, change, resolved))
+    return _apply(job, found, resolved, change, rows, statement, note)
 
 
 def _apply(
@@ -162,16 +166,15 @@ def _apply(
     found: RowLevelWriter,
     resolved: ResolvedTable,
     change: Change,
-    count: Callable[[], int],
+    rows: int | None,
     statement: Callable[[str], str] | Column,
     note: str | None = None,
 ) -> int:
     """Stage, run the statement (SQL naming the staging copy, or a DELETE condition over it), publish; the rows
-    it changed."""
+    it changed (`rows` when counted before, else from the commit's summary)."""
     pinned = resolved.snapshot_id
     assert pinned is not None  # `writer` sends tables without a snapshot to the rewrite
     settings = found.settings(change.command)
-    counted = None if _counted_by_commit(change, settings, found.summary(pinned)) else count()
     with found.stage(pinned, job.log.snapshot_properties(job.step)) as stage:
         if isinstance(statement, Column):
             stage.delete_where(stage.read().filter(statement))
@@ -187,15 +190,16 @@ def _apply(
         **_files(summary),
         **({"note": note} if note else {}),
     }
-    return counted if counted is not None else _rows_changed(change, summary)
+    return rows if rows is not None else _rows_changed(change, summary)
 
 
-def _counted_by_commit(change: Change, settings: RowLevelSettings, pinned: Mapping[str, str]) -> bool:
-    """Whether the commit's summary will count the rows changed exactly: no delete files at the pinned snapshot
-    (each data file's record count is its live rows), and a DELETE, or an UPDATE marking each old row."""
-    if pinned.get("total-delete-files") != "0":
+def counts_rows(found: RowLevelWriter, change: Change, resolved: ResolvedTable) -> bool:
+    """Whether the commit's summary will count the rows `change` changes exactly: no delete files at the pinned
+    snapshot (each data file's record count is its live rows), and a DELETE, or a merge-on-read UPDATE (one
+    delete position per replaced row). Otherwise the step counts them before staging."""
+    if resolved.snapshot_id is None or found.summary(resolved.snapshot_id).get("total-delete-files") != "0":
         return False
-    return change.command is RowLevelCommand.DELETE or settings.mode is WriteMode.MERGE_ON_READ
+    return change.command is RowLevelCommand.DELETE or found.settings(change.command).mode is WriteMode.MERGE_ON_READ
 
 
 def _rows_changed(change: Change, summary: Mapping[str, str]) -> int:

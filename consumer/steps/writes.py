@@ -257,9 +257,10 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
 
 def _condition_on(job: WriteJob, table: Relation, condition: alg.Expression, path: str) -> Column | None:
     """The DELETE's condition over the table's own column names — so one Column filters the pinned read and the
-    staging copy alike — if it needs nothing but the table's row (no subquery joined in)."""
+    staging copy alike — if it needs nothing but the table's row (no subquery joined in). As it is: a filter and
+    Spark's DELETE both keep the rows where it is NULL, and Spark prunes files only by a condition it can push."""
     scope = Scope(table, job.outer)
-    hit = F.coalesce(job.cx.expression(condition, scope, path).col, F.lit(False))
+    hit = job.cx.expression(condition, scope, path).col
     return hit if scope.rel is table else None
 
 
@@ -309,15 +310,31 @@ def _update(job: WriteJob) -> Result:
     keys = [columns[i] for i in at]
     job.step.details = {"update_key": keys, "update_key_source": key.source}  # the table's spelling
     after = inp.df.select(*[inp.col(i).alias(f"__u{i}") for i in range(len(columns))], F.lit(True).alias("__m"))
-    _refuse_duplicate_keys(after, at, keys, job.path)
     before = _aliased(resolved.df, columns, "__t")
     match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
     images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
     row_level = rowlevel.writer(job, resolved)
     if row_level is not None:
-        count = before.join(after, match, "left_semi").count
-        updated = rowlevel.update_by_key(job, row_level, resolved, c.named(inp, columns), keys, count)
+        named = c.named(inp, columns).persist()  # checked, counted and read by the statement: computed once
+        per_key = named.groupBy(*[c.column(k).alias(f"__u{i}") for i, k in zip(at, keys, strict=True)])
+        images_per_key = per_key.agg(c.count_rows().alias("__n"))
+
+        def check(count: bool) -> int | None:
+            """Refuse duplicate keys (computing the after-images into the cache); with `count`, the table rows
+            they match (a broadcast join now that the cache's size is known)."""
+            _refuse_duplicate_keys(images_per_key, [f"__u{i}" for i in at], keys, job.path)
+            if not count:
+                return None
+            matched = named.select(*[c.column(k).alias(f"__u{i}") for i, k in zip(at, keys, strict=True)])
+            return before.join(matched, match, "left_semi").count()
+
+        try:
+            updated = rowlevel.update_by_key(job, row_level, resolved, named, keys, check)
+        finally:
+            named.unpersist()
         return Outcome(updated), job.records(images)
+    _refuse_duplicate_keys(after.groupBy(*[c.column(f"__u{i}") for i in at]).agg(c.count_rows().alias("__n")),
+                           [f"__u{i}" for i in at], keys, job.path)  # fmt: skip
     joined, obs = observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
     new = joined.select(
         *[
@@ -367,11 +384,13 @@ def _key_positions(job: WriteJob, key: update_key.UpdateKey, columns: list[str])
     return list(dict.fromkeys(lowered.index(k.lower()) for k in key.columns))
 
 
-def _refuse_duplicate_keys(after: DataFrame, at: list[int], keys: list[str], path: str) -> None:
-    dup = after.groupBy(*[c.column(f"__u{i}") for i in at]).count().filter(F.col("count") > 1).limit(1).collect()
+def _refuse_duplicate_keys(per_key: DataFrame, columns: list[str], keys: list[str], path: str) -> None:
+    """Refuse several after-images with one key (`per_key`: the after-images counted (`__n`) per key, in
+    `columns`; `keys`: the key's names)."""
+    dup = per_key.filter(F.col("__n") > 1).select(*[c.column(n) for n in columns]).limit(1).collect()
     if dup:
         raise ExecutionError(
-            f"UPDATE write: several after-images for key {dict(zip(keys, dup[0][:-1], strict=True))}", path
+            f"UPDATE write: several after-images for key {dict(zip(keys, dup[0], strict=True))}", path
         )
 
 
