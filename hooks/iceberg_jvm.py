@@ -89,4 +89,12 @@ def delete_where(rows: DataFrame) -> None:
     spark = rows.sparkSession
     jvm = spark._jvm  # type: ignore[attr-defined]
     command = jvm.org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable(*found)
-    jvm.org.apache.spark.sql.Dataset.ofRows(spark._jsparkSession, command)  # type: ignore[attr-defined]
+    _datasets(jvm).ofRows(spark._jsparkSession, command)  # type: ignore[attr-defined]  # runs the command
+
+
+def _datasets(jvm: Any) -> Any:
+    """The class whose `ofRows` runs a logical plan: `classic.Dataset` from Spark 4 on, `Dataset` before."""
+    from py4j.java_gateway import JavaClass
+
+    classic = jvm.org.apache.spark.sql.classic.Dataset
+    return classic if isinstance(classic, JavaClass) else jvm.org.apache.spark.sql.Dataset

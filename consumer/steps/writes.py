@@ -98,6 +98,10 @@ class WriteJob:
         """Modified rows under the plan's column names."""
         return df.toDF(*self.names)
 
+    def records_if_wanted(self, df: Callable[[], DataFrame]) -> DataFrame | None:
+        """`records` of `df()` if the plan reads them (MODIFIED_RECORDS): no DataFrame built otherwise."""
+        return self.records(df()) if _RECORDS[self.rel.output] else None
+
 
 Result = tuple[Outcome, DataFrame | None]
 
@@ -242,7 +246,7 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
         hit = _condition_on(job, table, inp.filter.condition, f"{path}.condition")
         if hit is not None and row_level.is_plain_filter(resolved.df.filter(hit)):
             removed = rowlevel.delete_where(job, row_level, resolved, hit)
-            return Outcome(removed), job.records(resolved.df.filter(hit).select(*table.cols()))
+            return Outcome(removed), job.records_if_wanted(lambda: resolved.df.filter(hit).select(*table.cols()))
         rowlevel.rewritten(job, "the DELETE's condition has a subquery or a non-deterministic function")
     # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
     scope = Scope(source.materialized(), job.outer)
@@ -289,15 +293,19 @@ def _delete_matching(job: WriteJob) -> Result:
     rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
     match = _all(column_pairs(len(columns), "__t", "__d", null_safe=True))
     back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
-    removed = before.join(rows, match, "left_semi").select(*back)
     row_level = rowlevel.writer(job, resolved)
     if row_level is not None:
-        deleted = rowlevel.delete_matching(job, row_level, resolved, c.named(inp, columns), removed.count)
-        return Outcome(deleted), job.records(removed)
+
+        def removed() -> DataFrame:
+            return before.join(rows, match, "left_semi").select(*back)
+
+        deleted = rowlevel.delete_matching(job, row_level, resolved, c.named(inp, columns), lambda: removed().count())
+        return Outcome(deleted), job.records_if_wanted(removed)
     counted, obs = observed(before, total=c.count_rows())
     keep, kept = observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
     job.writer(keep.select(*back), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     rowlevel.rewrite_committed(job)
+    removed = before.join(rows, match, "left_semi").select(*back)
     return Outcome(int(obs.get["total"]) - int(kept.get["kept"])), job.records(removed)
 
 
@@ -312,17 +320,18 @@ def _update(job: WriteJob) -> Result:
     after = inp.df.select(*[inp.col(i).alias(f"__u{i}") for i in range(len(columns))], F.lit(True).alias("__m"))
     before = _aliased(resolved.df, columns, "__t")
     match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
-    images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
+
+    def images() -> DataFrame:
+        return after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
+
     row_level = rowlevel.writer(job, resolved)
     if row_level is not None:
         named = c.named(inp, columns).persist()  # checked, counted and read by the statement: computed once
-        per_key = named.groupBy(*[c.column(k).alias(f"__u{i}") for i, k in zip(at, keys, strict=True)])
-        images_per_key = per_key.agg(c.count_rows().alias("__n"))
 
         def check(count: bool) -> int | None:
             """Refuse duplicate keys (computing the after-images into the cache); with `count`, the table rows
             they match (a broadcast join now that the cache's size is known)."""
-            _refuse_duplicate_keys(images_per_key, [f"__u{i}" for i in at], keys, job.path)
+            _refuse_duplicate_keys(named, keys, keys, job.path)
             if not count:
                 return None
             matched = named.select(*[c.column(k).alias(f"__u{i}") for i, k in zip(at, keys, strict=True)])
@@ -332,9 +341,8 @@ def _update(job: WriteJob) -> Result:
             updated = rowlevel.update_by_key(job, row_level, resolved, named, keys, check)
         finally:
             named.unpersist()
-        return Outcome(updated), job.records(images)
-    _refuse_duplicate_keys(after.groupBy(*[c.column(f"__u{i}") for i in at]).agg(c.count_rows().alias("__n")),
-                           [f"__u{i}" for i in at], keys, job.path)  # fmt: skip
+        return Outcome(updated), job.records_if_wanted(images)
+    _refuse_duplicate_keys(after, [f"__u{i}" for i in at], keys, job.path)
     joined, obs = observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
     new = joined.select(
         *[
@@ -344,7 +352,7 @@ def _update(job: WriteJob) -> Result:
     )
     job.writer(new, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     rowlevel.rewrite_committed(job)
-    return Outcome(int(obs.get["updated"])), job.records(images)
+    return Outcome(int(obs.get["updated"])), job.records(images())
 
 
 def _update_key(job: WriteJob) -> update_key.UpdateKey:
@@ -384,9 +392,9 @@ def _key_positions(job: WriteJob, key: update_key.UpdateKey, columns: list[str])
     return list(dict.fromkeys(lowered.index(k.lower()) for k in key.columns))
 
 
-def _refuse_duplicate_keys(per_key: DataFrame, columns: list[str], keys: list[str], path: str) -> None:
-    """Refuse several after-images with one key (`per_key`: the after-images counted (`__n`) per key, in
-    `columns`; `keys`: the key's names)."""
+def _refuse_duplicate_keys(after: DataFrame, columns: list[str], keys: list[str], path: str) -> None:
+    """Refuse several after-images with one key (`columns`: the key's columns in `after`; `keys`: their names)."""
+    per_key = after.groupBy(*[c.column(n) for n in columns]).agg(c.count_rows().alias("__n"))
     dup = per_key.filter(F.col("__n") > 1).select(*[c.column(n) for n in columns]).limit(1).collect()
     if dup:
         raise ExecutionError(
