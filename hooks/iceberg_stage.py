@@ -109,17 +109,28 @@ class IcebergRowLevel:
         table = self.target._table()
         _refuse_moved(self.target.identity, table, pinned)
         prefix = _branch_prefix(key)
-        for stale in [name for name in table.refs() if name.startswith(prefix)]:  # left by a crashed try
-            _discard(self.target, stale)
+        stale = [name for name in table.refs() if name.startswith(prefix)]
+        for name in stale:  # left by a crashed try
+            _discard(self.target, name)
         branch = f"{prefix}{uuid.uuid4().hex[:8]}"
-        self.target._table().manage_snapshots().create_branch(pinned, branch).commit()
+        (self.target._table() if stale else table).manage_snapshots().create_branch(pinned, branch).commit()
         stage = IcebergStage(self.spark, self.target, branch, {**properties, STAGED_PROPERTY: branch})
         try:
+            self._refresh()
             yield stage
             stage.snapshot_id = _publish(self.target, branch, pinned, key)
         except BaseException:
             _discard(self.target, branch)
             raise
+        finally:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """Spark's Iceberg catalog may cache the table (Iceberg's default, 30 s; our SQL catalogs turn it off): the
+        statement must see the branch just made, and later steps the snapshot just published."""
+        caching = self.spark.conf.get(f"spark.sql.catalog.{self.target.catalog_name}.cache-enabled", None)
+        if (caching or "true").lower() != "false":
+            self.spark.catalog.refreshTable(self.target.spark_name)
 
 
 @dataclass

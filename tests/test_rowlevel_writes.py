@@ -373,3 +373,24 @@ def test_a_delete_matching_nothing_changes_no_file(lake, catalogs, ns, mode):
     assert content(lake, ns) == before and set(after.refs()) == {"main"}
     if after.current_snapshot().snapshot_id != table.current_snapshot().snapshot_id:  # an empty commit, if any
         assert counts(summary(after)) == (0, 0, 0, 0) and summary(after)[KEY_PROPERTY] == f"rl/{ns}/step-0"
+
+
+def test_a_catalog_that_caches_tables_in_spark_sees_the_staging_branch(lake, ns, oracle):
+    """Iceberg's Spark catalog caches tables unless told not to (as a REST catalog configured by `spark:` would):
+    the staging branch made by pyiceberg, and the snapshot published, are seen all the same."""
+    from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
+
+    name = f"{lake.name}cached"
+    props = pyiceberg_catalog_properties(name, uri=lake.uri, warehouse=lake.warehouse)
+    config = {**props, "spark": {"cache-enabled": "true"}}
+    catalogs = Catalogs.from_mapping({"default": name, "catalogs": {name: config}})
+    cached = Lake(name, lake.uri, lake.warehouse, lake.spark, catalogs.load(name))
+    cached.catalog.create_namespace_if_not_exists(ns)
+    make_table(cached, ns)
+    run(cached, catalogs, delete_where(ns, 0, 1))  # Spark has loaded (and cached) the table
+    assert lake.spark.conf.get(f"spark.sql.catalog.{name}.cache-enabled") == "true"
+    report = run(cached, catalogs, delete_where(ns, 510, 530), run_key=f"rl/{ns}")
+    assert report.steps[0].commit["method"] == "row-level" and report.steps[0].rows == 20
+    expected = oracle.after("DELETE FROM t WHERE id >= 0 AND id < 1", "DELETE FROM t WHERE id >= 510 AND id < 530")
+    assert content(cached, ns) == expected
+    assert sorted_multiset(lake.spark.table(f"{name}.{ns}.t").collect()) == expected  # Spark sees the new snapshot
