@@ -321,18 +321,24 @@ def section(text: str, heading: str) -> str | None:
     if heading not in lines:
         return None
     start = lines.index(heading)
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("## ", CONNECT_MARK))), len(lines))
     return "\n".join(lines[start:end]).rstrip() + "\n"
 
 
+# Starts the Spark Connect section, the last of RESULTS.md: `run_all.py --connect-only` replaces all that follows.
+CONNECT_MARK = "<!-- Spark Connect section: bench/run_all.py --connect-only replaces it -->"
+
+
 def replace_section(path: Path, heading: str, body: str) -> None:
-    """Put `body` (starting with the line `heading`) in place of that section of `path`, or at its end; every
-    other section is kept as it is."""
+    """Put `body` (starting with the line `heading`) in place of that section of `path`, or at its end (before
+    the Spark Connect section, which `run_all.py --connect-only` rewrites to the end); every other section is kept
+    as it is."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     old = section(text, heading)
     body = body.rstrip() + "\n"
     if old is None:
-        text = (text.rstrip() + "\n\n" if text.strip() else "") + body
+        head, mark, tail = text.partition(CONNECT_MARK)
+        text = (head.rstrip() + "\n\n" if head.strip() else "") + body + (f"\n{mark}{tail}" if mark else "")
     else:
         text = text.replace(old, body + ("\n" if not text.endswith(old) else ""), 1)
     path.write_text(text, encoding="utf-8")

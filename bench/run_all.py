@@ -27,6 +27,7 @@ import plans as plan_bench
 import translation
 from common import (
     BENCH_DIR,
+    CONNECT_MARK,
     REPO_ROOT,
     ROWLEVEL_HEADING,
     SF1_DIR,
@@ -104,7 +105,6 @@ def _connect_section(args: argparse.Namespace) -> dict | None:
         return {"summary": json.loads(js.read_text()), "markdown": md.read_text()}
 
 
-CONNECT_MARK = "<!-- Spark Connect section: bench/run_all.py --connect-only replaces it -->"
 _CONNECT_ROW = "| (a) translation over Spark Connect"
 _CONNECT_EXEC_ROW = "| (b) execution over Spark Connect"
 

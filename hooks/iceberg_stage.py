@@ -34,6 +34,7 @@ from functools import cached_property
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from substrait_spark.consumer.clients import is_connect
 from substrait_spark.consumer.errors import ConcurrentCommitError, ExecutionError
 from substrait_spark.consumer.relation import quote
 from substrait_spark.consumer.steps.log import KEY_PROPERTY
@@ -67,9 +68,7 @@ class IcebergRowLevel:
 
     @cached_property
     def unavailable(self) -> str | None:
-        from substrait_spark.hooks.spark import is_connect_session
-
-        if is_connect_session(self.spark):
+        if is_connect(self.spark):
             return "a Spark Connect session: Iceberg takes a SQL command's snapshot properties only in the JVM"
         if ICEBERG_EXTENSIONS not in (self.spark.conf.get("spark.sql.extensions", None) or ""):
             return f"Iceberg's SQL extensions are not enabled on this session ({ICEBERG_EXTENSIONS})"
