@@ -172,6 +172,10 @@ clean:
 
 # Translation time, execution time at sf1 and physical plans vs Spark SQL; regenerates bench/RESULTS.md.
 # BENCH_ROUNDS / BENCH_WARMUP (execution rounds per query, default 3 / 1); see bench/README.md.
-.PHONY: bench
+.PHONY: bench bench-rowlevel
 bench: venv data data-sf1
 	$(PY) bench/run_all.py
+
+# Row-level DELETE/UPDATE at sf1 in Iceberg vs Spark SQL's own statements: section (d) of bench/RESULTS.md.
+bench-rowlevel: venv data-sf1 jars
+	$(PY) bench/rowlevel.py

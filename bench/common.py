@@ -95,15 +95,16 @@ SPARK_CONF = {
 }
 
 
-def spark_session(master: str = "local[*]"):
-    """One local session for both paths (same configuration: the comparison is fair by construction)."""
+def spark_session(master: str = "local[*]", extra: dict[str, str] | None = None):
+    """One local session for both paths (same configuration: the comparison is fair by construction); `extra`
+    adds settings (the Iceberg jars and extensions for bench/rowlevel.py)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName("substrait-spark-bench")
-    for k, v in SPARK_CONF.items():
+    for k, v in {**SPARK_CONF, **(extra or {})}.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -305,3 +306,39 @@ def environment() -> dict[str, str]:
         "java": _java_version(),
         "spark conf": ", ".join(f"{k}={v}" for k, v in SPARK_CONF.items()) + ", master=local[*]",
     }
+
+
+# --------------------------------------------------------------------------------------------------
+# RESULTS.md sections written by separate benchmarks
+# --------------------------------------------------------------------------------------------------
+
+ROWLEVEL_HEADING = "## (d) Row-level DELETE and UPDATE (sf1, Iceberg)"
+
+
+def section(text: str, heading: str) -> str | None:
+    """The section of a Markdown text that starts with the line `heading`, up to the next `## ` heading."""
+    lines = text.splitlines()
+    if heading not in lines:
+        return None
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("## ", CONNECT_MARK))), len(lines))
+    return "\n".join(lines[start:end]).rstrip() + "\n"
+
+
+# Starts the Spark Connect section, the last of RESULTS.md: `run_all.py --connect-only` replaces all that follows.
+CONNECT_MARK = "<!-- Spark Connect section: bench/run_all.py --connect-only replaces it -->"
+
+
+def replace_section(path: Path, heading: str, body: str) -> None:
+    """Put `body` (starting with the line `heading`) in place of that section of `path`, or at its end (before
+    the Spark Connect section, which `run_all.py --connect-only` rewrites to the end); every other section is kept
+    as it is."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    old = section(text, heading)
+    body = body.rstrip() + "\n"
+    if old is None:
+        head, mark, tail = text.partition(CONNECT_MARK)
+        text = (head.rstrip() + "\n\n" if head.strip() else "") + body + (f"\n{mark}{tail}" if mark else "")
+    else:
+        text = text.replace(old, body + ("\n" if not text.endswith(old) else ""), 1)
+    path.write_text(text, encoding="utf-8")

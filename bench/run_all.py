@@ -27,7 +27,9 @@ import plans as plan_bench
 import translation
 from common import (
     BENCH_DIR,
+    CONNECT_MARK,
     REPO_ROOT,
+    ROWLEVEL_HEADING,
     SF1_DIR,
     SMALL_DIR,
     SQL_OVERRIDES,
@@ -40,6 +42,7 @@ from common import (
     plan_path,
     qname,
     require_data,
+    section,
     spark_session,
     sql_path,
     verify_same_query,
@@ -102,7 +105,6 @@ def _connect_section(args: argparse.Namespace) -> dict | None:
         return {"summary": json.loads(js.read_text()), "markdown": md.read_text()}
 
 
-CONNECT_MARK = "<!-- Spark Connect section: bench/run_all.py --connect-only replaces it -->"
 _CONNECT_ROW = "| (a) translation over Spark Connect"
 _CONNECT_EXEC_ROW = "| (b) execution over Spark Connect"
 
@@ -279,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         out += [execution.markdown(ex, args.rounds, args.warmup), "", s_ex.footer(), ""]
     else:
         out += ["Not run (`--skip-execution`).", ""]
+    kept = section(args.output.read_text(encoding="utf-8"), ROWLEVEL_HEADING) if args.output.exists() else None
+    if kept is not None:  # written by bench/rowlevel.py (its own Iceberg session): kept as it is
+        out += [kept]
     if connect is not None:
         out += [CONNECT_MARK, connect["markdown"], ""]
     args.output.write_text("\n".join(out), encoding="utf-8")

@@ -45,6 +45,13 @@ class ExecutionError(SubstraitSparkError):
     kind = "execution failed"
 
 
+class ConcurrentCommitError(ExecutionError):
+    """Another writer committed to a table between the snapshot this run pinned and a step's commit: the step was
+    not applied, the table holds the other writer's commit (exit 1; a new run pins the new snapshot)."""
+
+    kind = "concurrent commit"
+
+
 class PlanInvalidError(SubstraitSparkError):
     """The plan cannot be parsed or is malformed: dangling anchors, bad references, type mismatches (exit 2)."""
 

@@ -32,6 +32,9 @@ class Step:
     idempotency_key: str | None = None  # stored in the commit's snapshot summary
     duration_s: float | None = None
     details: dict[str, Any] | None = None  # what the op decided: an UPDATE's key and its source, an ALTER's changes
+    # How a DELETE/UPDATE committed: row-level (its statement, the table's write mode and isolation level) or a
+    # rewrite of the table (and why), with the data and delete files the commit added and removed.
+    commit: dict[str, Any] | None = None
 
 
 @dataclass

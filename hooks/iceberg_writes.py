@@ -20,6 +20,7 @@ from substrait_spark.consumer.errors import ResolutionError, UnsupportedFeatureE
 from substrait_spark.consumer.relation import quote
 from substrait_spark.consumer.steps.targets import SchemaChange
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, _find_table
+from substrait_spark.hooks.iceberg_stage import STAGED_PROPERTY, IcebergRowLevel
 
 
 @dataclass
@@ -125,12 +126,26 @@ class IcebergTarget(CatalogObject):
     def dropped_by(self) -> tuple[str, str | None] | None:
         return drop_record(self.catalog, self.ident)
 
+    def row_level(self, spark: SparkSession) -> IcebergRowLevel:
+        return IcebergRowLevel(self, spark)
+
 
 def _snapshot_with(table: Any, prop: str, value: str) -> Any:
-    """The table's snapshot whose summary has `prop = value`, if any."""
+    """The table's snapshot whose summary has `prop = value`, if any; a commit staged on a branch
+    (`iceberg_stage`) only once it is in `main`'s history (published)."""
+    from pyiceberg.table.snapshots import ancestors_of
+
+    published: set[int] | None = None
     for snapshot in table.snapshots():
         summary = snapshot.summary
-        if summary is not None and summary.additional_properties.get(prop) == value:
+        if summary is None or summary.additional_properties.get(prop) != value:
+            continue
+        if STAGED_PROPERTY not in summary.additional_properties:
+            return snapshot
+        if published is None:
+            current = table.current_snapshot()
+            published = {s.snapshot_id for s in ancestors_of(current, table.metadata)} if current else set()
+        if snapshot.snapshot_id in published:
             return snapshot
     return None
 

@@ -148,3 +148,23 @@ def lake_fixture(iceberg_spark: Any, tmp_path_factory: pytest.TempPathFactory) -
     settings = {"uri": root / "catalog.db", "warehouse": root / "warehouse"}
     register_catalog(iceberg_spark, LAKE, **settings)
     return Lake(LAKE, settings["uri"], settings["warehouse"], iceberg_spark, pyiceberg_catalog(LAKE, **settings))
+
+
+# The catalog stores every Iceberg test runs on: `@pytest.fixture(scope="module", params=CATALOG_STORES)`.
+CATALOG_STORES = ["sqlite", "postgresql"]
+
+
+def store_lake(
+    request: pytest.FixtureRequest, spark: Any, tmp_path_factory: pytest.TempPathFactory, prefix: str
+) -> Lake:
+    """A catalog on the store `request.param`: a SQLite file (the embedded default) or a PostgreSQL database started
+    on 127.0.0.1. Named `<prefix>sqlake` / `<prefix>pglake`, a module's own: Spark keeps a catalog it has loaded for
+    the life of the session."""
+    root = tmp_path_factory.mktemp(f"{prefix}lake-{request.param}")
+    if request.param == "sqlite":
+        name, uri = f"{prefix}sqlake", root / "catalog.db"
+    else:
+        name, uri = f"{prefix}pglake", request.getfixturevalue("postgres_uri")
+    settings = {"uri": uri, "warehouse": root / "warehouse"}
+    register_catalog(spark, name, **settings)
+    return Lake(name, uri, settings["warehouse"], spark, pyiceberg_catalog(name, **settings))

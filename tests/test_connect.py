@@ -135,6 +135,20 @@ def test_run_report_counts_rows_and_names_the_connect_session(spark, corpus, tpc
         assert connect["operation_ids"] is None
 
 
+@pytest.mark.skipif(
+    current_mode() is not SparkMode.CONNECT,
+    reason="Connect sessions only: classic 3.5 stages row-level commits (tests/test_rowlevel_writes.py)",
+)
+def test_row_level_delete_and_update_refuse_a_connect_session_and_say_why(spark):
+    """DELETE/UPDATE stage a row-level statement whose commit carries the step key through Iceberg's JVM-only
+    commit properties: on Spark Connect the writer says it cannot — before touching the table or the JVM — and the
+    step rewrites the table from the pinned snapshot instead, recording that reason (`rowlevel.writer`)."""
+    from substrait_spark.hooks.iceberg_stage import IcebergRowLevel
+
+    why = IcebergRowLevel(target=None, spark=spark).unavailable
+    assert why is not None and why.startswith("a Spark Connect session")
+
+
 def test_cancelling_a_job_group_stops_only_its_own_work(spark):
     from substrait_spark.hooks.spark import cancel_job_group, job_group
 

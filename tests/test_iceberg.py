@@ -11,7 +11,7 @@ import time
 import pyarrow as pa
 import pytest
 from google.protobuf import json_format
-from iceberg_stack import Lake
+from iceberg_stack import CATALOG_STORES, Lake, store_lake
 from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main
@@ -19,7 +19,6 @@ from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.resolver import ChainResolver
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
-from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, register_catalog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 COLUMNS = (["id", "name", "amount"], [i64(), string(), fp64()])
@@ -29,18 +28,10 @@ def arrow(ids: range) -> pa.Table:
     return pa.Table.from_pylist([{"id": i, "name": f"n{i}", "amount": i * 1.5} for i in ids], schema=SCHEMA)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=CATALOG_STORES)
 def lake(request, iceberg_spark, tmp_path_factory) -> Lake:
-    """The catalog store: a SQLite file (the embedded default) or a PostgreSQL database started on 127.0.0.1.
-    Names of their own: Spark keeps a catalog it has loaded for the life of the session."""
-    root = tmp_path_factory.mktemp(f"lake-{request.param}")
-    if request.param == "sqlite":
-        name, uri = "sqlake", root / "catalog.db"
-    else:
-        name, uri = "pglake", request.getfixturevalue("postgres_uri")
-    settings = {"uri": uri, "warehouse": root / "warehouse"}
-    register_catalog(iceberg_spark, name, **settings)
-    return Lake(name, uri, settings["warehouse"], iceberg_spark, pyiceberg_catalog(name, **settings))
+    """The catalog store: a SQLite file (the embedded default) or a PostgreSQL database started on 127.0.0.1."""
+    return store_lake(request, iceberg_spark, tmp_path_factory, "")
 
 
 @pytest.fixture(scope="module")

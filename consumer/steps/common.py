@@ -152,7 +152,10 @@ def column(name: str) -> Column:
 def empty(cx: SubstraitConsumer, names: Sequence[str], types: Sequence[T.DataType]) -> Relation:
     """No rows, the table_schema's columns (NO_OUTPUT: producers name the table's columns at the root)."""
     fresh = [cx.names.fresh() for _ in names]
-    df = cx.spark.range(0).select(*[F.lit(None).cast(t).alias(n) for n, t in zip(fresh, types, strict=True)])
+    # One NULL struct spread into its fields: a few DataFrame calls whatever the width (a cast per column costs
+    # three JVM calls each), and one empty partition for the job that counts the root.
+    record = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
+    df = cx.spark.range(0, numPartitions=1).select(F.lit(None).cast(record).alias("__empty")).select("__empty.*")
     return Relation(df, fresh, list(types))
 
 

@@ -3,7 +3,9 @@
 A `WriteTargets` finds the table a Write/DDL/Update names — existing or not yet — and a `WriteTarget` answers what
 the engine needs before and after a commit: does it exist, its current snapshot (re-read from the catalog, not
 Spark's cache), its key columns, and whether a commit with a given idempotency key is already in its history.
-Data changes themselves go through Spark's DataFrameWriterV2 on `spark_name`, so each step is one atomic commit.
+Data changes themselves go through Spark's DataFrameWriterV2 on `spark_name`, so each step is one atomic commit;
+DELETE and UPDATE go row by row through a `RowLevelWriter` when the target offers one (`row_level`): Spark SQL's
+row-level commands on a staging copy of the table at the pinned snapshot, published as one commit.
 
 The one implementation is `hooks/iceberg_writes.py` (pyiceberg catalogs); Spark's session catalog names no write
 targets (its tables are read only), so a plan that writes needs an Iceberg catalog configuration.
@@ -12,10 +14,12 @@ targets (its tables are read only), so a plan that writes needs an Iceberg catal
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 
@@ -64,6 +68,85 @@ class WriteTarget(Protocol):
 
     def uuid(self) -> str | None:
         """The table's UUID (None when it does not exist): tells a re-created table from the dropped one."""
+        ...
+
+    def row_level(self, spark: SparkSession) -> RowLevelWriter:
+        """How DELETE and UPDATE can change this table row by row in `spark` (see `RowLevelWriter`)."""
+        ...
+
+
+class RowLevelCommand(Enum):
+    """The Spark SQL command a row-level step runs: the table's write mode and isolation level are per command."""
+
+    DELETE = "delete"
+    UPDATE = "update"
+    MERGE = "merge"
+
+
+class WriteMode(Enum):
+    """How a table takes row-level changes (Iceberg's `write.<command>.mode`)."""
+
+    COPY_ON_WRITE = "copy-on-write"  # the data files holding changed rows are rewritten
+    MERGE_ON_READ = "merge-on-read"  # delete files mark the changed rows; readers merge them
+
+
+@dataclass(frozen=True)
+class RowLevelSettings:
+    """What the table says a command does: its write mode and the isolation level of its commit."""
+
+    mode: WriteMode
+    isolation_level: str
+
+
+class RowLevelUnavailable(Exception):
+    """The session or table cannot take a staged row-level commit (the step rewrites the table instead); the
+    message says why. Not an error of the plan."""
+
+
+@runtime_checkable
+class RowLevelStage(Protocol):
+    """A staging copy of the table at the snapshot the run pinned, open for one row-level statement.
+
+    Statements write to `spark_name` and carry the step's snapshot properties. Leaving the block publishes the
+    staged commit as the table's next snapshot — only if the table is still at the pinned snapshot, else
+    `ConcurrentCommitError` and nothing changes; an error inside the block discards the staging copy."""
+
+    spark_name: str  # quoted identifier a statement names as its target
+    snapshot_id: int | None  # after the block: the published commit (None: the statement changed nothing)
+
+    def read(self) -> DataFrame:
+        """The staging copy's rows (the pinned snapshot's): `delete_where` takes a filter over this."""
+        ...
+
+    def sql(self, statement: str) -> None:
+        """Run one row-level statement (quoted identifiers only) against `spark_name`."""
+        ...
+
+    def delete_where(self, rows: DataFrame) -> None:
+        """`DELETE FROM spark_name WHERE <rows' condition>`: `rows` is `read().filter(condition)` with a condition
+        `is_plain_filter` accepted; Spark gets the condition itself, so it prunes files as for its own DELETE."""
+        ...
+
+
+@runtime_checkable
+class RowLevelWriter(Protocol):
+    """Row-level DELETE and UPDATE on one table through Spark SQL's row-level commands."""
+
+    unavailable: str | None  # why `stage` cannot be used here (None: it can)
+
+    def settings(self, command: RowLevelCommand) -> RowLevelSettings: ...
+
+    def summary(self, snapshot_id: int) -> Mapping[str, str]:
+        """A snapshot's summary (`added-data-files`, `total-delete-files`, ...)."""
+        ...
+
+    def is_plain_filter(self, rows: DataFrame) -> bool:
+        """`rows` is a deterministic filter without subqueries directly over a read of a table: a DELETE can take
+        its condition as it is."""
+        ...
+
+    def stage(self, pinned: int, properties: Mapping[str, str]) -> AbstractContextManager[RowLevelStage]:
+        """Stage at snapshot `pinned`; the commit carries `properties` in its summary."""
         ...
 
 

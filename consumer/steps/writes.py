@@ -1,13 +1,16 @@
 """WriteRel: INSERT, DELETE, UPDATE and CTAS on catalog tables, each step one atomic Iceberg commit.
 
 - INSERT appends (DataFrameWriterV2.append).
-- DELETE and UPDATE rewrite the table: the rows to keep (DELETE) or the table with the after-images swapped in
-  (UPDATE) are computed from the snapshot this run pinned, and committed with `overwrite(true)` validated from
-  that snapshot at serializable isolation. Spark 3.5's DataFrame API has no row-level DELETE, and Iceberg's
-  overwrite-by-filter (`overwrite(condition)`) refuses files where only some rows match, so the rewrite is the
-  one DataFrame-API way that is exact for any predicate; a concurrent commit makes it fail, never lose rows.
-  A filter directly over a read of the same table deletes by that predicate; any other input deletes the
-  table's rows equal (null-safe) to an input row.
+- DELETE and UPDATE change only the rows they change (`rowlevel`): Spark SQL's row-level commands on a staging
+  copy of the table at the snapshot this run pinned, published as the table's next snapshot only if no one
+  committed since the pin — copy-on-write rewrites the files holding changed rows, merge-on-read adds delete
+  files, as the table's write modes say. A filter directly over a read of the same table deletes by that
+  predicate; any other input deletes the table's rows equal (null-safe) to an input row.
+- Where staging is not possible (a Spark Connect session, a session without Iceberg's SQL extensions, a format v3
+  table, a DELETE predicate with a subquery or a non-deterministic function), DELETE and UPDATE rewrite the table:
+  the rows to keep (DELETE) or the table with the after-images swapped in (UPDATE) are computed from the pinned
+  snapshot and committed with `overwrite(true)` validated from that snapshot at serializable isolation — exact for
+  any predicate, and a concurrent commit makes it fail, never lose rows. The step's `commit` record says which.
 - UPDATE matches after-images to rows by a key: the caller's (`update_keys`), else the one the plan's WriteRel
   names in its advanced extension (a `google.protobuf.Struct` enhancement with field `substrait_spark.update_key`),
   else the table's identifier fields; refused with none (see `update_key`). The step record's `details` say which.
@@ -35,7 +38,7 @@ from ..report import Step
 from ..scope import Scope
 from ..types import schema_of
 from . import common as c
-from . import update_key
+from . import rowlevel, update_key
 from .log import KEY_PROPERTY, Outcome, StepLog
 from .targets import WriteTarget
 
@@ -94,6 +97,10 @@ class WriteJob:
     def records(self, df: DataFrame) -> DataFrame:
         """Modified rows under the plan's column names."""
         return df.toDF(*self.names)
+
+    def records_if_wanted(self, df: Callable[[], DataFrame]) -> DataFrame | None:
+        """`records` of `df()` if the plan reads them (MODIFIED_RECORDS): no DataFrame built otherwise."""
+        return self.records(df()) if _RECORDS[self.rel.output] else None
 
 
 Result = tuple[Outcome, DataFrame | None]
@@ -230,18 +237,35 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
     if resolved is None:
         return None
     path = f"{job.path}.input.filter"
-    # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
-    source = job.cx.rel(read, f"{path}.input", job.outer).materialized()
+    source = job.cx.rel(read, f"{path}.input", job.outer)
     c.check_input(source, job.names, job.types, f"{job.path}.input")
     columns = job.columns(resolved.fields)
-    hit = F.coalesce(
-        job.cx.expression(inp.filter.condition, Scope(source, job.outer), f"{path}.condition").col, F.lit(False)
-    )
-    counted, obs = observed(source.df, removed=c.count_if(hit))
+    row_level = rowlevel.writer(job, resolved)
+    if row_level is not None:
+        table = Relation(resolved.df, columns, list(source.types))  # the table's own names: see `_condition_on`
+        hit = _condition_on(job, table, inp.filter.condition, f"{path}.condition")
+        if hit is not None and row_level.is_plain_filter(resolved.df.filter(hit)):
+            removed = rowlevel.delete_where(job, row_level, resolved, hit)
+            return Outcome(removed), job.records_if_wanted(lambda: resolved.df.filter(hit).select(*table.cols()))
+        rowlevel.rewritten(job, "the DELETE's condition has a subquery or a non-deterministic function")
+    # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
+    scope = Scope(source.materialized(), job.outer)
+    hit = F.coalesce(job.cx.expression(inp.filter.condition, scope, f"{path}.condition").col, F.lit(False))
+    rows = scope.rel.df  # the table's rows, with the columns a subquery in the condition joined on (one per row)
+    counted, obs = observed(rows, removed=c.count_if(hit))
     keep = counted.filter(~hit)
     job.writer(c.named(source.with_df(keep), columns), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
-    removed = source.df.filter(hit)
-    return Outcome(int(obs.get["removed"])), job.records(removed.select(*source.cols()))
+    rowlevel.rewrite_committed(job)
+    return Outcome(int(obs.get["removed"])), job.records(rows.filter(hit).select(*source.cols()))
+
+
+def _condition_on(job: WriteJob, table: Relation, condition: alg.Expression, path: str) -> Column | None:
+    """The DELETE's condition over the table's own column names — so one Column filters the pinned read and the
+    staging copy alike — if it needs nothing but the table's row (no subquery joined in). As it is: a filter and
+    Spark's DELETE both keep the rows where it is NULL, and Spark prunes files only by a condition it can push."""
+    scope = Scope(table, job.outer)
+    hit = job.cx.expression(condition, scope, path).col
+    return hit if scope.rel is table else None
 
 
 def _plain_read_of_target(job: WriteJob, read: alg.Rel, path: str) -> ResolvedTable | None:
@@ -268,10 +292,19 @@ def _delete_matching(job: WriteJob) -> Result:
     before = _aliased(resolved.df, columns, "__t")
     rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
     match = _all(column_pairs(len(columns), "__t", "__d", null_safe=True))
+    back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
+    row_level = rowlevel.writer(job, resolved)
+    if row_level is not None:
+
+        def removed() -> DataFrame:
+            return before.join(rows, match, "left_semi").select(*back)
+
+        deleted = rowlevel.delete_matching(job, row_level, resolved, c.named(inp, columns), lambda: removed().count())
+        return Outcome(deleted), job.records_if_wanted(removed)
     counted, obs = observed(before, total=c.count_rows())
     keep, kept = observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
-    back = [c.column(f"__t{i}").alias(n) for i, n in enumerate(columns)]
     job.writer(keep.select(*back), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
+    rowlevel.rewrite_committed(job)
     removed = before.join(rows, match, "left_semi").select(*back)
     return Outcome(int(obs.get["total"]) - int(kept.get["kept"])), job.records(removed)
 
@@ -285,9 +318,30 @@ def _update(job: WriteJob) -> Result:
     keys = [columns[i] for i in at]
     job.step.details = {"update_key": keys, "update_key_source": key.source}  # the table's spelling
     after = inp.df.select(*[inp.col(i).alias(f"__u{i}") for i in range(len(columns))], F.lit(True).alias("__m"))
-    _refuse_duplicate_keys(after, at, keys, job.path)
     before = _aliased(resolved.df, columns, "__t")
     match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
+
+    def images() -> DataFrame:
+        return after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
+
+    row_level = rowlevel.writer(job, resolved)
+    if row_level is not None:
+        named = c.named(inp, columns).persist()  # checked, counted and read by the statement: computed once
+
+        def check(count: bool) -> int | None:
+            """Refuse duplicate keys (computing the after-images into the cache); with `count`, the table rows
+            they match."""
+            if not count:
+                _refuse_duplicate_keys(named, keys, keys, job.path)
+                return None
+            return _matched_rows(named, before, at, keys, job.path)
+
+        try:
+            updated = rowlevel.update_by_key(job, row_level, resolved, named, keys, check)
+        finally:
+            named.unpersist()
+        return Outcome(updated), job.records_if_wanted(images)
+    _refuse_duplicate_keys(after, [f"__u{i}" for i in at], keys, job.path)
     joined, obs = observed(before.join(after, match, "left"), updated=c.count_if(c.column("__m").isNotNull()))
     new = joined.select(
         *[
@@ -296,8 +350,8 @@ def _update(job: WriteJob) -> Result:
         ]
     )
     job.writer(new, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
-    images = after.join(before, match, "left_semi").select(*[c.column(f"__u{i}") for i in range(len(columns))])
-    return Outcome(int(obs.get["updated"])), job.records(images)
+    rowlevel.rewrite_committed(job)
+    return Outcome(int(obs.get["updated"])), job.records(images())
 
 
 def _update_key(job: WriteJob) -> update_key.UpdateKey:
@@ -337,11 +391,37 @@ def _key_positions(job: WriteJob, key: update_key.UpdateKey, columns: list[str])
     return list(dict.fromkeys(lowered.index(k.lower()) for k in key.columns))
 
 
-def _refuse_duplicate_keys(after: DataFrame, at: list[int], keys: list[str], path: str) -> None:
-    dup = after.groupBy(*[c.column(f"__u{i}") for i in at]).count().filter(F.col("count") > 1).limit(1).collect()
+def _matched_rows(after: DataFrame, before: DataFrame, at: list[int], keys: list[str], path: str) -> int:
+    """The rows of `before` (`__t<i>` columns) whose key equals an after-image's (`after`: the table's column
+    names, cached), refusing duplicate keys on the way. One pass over the after-images gives both the duplicate
+    check and each key column's range: the count then reads only the table's files whose statistics overlap the
+    range (an UPDATE of clustered keys touches few), and joins what it reads with the keys."""
+    per_key = after.groupBy(*[c.column(k) for k in keys]).agg(c.count_rows().alias("__n"))
+    ranged = [(i, k) for i, k in zip(at, keys, strict=True) if isinstance(after.schema[k].dataType, _RANGED)]
+    found = per_key.agg(F.max("__n"), *[f(c.column(k)) for _, k in ranged for f in (F.min, F.max)]).first()
+    if (found[0] or 0) > 1:
+        _refuse_duplicate_keys(after, keys, keys, path)
+    if found[0] is None:  # no after-images
+        return 0
+    bounds = iter(found[1:])
+    within = [c.column(f"__t{i}").between(F.lit(next(bounds)), F.lit(next(bounds))) for i, _ in ranged]
+    matched = after.select(*[c.column(k).alias(f"__u{i}") for i, k in zip(at, keys, strict=True)])
+    match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
+    return before.filter(_all(within)).join(matched, match, "left_semi").count()
+
+
+# Key types whose values come back from Spark and compare by range exactly as by equality (floating point has NaN
+# and -0.0; a local-time timestamp may not survive the trip through Python around a clock change).
+_RANGED = (T.IntegralType, T.DecimalType, T.StringType, T.DateType, T.TimestampNTZType)
+
+
+def _refuse_duplicate_keys(after: DataFrame, columns: list[str], keys: list[str], path: str) -> None:
+    """Refuse several after-images with one key (`columns`: the key's columns in `after`; `keys`: their names)."""
+    per_key = after.groupBy(*[c.column(n) for n in columns]).agg(c.count_rows().alias("__n"))
+    dup = per_key.filter(F.col("__n") > 1).select(*[c.column(n) for n in columns]).limit(1).collect()
     if dup:
         raise ExecutionError(
-            f"UPDATE write: several after-images for key {dict(zip(keys, dup[0][:-1], strict=True))}", path
+            f"UPDATE write: several after-images for key {dict(zip(keys, dup[0], strict=True))}", path
         )
 
 
