@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pyspark.errors import AnalysisException
@@ -46,6 +47,25 @@ from .types import PlanTypes, has_struct
 from .walk import emit_mapping
 
 Expression = alg.Expression
+
+
+@dataclass(frozen=True)
+class LossyCast:
+    """A read column cast to the type the plan declares although the cast can lose information."""
+
+    table: str  # how the read names its source: "table 'lineitem'", "local files", "Iceberg table '…'"
+    column: str
+    from_type: str
+    to_type: str
+    path: str
+
+    def note(self) -> str:
+        """The run report's note."""
+        return (
+            f"lossy cast (cast_to_plan_types): {self.table}, column {self.column!r}: "
+            f"{self.from_type} -> {self.to_type} (at {self.path})"
+        )
+
 
 # Relation kind -> method name; expression kind -> method name.
 REL_METHODS: dict[str, str] = {
@@ -120,11 +140,17 @@ class SubstraitConsumer:
         plan: Plan,
         resolver: TableResolver,
         parameters: Mapping[str | int, Any] | None = None,
+        *,
+        cast_to_plan_types: bool = False,
     ):
         self.spark = spark
         self.plan = plan
         self.resolver = resolver
         self.parameters = Parameters.bind(plan, parameters)
+        # Read columns whose type a cast to the plan's declared type would lose information from: refused
+        # (a schema mismatch, exit 4) unless the caller opts in; each cast made anyway is recorded here.
+        self.cast_to_plan_types = cast_to_plan_types
+        self.lossy_casts: list[LossyCast] = []
         self.extensions = Extensions(plan)
         self.quirks = Quirks.of(plan)
         self.plan_types = PlanTypes.of(plan)  # user-defined types and type aliases, for spark_type
@@ -239,10 +265,17 @@ class SubstraitConsumer:
 
     def view_consumer(self, plan: Plan, expanding: tuple[str, ...]) -> SubstraitConsumer:
         """A consumer for a view's definition, sharing this run's names, pinned tables and temp views."""
-        inner = type(self)(self.spark, plan, self.resolver)
+        inner = type(self)(self.spark, plan, self.resolver, cast_to_plan_types=self.cast_to_plan_types)
         inner.names, inner.views, inner.tables_read = self.names, self.views, self.tables_read
+        inner.lossy_casts = self.lossy_casts
         inner._resolved, inner.expanding = self._resolved, expanding
         return inner
+
+    def record_lossy_cast(self, what: str, column: str, actual: T.DataType, declared: T.DataType, path: str) -> None:
+        """A read column cast to the plan's type with possible loss (`cast_to_plan_types`), once per column."""
+        entry = LossyCast(what, column, actual.simpleString(), declared.simpleString(), path)
+        if entry not in self.lossy_casts:
+            self.lossy_casts.append(entry)
 
     def forget_table(self, identity: str) -> None:
         """After a step changed a table, later reads in this run resolve (and pin) its new snapshot."""
