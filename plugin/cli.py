@@ -230,8 +230,8 @@ class _Batch:
     args: argparse.Namespace
     params: dict[str, str]
     update_keys: dict[str, list[str]]
-    resolver: Any
-    audit: Any
+    resolver: Any = None
+    audit: Any = None
     spark: Any = None
     targets: Any = None
 
@@ -239,9 +239,7 @@ class _Batch:
 def cmd_run(args: argparse.Namespace) -> int:
     """Load and check every plan first (no Spark: a plan that cannot run fails at once), then start one Spark
     session for the plans that can, and run them in order. The exit code is the first failed plan's."""
-    from substrait_spark.consumer.runner import preflight
-
-    batch = _Batch(args, _params(args.param), _update_keys(args.update_key), _resolver(args), None)
+    batch = _Batch(args, _params(args.param), _update_keys(args.update_key))
     if args.output_dir:
         Path(args.output_dir).mkdir(parents=True, exist_ok=True)
     load = _loader()
@@ -253,11 +251,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         obj = None
         try:
             loaded, obj = load(plan)
+            from substrait_spark.consumer.runner import preflight  # (Spark's Python modules: once a plan loaded)
+
             preflight(loaded, parameters=batch.params)
             ready.append((i, loaded, obj))
         except SubstraitSparkError as exc:
             codes[i] = _failed(batch, exc, entries[i], obj)
     if ready:
+        batch.resolver = _resolver(args)
         batch.spark = _session(args)
         if args.catalog_config:  # plans that write, write to tables of these catalogs
             from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
