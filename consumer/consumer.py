@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pyspark.errors import AnalysisException
@@ -23,6 +22,7 @@ from . import lambdas, plan_record, subqueries, windows
 from . import views as view_defs
 from .clients import is_connect
 from .context_variables import context_variable
+from .conversions import LossyCast
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
@@ -47,25 +47,6 @@ from .types import PlanTypes, has_struct
 from .walk import emit_mapping
 
 Expression = alg.Expression
-
-
-@dataclass(frozen=True)
-class LossyCast:
-    """A read column cast to the type the plan declares although the cast can lose information."""
-
-    table: str  # how the read names its source: "table 'lineitem'", "local files", "Iceberg table '…'"
-    column: str
-    from_type: str
-    to_type: str
-    path: str
-
-    def note(self) -> str:
-        """The run report's note."""
-        return (
-            f"lossy cast (cast_to_plan_types): {self.table}, column {self.column!r}: "
-            f"{self.from_type} -> {self.to_type} (at {self.path})"
-        )
-
 
 # Relation kind -> method name; expression kind -> method name.
 REL_METHODS: dict[str, str] = {

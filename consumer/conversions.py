@@ -11,6 +11,7 @@ The rule, once, for every read (`relations/read.py`): `conversion(actual, declar
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
@@ -67,3 +68,21 @@ def _numeric_lossless(actual: T.DataType, declared: T.DataType) -> bool:
     if hold is None:  # an exact number into a float: integers only, while the significand holds them
         return need[1] == 0 and 10 ** need[0] - 1 <= 2 ** _SIGNIFICAND_BITS[type(declared)]
     return need[0] <= hold[0] and need[1] <= hold[1]
+
+
+@dataclass(frozen=True)
+class LossyCast:
+    """A read column cast to the type the plan declares although the cast can lose information."""
+
+    table: str  # how the read names its source: "table 'lineitem'", "local files '…'", "Iceberg table '…'"
+    column: str
+    from_type: str
+    to_type: str
+    path: str
+
+    def note(self) -> str:
+        """The run report's note."""
+        return (
+            f"lossy cast (cast_to_plan_types): {self.table}, column {self.column!r}: "
+            f"{self.from_type} -> {self.to_type} (at {self.path})"
+        )

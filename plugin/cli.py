@@ -32,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
         sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
         sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
+        sp.add_argument(
+            "--cast-to-plan-types",
+            action="store_true",
+            help="cast read columns to the plan's declared types even where that can lose information (else a "
+            "schema mismatch, exit 4); the run report's notes list each such cast",
+        )
 
     run = sub.add_parser("run", help="run plans and write or print their results")
     run.add_argument("plans", nargs="+", metavar="PLAN")
@@ -56,12 +62,6 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="TABLE=COL[,COL...]",
         help="the columns UPDATE writes to TABLE match rows by (before the plan's key and identifier fields)",
-    )
-    run.add_argument(
-        "--cast-to-plan-types",
-        action="store_true",
-        help="cast read columns to the plan's declared types even where that can lose information (else a schema "
-        "mismatch, exit 4); the run report's notes list each such cast",
     )
     run.add_argument(
         "--param",
@@ -360,7 +360,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.format != "text":
         return _explain_picture(loaded, args)
     spark = _session(args)
-    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args))
+    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args), cast_to_plan_types=args.cast_to_plan_types)
     try:
         df = consumer.root(0)
         print(plan_tree(consumer))
