@@ -40,7 +40,7 @@ from substrait import algebra_pb2 as alg
 from substrait_spark.api import run_plan
 from substrait_spark.cli import main
 from substrait_spark.consumer import to_dataframe
-from substrait_spark.consumer.errors import SchemaMismatchError
+from substrait_spark.consumer.errors import ExecutionError, SchemaMismatchError
 from substrait_spark.consumer.loader import load_plan
 from substrait_spark.consumer.resolver import SessionCatalogResolver
 from substrait_spark.consumer.walk import nodes
@@ -307,3 +307,58 @@ def test_no_cast_turns_a_number_into_a_date(spark, amounts):
     for opt_in in (False, True):
         with pytest.raises(SchemaMismatchError, match=r"column 'amount' is decimal\(10,2\), plan says date \(at"):
             to_dataframe(plan, spark, resolver, cast_to_plan_types=opt_in)
+
+
+# --- delimited text: parsed as the declared types, a value that does not fit is an error, not a NULL ------------
+
+
+TEXT = "id|amount\n1|1.50\n2|1234.56\n3|\n"
+
+
+def text_item(path: Path) -> alg.ReadRel.LocalFiles.FileOrFiles:
+    f = alg.ReadRel.LocalFiles.FileOrFiles(uri_file=path.as_uri())
+    f.text.field_delimiter, f.text.header_lines_to_skip = "|", 1
+    return f
+
+
+def test_text_value_that_does_not_fit_its_declared_type_fails_the_run_unless_opted_in(spark, tmp_path):
+    """Spark's CSV reader would make 1234.56 in a decimal(5,2) column NULL (and exit 0): the run fails (exit 1)
+    naming the malformed record; with the opt-in it is NULL, the column noted. An empty field stays NULL."""
+    path = tmp_path / "amounts.txt"
+    path.write_text(TEXT)
+    read = alg.ReadRel(base_schema=_schema(["id", "amount"], [i32(), decimal_(5, 2)]))
+    read.local_files.items.append(text_item(path))
+    plan = amounts_plan(source=alg.Rel(read=read)).SerializeToString()
+    with pytest.raises(ExecutionError, match="MALFORMED_RECORD") as failed:
+        run_plan(plan, spark, output="preview")
+    assert failed.value.exit_code == 1
+    report = run_plan(plan, spark, output="preview", cast_to_plan_types=True)
+    assert report.outputs[0].preview == [[1, "1.50"], [2, None], [3, None]]
+    assert [n.split(": ", 1)[1] for n in report.notes if n.startswith("lossy cast")] == [
+        f"local files '{path.as_uri()}', column 'id': string -> int (at relations[0].root.input.project.input.read"
+        ".local_files)",
+        f"local files '{path.as_uri()}', column 'amount': string -> decimal(5,2) (at relations[0].root.input.project"
+        ".input.read.local_files)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [
+        (decimal_(12, 2), [Decimal("1.50"), Decimal("1234.56"), None]),  # exact, not through a double
+        (fp64(), [1.5, 1234.56, None]),
+    ],
+)
+def test_csv_table_binding_is_parsed_as_the_plan_declares(spark, tmp_path, declared, expected, capsys):
+    """A `--table NAME=URI:csv` binding: Spark would guess double for 1.50; the plan's decimal(12,2) reads the text
+    exactly, its fp64 as a double, and a decimal(5,2) that 1234.56 does not fit fails the run (exit 1)."""
+    from substrait_spark.consumer.resolver import TableMapResolver
+
+    path = tmp_path / "amounts.csv"
+    path.write_text(TEXT.replace("|", ","))
+    resolver = TableMapResolver.from_mapping({"amounts": f"{path}:csv"})
+    df = to_dataframe(amounts_plan(declared), spark, resolver)
+    assert [r.amount for r in sorted(df.collect())] == expected
+    plan = write_plan(amounts_plan(), tmp_path / "narrow.json")
+    assert main(["run", str(plan), "--table", f"amounts={path}:csv"]) == 1
+    assert "MALFORMED_RECORD" in capsys.readouterr().err

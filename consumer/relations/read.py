@@ -13,6 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..conversions import Conversion, conversion
 from ..errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
 from ..relation import Relation, column, union_all
+from ..resolver import CSV_OPTIONS
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
 
@@ -172,7 +173,26 @@ def read_named_table(
     if types is None:  # a producer that names the columns without typing them (see producers.Quirks)
         by_lower = {f.name.lower(): f.dataType for f in reversed(resolved.fields)}
         types = [by_lower.get(n.lower(), T.NullType()) for n in names]
-    return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}", resolved.fields)
+    what = f"table {'.'.join(parts)!r}"
+    if resolved.format == "csv":  # text: parsed as the plan declares each column, not as Spark guessed
+        declared = {n.lower(): t for n, t in zip(names, types, strict=True)}
+        fields = [T.StructField(f.name, declared.get(f.name.lower(), T.StringType())) for f in resolved.fields]
+        options = {**CSV_OPTIONS, "mode": _text_mode(cx, what, names, types, path)}
+        df = cx.spark.read.options(**options).schema(T.StructType(fields)).csv(resolved.identity)
+        return conform(cx, df, names, types, path, what, fields)
+    return conform(cx, resolved.df, names, types, path, what, resolved.fields)
+
+
+def _text_mode(cx: SubstraitConsumer, what: str, names: list[str], types: list[T.DataType], path: str) -> str:
+    """How Spark parses delimited text as the declared types. Its default turns a value that does not fit (1234.56
+    for a decimal(5,2), 'abc' for a number) into NULL silently: here the run fails (exit 1) instead, unless the
+    caller opted in to lossy casts — then every non-string column parsed from text is noted as one."""
+    if not cx.cast_to_plan_types:
+        return "FAILFAST"
+    for name, t in zip(names, types, strict=True):
+        if not isinstance(t, T.StringType):
+            cx.record_lossy_cast(what, name, T.StringType(), t, path)
+    return "PERMISSIVE"
 
 
 def read_virtual_table(
@@ -232,13 +252,15 @@ def read_local_files(
         uris.append(uri)
         if kind == "text":
             options.update(_text_options(item.text, p))
-    reader = cx.spark.read.format(fmt).options(**options)
-    if fmt == "csv":
-        schema = T.StructType([T.StructField(n, t) for n, t in zip(names, types, strict=True)])
-        reader = reader.schema(schema)
-    df = reader.load(uris)
     more = f" (and {len(uris) - 1} more)" if len(uris) > 1 else ""
-    return conform(cx, df, names, types, path, f"local files {uris[0]!r}{more}")
+    what = f"local files {uris[0]!r}{more}"
+    if fmt == "csv":  # text, parsed as the declared types
+        options["mode"] = _text_mode(cx, what, names, types, path)
+        schema = T.StructType([T.StructField(n, t) for n, t in zip(names, types, strict=True)])
+        return conform(
+            cx, cx.spark.read.format(fmt).options(**options).schema(schema).load(uris), names, types, path, what
+        )
+    return conform(cx, cx.spark.read.format(fmt).options(**options).load(uris), names, types, path, what)
 
 
 def _text_options(text: ReadRel.LocalFiles.FileOrFiles.DelimiterSeparatedTextReadOptions, path: str) -> dict:
