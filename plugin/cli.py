@@ -359,6 +359,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     loaded, _ = _loader()(args.plan)
     if args.format != "text":
         return _explain_picture(loaded, args)
+    from substrait_spark.consumer.runner import preflight
+
+    preflight(loaded)  # a plan that cannot be translated fails before Spark starts
     spark = _session(args)
     consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args), cast_to_plan_types=args.cast_to_plan_types)
     try:
