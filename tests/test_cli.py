@@ -247,6 +247,21 @@ def test_run_refuses_invalid_and_unsupported_plans_at_once_without_starting_spar
     assert done.returncode != 0 and marker.exists()
 
 
+def test_explain_refuses_an_unsupported_plan_without_starting_spark(corpus, tpch_dir, tmp_path):
+    """`explain` (text: it needs Spark for the physical plan) checks the plan as `run` does before it starts Spark;
+    control: explaining a plan that can run does start the (stub) JVM."""
+    env, marker = stub_java(tmp_path)
+    plan = unsupported_plan(corpus, tmp_path)
+    done, wall, cpu = _timed([CLI, "explain", str(plan), "--tables-dir", str(tpch_dir)], env)
+    print(f"explain extension.json: exit {done.returncode}, {wall:.2f} s wall, {cpu:.2f} s CPU")
+    assert done.returncode == 3, done.stderr
+    assert f"unsupported: extension relation {EMPTY_URL}" in done.stderr and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not marker.exists(), f"Spark's JVM was started: {marker.read_text()}"
+    done, _, _ = _timed([CLI, "explain", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
+    assert done.returncode != 0 and marker.exists()
+
+
 def test_run_batch_runs_the_plans_that_can_run_and_exits_with_the_first_failure(
     corpus, spark, tpch_dir, tmp_path, capsys
 ):
