@@ -553,7 +553,6 @@ class IcebergAuditLog(AuditLog):
                 table = table.refresh()
         return "failed"  # not reached
 
-
     def _upgraded(self, table: Any) -> Any:
         """The audit table with every column of `audit_schema()`: one written by an earlier version gains the
         columns added since (`ADDED_COLUMNS`) in one schema commit; a concurrent writer's upgrade is kept.
