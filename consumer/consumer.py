@@ -22,6 +22,7 @@ from . import lambdas, plan_record, subqueries, windows
 from . import views as view_defs
 from .clients import is_connect
 from .context_variables import context_variable
+from .conversions import LossyCast
 from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
@@ -120,11 +121,17 @@ class SubstraitConsumer:
         plan: Plan,
         resolver: TableResolver,
         parameters: Mapping[str | int, Any] | None = None,
+        *,
+        cast_to_plan_types: bool = False,
     ):
         self.spark = spark
         self.plan = plan
         self.resolver = resolver
         self.parameters = Parameters.bind(plan, parameters)
+        # Read columns whose type a cast to the plan's declared type would lose information from: refused
+        # (a schema mismatch, exit 4) unless the caller opts in; each cast made anyway is recorded here.
+        self.cast_to_plan_types = cast_to_plan_types
+        self.lossy_casts: list[LossyCast] = []
         self.extensions = Extensions(plan)
         self.quirks = Quirks.of(plan)
         self.plan_types = PlanTypes.of(plan)  # user-defined types and type aliases, for spark_type
@@ -239,10 +246,17 @@ class SubstraitConsumer:
 
     def view_consumer(self, plan: Plan, expanding: tuple[str, ...]) -> SubstraitConsumer:
         """A consumer for a view's definition, sharing this run's names, pinned tables and temp views."""
-        inner = type(self)(self.spark, plan, self.resolver)
+        inner = type(self)(self.spark, plan, self.resolver, cast_to_plan_types=self.cast_to_plan_types)
         inner.names, inner.views, inner.tables_read = self.names, self.views, self.tables_read
+        inner.lossy_casts = self.lossy_casts
         inner._resolved, inner.expanding = self._resolved, expanding
         return inner
+
+    def record_lossy_cast(self, what: str, column: str, actual: T.DataType, declared: T.DataType, path: str) -> None:
+        """A read column cast to the plan's type with possible loss (`cast_to_plan_types`), once per column."""
+        entry = LossyCast(what, column, actual.simpleString(), declared.simpleString(), path)
+        if entry not in self.lossy_casts:
+            self.lossy_casts.append(entry)
 
     def forget_table(self, identity: str) -> None:
         """After a step changed a table, later reads in this run resolve (and pin) its new snapshot."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
@@ -30,6 +31,10 @@ class SubstraitSparkError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} (at {self.path})" if self.path else self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as run reports, summaries and audit records hold it."""
+        return {"kind": self.kind, "message": self.message, "path": self.path, "exit_code": self.exit_code}
 
     def at(self, path: str) -> SubstraitSparkError:
         """Attach a plan path if none is set yet (the innermost path wins)."""
@@ -77,6 +82,11 @@ class ResolutionError(SubstraitSparkError):
 
     exit_code = 4
     kind = "resolution failed"
+
+
+class SchemaMismatchError(ResolutionError):
+    """The data's columns do not match the plan's base schema: missing, of another type, or of a type a cast
+    would lose information from (exit 4)."""
 
 
 class PolicyError(SubstraitSparkError):

@@ -110,7 +110,8 @@ _LITERAL_TYPES = {
 }
 
 
-def _literal_type(lit: Expression.Literal) -> str:
+def literal_type(lit: Expression.Literal) -> str:
+    """A literal's type in the spec's notation (as `type_str`)."""
     kind = lit.WhichOneof("literal_type") or UNKNOWN
     suffix = "?" if lit.nullable else ""
     if kind == "null":
@@ -435,7 +436,7 @@ class PlanTree:
     def expr_type(self, e: Expression, cols: list[str], outer: list[list[str]]) -> str:
         kind = e.WhichOneof("rex_type")
         if kind == "literal":
-            return _literal_type(e.literal)
+            return literal_type(e.literal)
         if kind == "selection":
             return self._selection_type(e.selection, cols, outer)
         if kind in ("scalar_function", "window_function"):

@@ -16,6 +16,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from . import types as ty
+from .conversions import Conversion, conversion
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import PREDICATES, Call
 from .scope import Scope, Typed
@@ -251,25 +252,23 @@ _SAFE_TARGETS = {"string"}
 
 
 def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
-    """Casts that never fail on any input value, so THROW_EXCEPTION needs no runtime check."""
+    """Casts that never fail on any input value, so THROW_EXCEPTION needs no runtime check: those that keep every
+    value (`conversions.conversion`: WIDENING) and those that can only round."""
     fs, fd = family(src), family(dst)
-    if fd in _SAFE_TARGETS or src == dst or fs == "null":
+    if fd in _SAFE_TARGETS or src == dst or fs == "null" or conversion(src, dst) is Conversion.WIDENING:
         return True
     widths = [T.ByteType, T.ShortType, T.IntegerType, T.LongType]
     if fs == fd == "int":
         return widths.index(type(src)) <= widths.index(type(dst))
-    if fs == "int" and fd in ("float", "decimal"):
-        if fd == "float":
-            return True
-        digits = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}[type(src)]
-        return dst.precision - dst.scale >= digits
+    if fs == "int" and fd == "float":
+        return True
     if fs == "decimal" and fd == "decimal":
         # Fewer fraction digits only round; rounding up can carry into one more integer digit.
         src_int, dst_int = src.precision - src.scale, dst.precision - dst.scale
         return dst_int > src_int or (dst_int == src_int and dst.scale >= src.scale)
     if fs in ("decimal", "float") and fd == "float":
         return isinstance(dst, T.DoubleType) or isinstance(src, T.FloatType)
-    return fs == "date" and fd == "timestamp"
+    return False
 
 
 def _fits_integer(value: Typed, target: T.DataType) -> Column | None:

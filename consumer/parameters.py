@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
-from .literals import to_column
+from .explain import literal_type, type_str
+from .literals import python_value, to_column
 from .scope import Typed
 from .walk import nodes
 
@@ -70,12 +73,50 @@ class Parameters:
 
     def column(self, e: alg.DynamicParameter, path: str) -> Typed:
         """The parameter's value as a Spark literal of the declared type."""
+        return to_column(self.literal(e, path)[0], path)
+
+    def literal(self, e: alg.DynamicParameter, path: str) -> tuple[Literal, ParameterSource]:
+        """The value bound to the parameter used at `path`, typed (a caller's value as the plan declares it)."""
         anchor = e.parameter_reference
         if anchor in self.given:
-            return to_column(literal_of(e.type, self.given[anchor], f"{path} (${anchor})"), path)
+            return literal_of(e.type, self.given[anchor], f"{path} (${anchor})"), ParameterSource.CALLER
         if anchor in self.literals:
-            return to_column(self.literals[anchor], path)
+            return self.literals[anchor], ParameterSource.PLAN
         raise PlanInvalidError(f"dynamic parameter ${anchor} has no value: bind it (CLI: --param {anchor}=VALUE)", path)
+
+    def bound(self, plan: Plan) -> list[dict[str, Any]]:
+        """What the run report and the audit record hold: each parameter the plan uses, by anchor, with the
+        Substrait type its value has, the value as JSON and where it came from. Raises what translation would
+        for a value that does not fit its type or a parameter without one."""
+        out = []
+        for anchor, sites in sorted(uses(plan).items()):
+            param, path = sites[0]
+            lit, source = self.literal(param, path)
+            value, spark = python_value(lit, path)
+            # A caller's value has the type the plan declares for it; a plan binding, its literal's own.
+            typ = type_str(param.type) if source is ParameterSource.CALLER else literal_type(lit)
+            out.append({"anchor": anchor, "type": typ, "value": _json(value, spark), "source": source.value})
+        return out
+
+
+class ParameterSource(enum.Enum):
+    """Where a parameter's value came from."""
+
+    CALLER = "caller"  # CLI --param, the operator's `parameters`, run_plan(params=)
+    PLAN = "plan"  # the plan's own parameter_bindings
+
+
+def _json(value: Any, spark: T.DataType) -> Any:
+    """A literal's Python value as JSON: dates, timestamps (UTC offset for instants) and decimals as text."""
+    if isinstance(value, dt.datetime) and isinstance(spark, T.TimestampType):
+        return value.replace(tzinfo=dt.UTC).isoformat()
+    if isinstance(value, dt.date):  # dates and timestamps without a time zone
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal | dt.timedelta):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
 
 
 # --- caller values -> literals of a declared type -------------------------------------------------------------

@@ -48,6 +48,9 @@ class RunReport:
     plan_etag: str | None = None
     error: dict[str, Any] | None = None
     tables_read: list[dict[str, Any]] = field(default_factory=list)
+    # The plan's dynamic parameters and their values: {anchor, type (Substrait notation), value (JSON),
+    # source ("caller" | "plan")} (`parameters.Parameters.bound`).
+    parameters: list[dict[str, Any]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     outputs: list[RootOutput] = field(default_factory=list)
     started_at: str | None = None

@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 from .errors import ResolutionError, first_line
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
+CSV_OPTIONS = {"header": "true"}  # how a `csv` table binding is read
 
 
 def read_mapping_file(path: str | Path, what: str) -> Mapping[str, Any]:
@@ -159,8 +160,8 @@ class TableMapResolver:
 def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
     if binding.format == "table":
         return spark.table(binding.uri)
-    if binding.format == "csv":
-        return spark.read.option("header", "true").option("inferSchema", "true").csv(binding.uri)
+    if binding.format == "csv":  # typed by inference here; a read parses it as the plan declares (relations/read)
+        return spark.read.options(**CSV_OPTIONS, inferSchema="true").csv(binding.uri)
     try:
         return spark.read.format(binding.format).load(binding.uri)
     except Exception as exc:  # Spark's AnalysisException: path missing, unreadable format

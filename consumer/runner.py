@@ -10,10 +10,12 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from .analyze import Finding, validate_plan
 from .clients import connect_identity, engine_settings, recorded_operations
 from .consumer import SubstraitConsumer
-from .errors import ExecutionError, SubstraitSparkError, first_line
+from .errors import ExecutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from .loader import LoadedPlan
+from .parameters import Parameters
 from .report import RootOutput, RunReport
 from .resolver import TableResolver
 from .sinks import Sink, deliver
@@ -24,6 +26,54 @@ from .steps.update_key import caller_keys
 
 def _spark_error(exc: Exception) -> ExecutionError:
     return ExecutionError(f"Spark failed: {first_line(exc, 500)}")
+
+
+def new_report(loaded: LoadedPlan) -> RunReport:
+    """The report of a run of `loaded`, started now."""
+    return RunReport(
+        plan_uri=loaded.uri,
+        plan_sha256=loaded.sha256,
+        producer=loaded.producer,
+        spec_version=loaded.spec_version,
+        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        notes=list(loaded.notes),
+    )
+
+
+def fail(report: RunReport, exc: SubstraitSparkError) -> None:
+    """Record the typed error in the report, and the report on the error (`exc.report`) for the caller."""
+    report.status = "failed"
+    report.error = exc.to_dict()
+    exc.report = report  # type: ignore[attr-defined]
+
+
+def unsupported(findings: list[Finding]) -> UnsupportedFeatureError:
+    """The error a run stops with when `validate` finds unsupported features: the first, and how many more."""
+    first, more = findings[0], len(findings) - 1
+    extra = f" (and {more} more unsupported feature(s); `validate` lists them)" if more else ""
+    return UnsupportedFeatureError(first.feature + extra, first.path)
+
+
+def preflight(
+    loaded: LoadedPlan,
+    *,
+    parameters: Mapping[str | int, Any] | None = None,
+    consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+) -> None:
+    """Refuse, before any Spark session starts, what a run would refuse anyway: a feature the consumer class does
+    not translate (what `validate` reports: exit 3; a malformed plan: exit 2) and parameter values that do not
+    fit the plan (exit 2). Raises the typed error with a failed RunReport on it (`exc.report`)."""
+    start = time.perf_counter()
+    try:
+        findings = validate_plan(loaded, consumer_class)
+        if findings:
+            raise unsupported(findings)
+        Parameters.bind(loaded.plan, parameters).bound(loaded.plan)
+    except SubstraitSparkError as exc:
+        report = new_report(loaded)
+        report.duration_s = round(time.perf_counter() - start, 3)
+        fail(report, exc)
+        raise
 
 
 def run_loaded(
@@ -37,24 +87,20 @@ def run_loaded(
     run_key: str | None = None,
     targets: WriteTargets | None = None,
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
+    cast_to_plan_types: bool = False,
 ) -> RunReport:
     """Execute every root of the plan into `sink` (default: run and count). Errors are recorded in the report
-    and re-raised typed; the report rides on the error as `exc.report`.
+    and re-raised typed; the report rides on the error as `exc.report`. Callers that start Spark for the run
+    call `preflight` first, so that a plan that cannot run never waits for a session.
 
     Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
     name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
     earlier run with the same key committed is skipped. `update_keys` (table name → key columns) says which
     columns UPDATE writes match rows by, before the plan's own key and the table's identifier fields
-    (`steps.update_key`)."""
+    (`steps.update_key`). `cast_to_plan_types` casts read columns to the plan's declared types even where the
+    cast can lose information (else a schema mismatch, exit 4); the report's notes list each such cast."""
     sink = sink or Sink()
-    report = RunReport(
-        plan_uri=loaded.uri,
-        plan_sha256=loaded.sha256,
-        producer=loaded.producer,
-        spec_version=loaded.spec_version,
-        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        notes=list(loaded.notes),
-    )
+    report = new_report(loaded)
     report.spark_application_id = spark.conf.get("spark.app.id", None)
     report.spark_connect = connect_identity(spark)
     with engine_settings(spark), recorded_operations(spark) as operations:
@@ -63,7 +109,10 @@ def run_loaded(
         start = time.perf_counter()
         consumer = None
         try:
-            consumer = consumer_class(spark, loaded.plan, resolver, parameters)
+            consumer = consumer_class(
+                spark, loaded.plan, resolver, parameters, cast_to_plan_types=cast_to_plan_types
+            )
+            report.parameters = consumer.parameters.bound(loaded.plan)
             consumer.steps = StepLog(
                 targets if targets is not None else targets_of(resolver),
                 run_key or f"adhoc-{consumer.run_id}",
@@ -92,18 +141,12 @@ def run_loaded(
             report.status = "success"
             return report
         except SubstraitSparkError as exc:
-            report.status = "failed"
-            report.error = {
-                "kind": exc.kind,
-                "message": exc.message,
-                "path": exc.path,
-                "exit_code": exc.exit_code,
-            }
-            exc.report = report  # type: ignore[attr-defined]
+            fail(report, exc)
             raise
         finally:
             report.duration_s = round(time.perf_counter() - start, 3)
             if consumer is not None:
                 report.tables_read = consumer.tables_read
                 report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
+                report.notes.extend(c.note() for c in consumer.lossy_casts)
                 consumer.close()

@@ -22,6 +22,10 @@ unless the log is strict (`strict=True`), when `AuditError` is raised.
 No credentials are recorded: URIs lose their user info and secret-looking query parameters, and `key=value`
 text whose key looks secret is masked, in every string field.
 
+Each record holds the values bound to the plan's dynamic parameters (`parameters`: anchor, Substrait type, the value
+as JSON text, source `caller` or `plan`). An audit table created by an earlier version gains the columns added
+since (`ADDED_COLUMNS`) on its next write, in one schema commit.
+
 Query with Spark SQL, e.g.::
 
     SELECT a.record_id, a.status, s.kind, s.target, s.rows, s.snapshot_after
@@ -52,7 +56,9 @@ DEFAULT_NAMESPACE = "substrait_spark"
 DEFAULT_TABLE = "audit_log"
 NAMESPACE_PROPERTY = "default-namespace"
 RECORD_PROPERTY = "substrait-spark.audit-record"  # the record id, in the snapshot summary of its append
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: the plan's bound parameters
+# Columns added to the audit table since its first version: a table created earlier gains them on its next write.
+ADDED_COLUMNS = ("parameters",)
 COMMIT_ATTEMPTS = 8
 # pyiceberg re-applies a failed append on the new snapshot by itself; the audit log must look for its record
 # again first, so its appends are not retried by pyiceberg (a table property; also applied in memory to audit
@@ -253,6 +259,15 @@ def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | 
         ],
         "spark_application_id": r.get("spark_application_id"),
         "notes": [s(str(n)) for n in r.get("notes") or []],
+        "parameters": [
+            {
+                "anchor": _int(p.get("anchor")),
+                "type": p.get("type"),
+                "value": s(json.dumps(p.get("value"))),  # JSON text: the value as the run report holds it
+                "source": p.get("source"),
+            }
+            for p in r.get("parameters") or []
+        ],
     }
 
 
@@ -303,6 +318,7 @@ def _schema() -> Any:
     fields.append(f("outputs", list_of(struct(("index", I), ("rows", L), ("location", S), ("format", S)))))
     fields.append(f("spark_application_id", S))
     fields.append(f("notes", list_of(S)))
+    fields.append(f("parameters", list_of(struct(("anchor", I), ("type", S), ("value", S), ("source", S)))))
     return Schema(*fields)
 
 
@@ -519,12 +535,8 @@ class IcebergAuditLog(AuditLog):
         import pyarrow as pa
         from pyiceberg.exceptions import CommitFailedException
 
-        table = self.table()
-        schema = table.schema()  # the catalog assigned its own field ids
-        missing = [f.name for f in audit_schema().fields if f.name not in {g.name for g in schema.fields}]
-        if missing:
-            raise AuditError(f"table {self.location} is not an audit table (no columns {', '.join(missing)})")
-        data = pa.Table.from_pylist([record], schema=schema.as_arrow())
+        table = self._upgraded(self.table())
+        data = pa.Table.from_pylist([record], schema=table.schema().as_arrow())  # the catalog's own field ids
         for attempt in range(COMMIT_ATTEMPTS):
             if self._has(table, record["record_id"]):
                 return "exists"
@@ -540,6 +552,29 @@ class IcebergAuditLog(AuditLog):
                 time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
                 table = table.refresh()
         return "failed"  # not reached
+
+    def _upgraded(self, table: Any) -> Any:
+        """The audit table with every column of `audit_schema()`: one written by an earlier version gains the
+        columns added since (`ADDED_COLUMNS`) in one schema commit; a concurrent writer's upgrade is kept.
+        Any other missing column means the table is not an audit table."""
+        from pyiceberg.exceptions import CommitFailedException
+
+        for _ in range(COMMIT_ATTEMPTS):
+            have = {f.name for f in table.schema().fields}
+            missing = [f.name for f in audit_schema().fields if f.name not in have]
+            if not missing:
+                return table
+            foreign = [m for m in missing if m not in ADDED_COLUMNS]
+            if foreign:
+                raise AuditError(f"table {self.location} is not an audit table (no columns {', '.join(foreign)})")
+            try:
+                with table.update_schema() as update:  # adds the missing columns (fresh ids), nothing else
+                    update.union_by_name(audit_schema())
+                log.info("audit table %s: added columns %s", self.location, ", ".join(missing))
+            except CommitFailedException:  # another writer changed the table first: look again
+                pass
+            table = table.refresh()
+        raise AuditError(f"audit table {self.location}: could not add columns {', '.join(missing)}")
 
 
 def _no_retry(table: Any) -> None:

@@ -16,7 +16,7 @@ from airflow.providers.common.compat.sdk import AirflowException, AirflowFailExc
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.loader import parse_plan_bytes
 from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
-from substrait_spark.consumer.runner import run_loaded
+from substrait_spark.consumer.runner import preflight, run_loaded
 from substrait_spark.consumer.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, session_conf
 from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
@@ -56,6 +56,12 @@ class SubstraitSparkOperator(BaseOperator):
         table `<namespace>.audit_log` of the default catalog when catalogs are configured, else none;
         `"iceberg:NS.TABLE"`, `"jsonl:/path"`, a mapping, or `"off"` (see `hooks/audit.py`).
     :param audit_strict: fail the task when its audit record cannot be written (default: a warning and a note).
+    :param cast_to_plan_types: cast read columns to the plan's declared types even where that can lose
+        information (e.g. `decimal(10,2)` data the plan declares `decimal(5,2)`); without it such a column is a
+        schema mismatch that fails the task. The run report's notes list each such cast.
+
+    A plan that cannot run (invalid, unsupported, parameter values that do not fit it) fails the task before a
+    Spark session is asked for.
     """
 
     template_fields: Sequence[str] = (
@@ -90,6 +96,7 @@ class SubstraitSparkOperator(BaseOperator):
         update_keys: Mapping[str, Sequence[str] | str] | None = None,
         audit_log: str | Mapping[str, Any] | None = None,
         audit_strict: bool = False,
+        cast_to_plan_types: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -107,6 +114,7 @@ class SubstraitSparkOperator(BaseOperator):
         self.update_keys = update_keys
         self.audit_log = audit_log
         self.audit_strict = audit_strict
+        self.cast_to_plan_types = cast_to_plan_types
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
         self._killed = False
@@ -148,6 +156,11 @@ class SubstraitSparkOperator(BaseOperator):
         self._ol_version_id = obj.version_id
         loaded = parse_plan_bytes(obj.data, uri=obj.uri)
         self._ol_loaded = loaded
+        try:  # a plan that cannot run fails now, before a Spark session is asked for
+            preflight(loaded, parameters=self.parameters)
+        except SubstraitSparkError as exc:
+            exc.report.plan_version_id, exc.report.plan_etag = obj.version_id, obj.etag  # type: ignore[attr-defined]
+            raise
 
         catalogs = self._ol_catalogs = self._catalogs()
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
@@ -171,6 +184,7 @@ class SubstraitSparkOperator(BaseOperator):
                 run_key=run_key(context),
                 targets=IcebergWriteTargets(catalogs) if catalogs else None,
                 update_keys=self.update_keys,
+                cast_to_plan_types=self.cast_to_plan_types,
             )
         report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
         report.spark_application_id = self._spark_hook.application_id()

@@ -11,7 +11,7 @@ from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.loader import LoadedPlan, load_plan
 from substrait_spark.consumer.report import RunReport
 from substrait_spark.consumer.resolver import TableResolver
-from substrait_spark.consumer.runner import run_loaded
+from substrait_spark.consumer.runner import preflight, run_loaded
 from substrait_spark.consumer.sinks import Sink
 
 
@@ -24,16 +24,21 @@ def run_plan(
     output: Sink | str | dict[str, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
+    cast_to_plan_types: bool = False,
 ) -> RunReport:
     """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
 
     `params` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`);
     `output` says where root rows go (see `Sink.parse`; default: run and count); `update_keys` (table →
-    key columns) says which columns UPDATE writes match rows by (see `consumer/steps/update_key.py`).
+    key columns) says which columns UPDATE writes match rows by (see `consumer/steps/update_key.py`);
+    `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
+    (else a schema mismatch, exit 4), each such cast noted in the report. A plan that cannot run (invalid,
+    unsupported, parameters that do not fit) is refused before a Spark session is started (`spark=None`).
     """
     from substrait_spark.hooks.spark import get_session
 
     loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan)
+    preflight(loaded, parameters=params, consumer_class=consumer_class)
     if catalogs is None:
         from substrait_spark.consumer.resolver import SessionCatalogResolver
 
@@ -46,4 +51,5 @@ def run_plan(
         parameters=params,
         consumer_class=consumer_class,
         update_keys=update_keys,
+        cast_to_plan_types=cast_to_plan_types,
     )

@@ -12,6 +12,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
         sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
         sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
+        sp.add_argument(
+            "--cast-to-plan-types",
+            action="store_true",
+            help="cast read columns to the plan's declared types even where that can lose information (else a "
+            "schema mismatch, exit 4); the run report's notes list each such cast",
+        )
 
     run = sub.add_parser("run", help="run plans and write or print their results")
     run.add_argument("plans", nargs="+", metavar="PLAN")
@@ -212,74 +219,111 @@ def _failed_report(plan: str, exc: SubstraitSparkError) -> dict[str, Any]:
         "plan_uri": plan,
         "status": "failed",
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "error": {"kind": exc.kind, "message": exc.message, "path": exc.path, "exit_code": exc.exit_code},
+        "error": exc.to_dict(),
     }
 
 
+@dataclass
+class _Batch:
+    """What every plan of one `run` shares."""
+
+    args: argparse.Namespace
+    params: dict[str, str]
+    update_keys: dict[str, list[str]]
+    resolver: Any = None
+    audit: Any = None
+    spark: Any = None
+    targets: Any = None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    """Load and check every plan first (no Spark: a plan that cannot run fails at once), then start one Spark
+    session for the plans that can, and run them in order. The exit code is the first failed plan's."""
+    batch = _Batch(args, _params(args.param), _update_keys(args.update_key))
+    if args.output_dir:
+        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
+    load = _loader()
+    batch.audit = _audit_log(args)
+    entries: list[dict[str, Any]] = [{"plan": plan} for plan in args.plans]
+    codes = [0] * len(args.plans)
+    ready = []
+    for i, plan in enumerate(args.plans):
+        obj = None
+        try:
+            loaded, obj = load(plan)
+            from substrait_spark.consumer.runner import preflight  # (Spark's Python modules: once a plan loaded)
+
+            preflight(loaded, parameters=batch.params)
+            ready.append((i, loaded, obj))
+        except SubstraitSparkError as exc:
+            codes[i] = _failed(batch, exc, entries[i], obj)
+    if ready:
+        batch.resolver = _resolver(args)
+        batch.spark = _session(args)
+        if args.catalog_config:  # plans that write, write to tables of these catalogs
+            from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
+
+            batch.targets = IcebergWriteTargets(_catalogs(args))
+        for i, loaded, obj in ready:
+            codes[i] = _run_one(batch, loaded, obj, entries[i])
+    if args.output_dir:
+        summary = json.dumps({"plans": entries}, indent=2, default=str)
+        (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
+    return next((c for c in codes if c), 0)
+
+
+def _run_one(batch: _Batch, loaded, obj, entry: dict[str, Any]) -> int:
+    """Run one checked plan: its rows, summary entry and audit record; its exit code."""
     from substrait_spark.consumer.runner import run_loaded
     from substrait_spark.consumer.sinks import Sink
 
-    params = _params(args.param)
-    update_keys = _update_keys(args.update_key)
-    out_dir = Path(args.output_dir) if args.output_dir else None
-    if out_dir:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    resolver = _resolver(args)
-    spark = _session(args)
-    load = _loader()
-    targets = None
-    if args.catalog_config:  # plans that write, write to tables of these catalogs
-        from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
+    args, plan = batch.args, entry["plan"]
+    if args.output_dir:
+        target = Path(args.output_dir) / f"{_plan_stem(plan)}.{args.output_format}"
+        sink = Sink("file", str(target), format=args.output_format)
+    else:
+        sink = Sink("preview", max_rows=None)
+    try:
+        report = run_loaded(
+            loaded,
+            batch.spark,
+            batch.resolver,
+            sink=sink,
+            parameters=batch.params,
+            run_key=args.run_key,
+            targets=batch.targets,
+            update_keys=batch.update_keys,
+            cast_to_plan_types=args.cast_to_plan_types,
+        )
+    except SubstraitSparkError as exc:
+        return _failed(batch, exc, entry, obj)
+    report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
+    try:
+        _audit(batch.audit, report, args)
+    except SubstraitSparkError as exc:  # a strict audit log that could not be written
+        return _failed(batch, exc, entry, obj)
+    entry.update(report.to_dict())
+    if not args.output_dir:
+        for o in report.outputs:
+            print(f"== {plan} (root {o.index}, {o.rows} rows)")
+            _print_rows(o.columns, o.preview or [])
+    return 0
 
-        targets = IcebergWriteTargets(_catalogs(args))
-    audit = _audit_log(args)
-    summary: list[dict[str, Any]] = []
-    exit_code = 0
-    for plan in args.plans:
-        entry: dict[str, Any] = {"plan": plan}
-        try:
-            loaded, obj = load(plan)
-            if out_dir:
-                target = out_dir / f"{_plan_stem(plan)}.{args.output_format}"
-                sink = Sink("file", str(target), format=args.output_format)
-            else:
-                sink = Sink("preview", max_rows=None)
-            report = run_loaded(
-                loaded,
-                spark,
-                resolver,
-                sink=sink,
-                parameters=params,
-                run_key=args.run_key,
-                targets=targets,
-                update_keys=update_keys,
-            )
-            report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
-            _audit(audit, report, args)
-            entry.update(report.to_dict())
-            if not out_dir:
-                for o in report.outputs:
-                    print(f"== {plan} (root {o.index}, {o.rows} rows)")
-                    _print_rows(o.columns, o.preview or [])
-        except SubstraitSparkError as exc:
-            _report_error(exc, plan, args.debug)
-            report = getattr(exc, "report", None)
-            if not isinstance(exc, _audit_error()):
-                with contextlib.suppress(SubstraitSparkError):  # strict: the run's own error is the one to report
-                    _audit(audit, report or _failed_report(plan, exc), args)
-            entry.update(report.to_dict() if report else {"status": "failed"})
-            entry["error"] = {
-                "kind": exc.kind,
-                "message": exc.message,
-                "path": exc.path,
-                "exit_code": exc.exit_code,
-            }
-            exit_code = exit_code or exc.exit_code
-        summary.append(entry)
-    if out_dir:
-        (out_dir / "summary.json").write_text(json.dumps({"plans": summary}, indent=2, default=str) + "\n")
-    return exit_code
+
+def _failed(batch: _Batch, exc: SubstraitSparkError, entry: dict[str, Any], obj=None) -> int:
+    """A plan that failed to load, its checks, its run or its audit: one line on stderr, its audit record and
+    summary entry; its exit code."""
+    plan = entry["plan"]
+    _report_error(exc, plan, batch.args.debug)
+    report = getattr(exc, "report", None)
+    if report is not None and obj is not None:
+        report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
+    if not isinstance(exc, _audit_error()):
+        with contextlib.suppress(SubstraitSparkError):  # strict: the run's own error is the one to report
+            _audit(batch.audit, report or _failed_report(plan, exc), batch.args)
+    entry.update(report.to_dict() if report else {"status": "failed"})
+    entry["error"] = exc.to_dict()
+    return exc.exit_code
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -315,8 +359,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     loaded, _ = _loader()(args.plan)
     if args.format != "text":
         return _explain_picture(loaded, args)
+    from substrait_spark.consumer.runner import preflight
+
+    preflight(loaded)  # a plan that cannot be translated fails before Spark starts
     spark = _session(args)
-    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args))
+    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args), cast_to_plan_types=args.cast_to_plan_types)
     try:
         df = consumer.root(0)
         print(plan_tree(consumer))

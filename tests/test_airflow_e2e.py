@@ -80,11 +80,18 @@ def _published_rows(spark, location: str):
 
 
 @pytest.mark.parametrize("day", [DAY, OTHER_DAY])
-def test_daily_report_binds_the_logical_date_and_publishes(examples, plan_versions, tpch_dir, spark, day):
-    run = examples.dags_test("substrait_daily_report", day)
+def test_daily_report_binds_the_logical_date_and_publishes(examples, plan_versions, tpch_dir, spark, day, tmp_path):
+    audit_log = tmp_path / "audit.jsonl"
+    run = examples.dags_test("substrait_daily_report", day, AIRFLOW_VAR_SUBSTRAIT_AUDIT_LOG=f"jsonl:{audit_log}")
     assert run.state == "success", run.log[-5000:]
     report = run.value("pricing_summary")
     assert report["status"] == "success"
+    # What ran is recorded: $0 bound to the logical date, as the plan's date, in the XCom report and the audit.
+    bound = [{"anchor": 0, "type": "date", "value": day, "source": "caller"}]
+    assert report["parameters"] == bound
+    [record] = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    assert record["task_id"] == "pricing_summary" and record["status"] == "success"
+    assert [{**p, "value": json.loads(p["value"])} for p in record["parameters"]] == bound
     assert report["plan_uri"] == f"s3://{PLANS_BUCKET}/tpch/daily_pricing_summary.json"
     assert report["plan_version_id"] == plan_versions["tpch/daily_pricing_summary.json"]
     assert report["plan_etag"] and len(report["plan_sha256"]) == 64
@@ -187,9 +194,13 @@ def test_failing_tasks_fail_with_the_typed_error(test_dags, s3_endpoint, corpus)
     )
     pinned = hashlib.sha256(original).hexdigest()
 
+    _put_plan(s3_endpoint, "failures/unsupported.json", _unsupported_plan())
+    _put_plan(s3_endpoint, "failures/narrow_quantity.json", _narrow_quantity_plan())
+
     run = test_dags.dags_test("substrait_test_failures", "2024-06-01", AIRFLOW_VAR_PINNED_SHA256=pinned)
     assert run.state == "failed"
-    states = {t: run.state_of(t) for t in ("missing_table", "missing_object", "changed_plan", "bad_parameter")}
+    failing = ("missing_table", "missing_object", "changed_plan", "bad_parameter", "unsupported_plan", "lossy_cast")
+    states = {t: run.state_of(t) for t in failing}
     assert set(states.values()) == {"failed"}, states
     log = run.log
     assert "resolution failed: table 'no_such_table' not found" in log
@@ -200,6 +211,41 @@ def test_failing_tasks_fail_with_the_typed_error(test_dags, s3_endpoint, corpus)
     # Failed tries still leave their run report for the one that failed after loading the plan.
     report = run.value("missing_table", "substrait_run_report")
     assert report["status"] == "failed" and report["error"]["exit_code"] == 4
+    # An unsupported plan fails before the task asks for a Spark session: its report has no Spark application.
+    report = run.value("unsupported_plan", "substrait_run_report")
+    assert report["error"]["exit_code"] == 3 and report["spark_application_id"] is None
+    assert f"unsupported: extension relation {EMPTY_URL}" in log
+    # A lossy cast from the data to the plan's types fails (exit 4, both types named) unless the task opts in.
+    report = run.value("lossy_cast", "substrait_run_report")
+    assert report["error"]["exit_code"] == 4 and report["spark_application_id"]
+    assert "column 'l_quantity' is decimal(15,2), plan says decimal(2,0) (a cast would lose information)" in log
+    assert run.state_of("lossy_cast_allowed") == "success"
+    allowed = run.value("lossy_cast_allowed")
+    assert allowed["outputs"][0]["rows"] == 1
+    assert [n for n in allowed["notes"] if n.startswith("lossy cast")] == [
+        "lossy cast (cast_to_plan_types): table 'lineitem', column 'l_quantity': decimal(15,2) -> decimal(2,0) "
+        "(at relations[0].root.input.aggregate.input.read.named_table)"
+    ]
+
+
+EMPTY_URL = "type.googleapis.com/google.protobuf.Empty"  # an extension relation no consumer class registers
+
+
+def _unsupported_plan():
+    from substrait import algebra_pb2 as alg
+
+    rel = alg.Rel()
+    rel.extension_leaf.detail.type_url = EMPTY_URL
+    return PlanBuilder().plan(rel, ["x"])
+
+
+def _narrow_quantity_plan():
+    """count(*) FROM lineitem, declaring l_quantity (decimal(15,2), values 1-50) as decimal(2,0)."""
+    from plan_builder import decimal_
+
+    b = PlanBuilder()
+    li = named("lineitem", ["l_orderkey", "l_quantity"], [i64(), decimal_(2, 0)])
+    return b.plan(aggregate(li, measures=[b.agg("count", out=i64(nullable=False))]), ["n"])
 
 
 def _slow_plan():

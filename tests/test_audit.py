@@ -241,6 +241,75 @@ def test_cli_jsonl_and_unwritable_logs(lake, ns, tmp_path, capsys):
     assert "audit" in capsys.readouterr().err
 
 
+# --- bound parameters, and an audit table of the first version ------------------------------------------------
+
+
+def filtered_by_parameter(ns: str):
+    """SELECT * FROM ns.t WHERE id > $0 ($0 an i64)."""
+    from plan_builder import field, filter_, param
+
+    b = PlanBuilder()
+    rel = filter_(named([ns, "t"], NAMES, TYPES), b.call("gt", field(0), param(0, i64())))
+    return b.plan(rel, NAMES)
+
+
+def test_bound_parameters_recorded_and_a_version_1_audit_table_gains_the_column_in_one_commit(lake, catalogs, ns):
+    from pyiceberg.schema import Schema
+    from substrait_spark.hooks.audit import NO_RETRY, audit_schema
+
+    # An audit table as the first version created it (no `parameters` column), holding one record.
+    v1 = Schema(*[f for f in audit_schema().fields if f.name != "parameters"])
+    table = lake.catalog.create_table(f"{ns}.audit_log", schema=v1, properties=NO_RETRY)
+    old = build_record(run(lake, catalogs, insert_and_read(ns)), try_ctx(1))
+    del old["parameters"]
+    old["record_version"] = 1
+    table.append(pa.Table.from_pylist([old], schema=table.schema().as_arrow()))
+    before = lake.catalog.load_table(f"{ns}.audit_log").metadata
+
+    report = run_loaded(
+        LoadedPlan(filtered_by_parameter(ns), None, "cd" * 32, "binary", None, None),
+        lake.spark,
+        WritableIcebergResolver(catalogs),
+        sink=Sink("preview", max_rows=None),
+        parameters={"$0": "7"},
+    )
+    assert report.outputs[0].rows == 1  # id 8 of 0, 1, 2, 7, 8
+    assert report.parameters == [{"anchor": 0, "type": "i64?", "value": 7, "source": "caller"}]
+    audit = AuditLog.from_spec(f"iceberg:{ns}.audit_log", catalogs)
+    assert audit.write(report, try_ctx(2)).status == "written"
+    assert audit.write(report, try_ctx(3)).status == "written"
+
+    after = lake.catalog.load_table(f"{ns}.audit_log").metadata
+    assert [f.name for f in after.schema().fields][-1] == "parameters"
+    # one schema commit (a new schema, one metadata version) and one append per record, nothing else
+    assert len(after.schemas) == 2 and after.current_schema_id != before.current_schema_id
+    assert len(after.metadata_log) == len(before.metadata_log) + 3
+    assert len(after.snapshots) == len(before.snapshots) + 2
+    audit_table = f"{lake.name}.{ns}.audit_log"
+    refresh(lake, audit_table)
+    rows = sql(
+        lake,
+        f"SELECT record_id, p.anchor, p.type, p.value, p.source FROM {audit_table} "
+        "LATERAL VIEW OUTER explode(parameters) x AS p ORDER BY record_id",
+    )
+    assert [tuple(r) for r in rows] == [
+        ("d/r/t/-1/try-1", None, None, None, None),  # written before the column existed
+        ("d/r/t/-1/try-2", 0, "i64?", "7", "caller"),
+        ("d/r/t/-1/try-3", 0, "i64?", "7", "caller"),
+    ]
+
+
+def test_jsonl_record_holds_the_bound_parameters(tmp_path):
+    audit = AuditLog.from_spec(f"jsonl:{tmp_path / 'audit.jsonl'}", None)
+    bound = [
+        {"anchor": 0, "type": "date", "value": "2024-06-01", "source": "caller"},
+        {"anchor": 3, "type": "decimal<10,2>?", "value": "9.50", "source": "plan"},
+    ]
+    audit.write({"status": "success", "parameters": bound}, try_ctx(1))
+    [record] = audit.read()
+    assert [{**p, "value": json.loads(p["value"])} for p in record["parameters"]] == bound
+
+
 # --- JSON lines and failures ------------------------------------------------------------------------------------
 
 

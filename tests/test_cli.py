@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import resource
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +50,7 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_run_writes_one_csv_per_plan_and_a_summary(spark, tpch_dir, tmp_path, q06, q01, capsys):
     out_dir = tmp_path / "out"
-    code, out, err = cli(
-        capsys, "run", str(q06), str(q01), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir)
-    )
+    code, out, err = cli(capsys, "run", str(q06), str(q01), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir))
     assert code == 0, err
     assert err == "" and out == ""
     assert sorted(p.name for p in out_dir.iterdir()) == ["q01.csv", "q06.csv", "summary.json"]
@@ -82,18 +85,14 @@ def test_run_records_a_failed_plan_in_the_summary_and_goes_on(corpus, spark, tpc
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     out_dir = tmp_path / "out"
-    code, _, err = cli(
-        capsys, "run", str(bad), str(q06), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir)
-    )
+    code, _, err = cli(capsys, "run", str(bad), str(q06), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir))
     assert code == 2
     assert err.count("\n") == 1 and "function reference 99" in err
     assert (out_dir / "q06.csv").is_file() and not (out_dir / "bad.csv").exists()
     first, second = json.loads((out_dir / "summary.json").read_text())["plans"]
     assert first["status"] == "failed"
     assert first["error"]["exit_code"] == 2 and first["error"]["kind"] == "invalid plan"
-    assert (
-        first["error"]["path"] == "relations[0].root.input.aggregate.measures[0].measure.function_reference"
-    )
+    assert first["error"]["path"] == "relations[0].root.input.aggregate.measures[0].measure.function_reference"
     assert second["status"] == "success" and second["outputs"][0]["rows"] == 1
 
 
@@ -178,6 +177,121 @@ def test_run_failure_at_execution_exits_1(corpus, spark, tpch_dir, tmp_path, cap
     code, _, err = cli(capsys, "run", str(plan), "--tables-dir", str(tpch_dir))
     assert code == 1
     assert err.count("\n") == 1 and "execution failed" in err and "Traceback" not in err
+
+
+# --- plans that cannot run never wait for Spark ------------------------------------------------------------
+
+
+def unsupported_plan(corpus: Path, tmp_path: Path) -> Path:
+    """q06 under an extension relation no consumer class registers (validate: exit 3)."""
+    doc = q06_doc(corpus)
+    root = doc["relations"][0]["root"]
+    root["input"] = {"extensionSingle": {"input": root["input"], "detail": {"@type": EMPTY_URL}}}
+    path = tmp_path / "extension.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def garbage_plan(tmp_path: Path) -> Path:
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(b"\x0a\xff\xff\xff")
+    return path
+
+
+def stub_java(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose JAVA_HOME holds a `java` that records each start in a file and fails: PySpark starts
+    Spark's JVM through `$JAVA_HOME/bin/java`, so the file exists iff the process tried to start Spark."""
+    home, marker = tmp_path / "jdk", tmp_path / "java-started"
+    (home / "bin").mkdir(parents=True)
+    java = home / "bin" / "java"
+    java.write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 1\n')
+    java.chmod(0o755)
+    return {**os.environ, "JAVA_HOME": str(home)}, marker
+
+
+CLI = str(Path(sys.executable).with_name("substrait-spark"))
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run a command: its result, wall-clock seconds and CPU seconds (user + system, it and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def test_run_refuses_invalid_and_unsupported_plans_at_once_without_starting_spark(corpus, tpch_dir, tmp_path):
+    """`run` loads and validates every plan before it starts Spark: an unparseable plan exits 2 and an unsupported
+    one 3, and no JVM was started (the stub `java` never ran; control: a plan that can run does start it).
+
+    Time: the whole command takes under 2 s of CPU (about 0.5 s: Python, PySpark's modules, validate) — what it
+    takes on a machine with a free core. Wall clock is printed; it grows with the machine's load (this suite
+    shares 2 cores with other work) and is asserted only far below the 9-11 s a Spark start costs."""
+    env, marker = stub_java(tmp_path)
+    cases = [
+        ([str(garbage_plan(tmp_path))], 2, "invalid plan"),
+        ([str(unsupported_plan(corpus, tmp_path))], 3, f"unsupported: extension relation {EMPTY_URL}"),
+        ([str(unsupported_plan(corpus, tmp_path)), str(garbage_plan(tmp_path))], 3, "invalid plan"),
+    ]
+    for plans, code, message in cases:
+        done, wall, cpu = _timed([CLI, "run", *plans, "--tables-dir", str(tpch_dir)], env)
+        print(f"run {[Path(p).name for p in plans]}: exit {done.returncode}, {wall:.2f} s wall, {cpu:.2f} s CPU")
+        assert done.returncode == code, done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == len(plans)
+        assert cpu < 2.0 and wall < 6.0, f"{plans}: {wall:.2f} s wall, {cpu:.2f} s CPU"
+        assert not marker.exists(), f"Spark's JVM was started: {marker.read_text()}"
+    done, _, _ = _timed([CLI, "run", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
+    assert done.returncode != 0 and marker.exists()
+
+
+def test_explain_refuses_an_unsupported_plan_without_starting_spark(corpus, tpch_dir, tmp_path):
+    """`explain` (text: it needs Spark for the physical plan) checks the plan as `run` does before it starts Spark;
+    control: explaining a plan that can run does start the (stub) JVM."""
+    env, marker = stub_java(tmp_path)
+    plan = unsupported_plan(corpus, tmp_path)
+    done, wall, cpu = _timed([CLI, "explain", str(plan), "--tables-dir", str(tpch_dir)], env)
+    print(f"explain extension.json: exit {done.returncode}, {wall:.2f} s wall, {cpu:.2f} s CPU")
+    assert done.returncode == 3, done.stderr
+    assert f"unsupported: extension relation {EMPTY_URL}" in done.stderr and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not marker.exists(), f"Spark's JVM was started: {marker.read_text()}"
+    done, _, _ = _timed([CLI, "explain", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
+    assert done.returncode != 0 and marker.exists()
+
+
+def test_run_batch_runs_the_plans_that_can_run_and_exits_with_the_first_failure(
+    corpus, spark, tpch_dir, tmp_path, capsys
+):
+    """Plans refused before Spark and plans that run, mixed: the runnable ones run, in order; the exit code is the
+    first failing plan's in the order given (as before), the summary lists every plan in that order."""
+    unsupported, garbage = unsupported_plan(corpus, tmp_path), garbage_plan(tmp_path)
+    q06 = corpus / IBM / "q06.json"
+    out_dir = tmp_path / "out"
+    code, _, err = cli(
+        capsys,
+        "run",
+        str(q06),
+        str(unsupported),
+        str(garbage),
+        "--tables-dir",
+        str(tpch_dir),
+        "--output-dir",
+        str(out_dir),
+    )
+    assert code == 3
+    assert err.count("\n") == 2 and "unsupported" in err and "invalid plan" in err
+    plans = json.loads((out_dir / "summary.json").read_text())["plans"]
+    assert [p["plan"] for p in plans] == [str(q06), str(unsupported), str(garbage)]
+    assert [p["status"] for p in plans] == ["success", "failed", "failed"]
+    assert [p["error"] and p["error"]["exit_code"] for p in plans] == [None, 3, 2]
+    assert plans[1]["plan_sha256"]  # refused after loading: its report identifies the plan
+    with (out_dir / "q06.csv").open() as f:
+        assert float(list(csv.reader(f))[1][0]) == pytest.approx(Q06_REVENUE, rel=1e-9)
+    code, _, _ = cli(capsys, "run", str(garbage), str(unsupported), str(q06), "--tables-dir", str(tpch_dir))
+    assert code == 2
 
 
 # --- validate and explain ----------------------------------------------------------------------------------

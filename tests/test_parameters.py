@@ -166,3 +166,58 @@ def test_cli_param(spark, tmp_path, capsys):
     assert main(["run", str(plan_file), "--param", "0=someday"]) == 2
     assert "is not a valid date" in capsys.readouterr().err
     assert main(["run", str(plan_file)]) == 2
+
+
+# --- what ran is recorded: the bound values in the run report (the audit record: tests/test_audit.py) ---------
+
+
+def two_parameter_plan():
+    """SELECT k FROM par_t WHERE d = $0 AND k < $1: $0 a date, $1 a decimal(10,2) with a plan binding of 9.50."""
+    b = PlanBuilder()
+    cond = b.and_(
+        b.call("equal", field(1), param(0, date())),
+        b.call("lt", field(0), param(1, decimal_(10, 2)), out=boolean()),
+    )
+    plan = b.plan(project(filter_(named("par_t", ["k", "d"], [i32(), date()]), cond), field(0), emit=[2]), ["k"])
+    return bind(plan, 1, decimal.Decimal("9.50"), decimal_(10, 2))
+
+
+def test_run_plan_reports_each_bound_value_with_its_type_and_source(spark):
+    from substrait_spark.api import run_plan
+
+    report = run_plan(two_parameter_plan().SerializeToString(), spark, params={"$0": "2024-01-31"}, output="preview")
+    assert report.outputs[0].preview == [[2]]
+    assert report.parameters == [
+        {"anchor": 0, "type": "date?", "value": "2024-01-31", "source": "caller"},
+        {"anchor": 1, "type": "decimal<10,2>?", "value": "9.50", "source": "plan"},
+    ]
+    report = run_plan(two_parameter_plan().SerializeToString(), spark, params={0: dt.date(2024, 2, 1), 1: "2.25"})
+    assert report.outputs[0].rows == 0  # k = 3 is not < 2.25
+    assert report.parameters == [
+        {"anchor": 0, "type": "date?", "value": "2024-02-01", "source": "caller"},
+        {"anchor": 1, "type": "decimal<10,2>?", "value": "2.25", "source": "caller"},  # typed as the plan says
+    ]
+
+
+def test_run_plan_refuses_a_bad_value_before_asking_for_spark(spark):
+    """The value is typed before a session is asked for: the failed report belongs to no Spark application (a run
+    records the session's application id first thing)."""
+    from substrait_spark.api import run_plan
+
+    with pytest.raises(PlanInvalidError, match="is not a valid date") as exc:
+        run_plan(two_parameter_plan().SerializeToString(), None, params={0: "someday"})
+    report = exc.value.report
+    assert report.status == "failed" and report.error["exit_code"] == 2 and report.spark_application_id is None
+
+
+def test_cli_param_values_in_the_summary(spark, tmp_path, capsys):
+    plan_file = tmp_path / "two.json"
+    plan_file.write_text(json.dumps(json_format.MessageToDict(two_parameter_plan())))
+    out = tmp_path / "out"
+    assert main(["run", str(plan_file), "--param", "0=2024-01-30", "--output-dir", str(out)]) == 0, capsys.readouterr()
+    (entry,) = json.loads((out / "summary.json").read_text())["plans"]
+    assert entry["outputs"][0]["rows"] == 1
+    assert entry["parameters"] == [
+        {"anchor": 0, "type": "date?", "value": "2024-01-30", "source": "caller"},
+        {"anchor": 1, "type": "decimal<10,2>?", "value": "9.50", "source": "plan"},
+    ]

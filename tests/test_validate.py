@@ -317,9 +317,7 @@ def _time_cast(doc):
 
 
 def _wide_decimal(doc):
-    q06_project_expression(
-        doc, {"cast": {"input": field_ref(5), "type": {"decimal": {"precision": 40, "scale": 2}}}}
-    )
+    q06_project_expression(doc, {"cast": {"input": field_ref(5), "type": {"decimal": {"precision": 40, "scale": 2}}}})
 
 
 def _unique_subquery(doc):
@@ -439,9 +437,7 @@ def test_unedited_q06_has_no_findings_and_counts_its_features(corpus):
     loaded = plan_of(q06_json(corpus))
     assert validate_plan(loaded) == []
     used = features_used(loaded)
-    assert {
-        k: used[k] for k in ("relation:read", "relation:filter", "relation:project", "relation:aggregate")
-    } == {
+    assert {k: used[k] for k in ("relation:read", "relation:filter", "relation:project", "relation:aggregate")} == {
         "relation:read": 1,
         "relation:filter": 1,
         "relation:project": 1,
@@ -599,3 +595,72 @@ def test_spec_tutorial_plan_validates_and_translates(corpus, spark):
     assert validate_plan(loaded) == []
     df = translate(spark, loaded, PlanSchemaResolver(loaded.plan))
     assert len(df.columns) == len(loaded.plan.relations[0].root.names)
+
+
+# --- plans run executes are never refused by validate (run checks with validate before Spark) -----------------
+
+
+def _lambda_plan():
+    """transform(xs, x -> x + 1) and transform(xs, NULL::func<i32 -> i32>): a lambda parameter reference and a
+    null function value."""
+    from plan_builder import PlanBuilder, field, i32, list_, lit, named, project
+    from substrait import algebra_pb2 as alg
+    from substrait import type_pb2 as tp
+    from test_lambdas import lambda_, param
+
+    b = PlanBuilder()
+    plus_one = lambda_(b.call("add", param(0), lit(1, i32()), out=i32()), i32())
+    no_function = tp.Type()
+    no_function.func.parameter_types.append(i32())
+    no_function.func.return_type.CopyFrom(i32())
+    no_function.func.nullability = tp.Type.NULLABILITY_NULLABLE
+    null_function = alg.Expression(literal=alg.Expression.Literal(null=no_function))
+    source = named("validate_arrays", ["k", "xs"], [i32(), list_(i32())])
+    rel = project(
+        source,
+        b.call("transform", field(1), plus_one, out=list_(i32())),
+        b.call("transform", field(1), null_function, out=list_(i32())),
+        emit=[0, 2, 3],
+    )
+    return b.plan(rel, ["k", "plus_one", "none"])
+
+
+def _keyed_count_plan():
+    """SELECT id, (SELECT count(*) FROM emp e WHERE e.dept = d.id) FROM dept d: a correlated COUNT the translator
+    fixes up (0 for a department without employees)."""
+    from plan_builder import PlanBuilder, aggregate, field, filter_, i32, i64, named, outer, project, scalar_subquery
+
+    b = PlanBuilder()
+    emp = named("validate_emp", ["id", "dept"], [i32(), i32()])
+    count = aggregate(filter_(emp, b.eq(field(1), outer(0))), measures=[b.agg("count", out=i64())])
+    return b.plan(project(named("validate_dept", ["id"], [i32()]), scalar_subquery(count), emit=[0, 1]), ["id", "n"])
+
+
+def test_validate_accepts_what_run_executes_lambdas_null_functions_and_a_keyed_count(spark):
+    """Found by validating every plan the suite translates: validate refused lambda parameter references, null
+    function literals and a correlated COUNT the translator handles — and `run` now checks with validate first."""
+    from substrait_spark.api import run_plan
+    from substrait_spark.consumer import to_dataframe
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    spark.sql("SELECT * FROM VALUES (1, array(1, 2)), (2, array()) AS t(k, xs)").createOrReplaceTempView(
+        "validate_arrays"
+    )
+    spark.sql("SELECT * FROM VALUES (1, 10), (2, 10), (3, 20) AS t(id, dept)").createOrReplaceTempView("validate_emp")
+    spark.sql("SELECT * FROM VALUES (10), (20), (30) AS t(id)").createOrReplaceTempView("validate_dept")
+    try:
+        lambdas, counts = _lambda_plan(), _keyed_count_plan()
+        assert validate_plan(lambdas) == [] and validate_plan(counts) == []
+        report = run_plan(lambdas.SerializeToString(), spark)
+        assert report.status == "success" and report.outputs[0].rows == 2
+        got = to_dataframe(lambdas, spark, SessionCatalogResolver()).collect()
+        want = spark.sql("SELECT k, transform(xs, x -> x + 1), CAST(NULL AS ARRAY<INT>) FROM validate_arrays")
+        assert sorted(map(tuple, got)) == sorted(map(tuple, want.collect()))
+        expected = spark.sql(
+            "SELECT d.id, (SELECT count(*) FROM validate_emp e WHERE e.dept = d.id) FROM validate_dept d"
+        ).collect()
+        report = run_plan(counts.SerializeToString(), spark, output="preview")
+        assert sorted(report.outputs[0].preview) == sorted([list(r) for r in expected]) == [[10, 2], [20, 1], [30, 0]]
+    finally:
+        for view in ("validate_arrays", "validate_emp", "validate_dept"):
+            spark.catalog.dropTempView(view)

@@ -10,8 +10,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ..errors import PlanInvalidError, ResolutionError, UnsupportedFeatureError, first_line
+from ..conversions import Conversion, conversion
+from ..errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
 from ..relation import Relation, column, union_all
+from ..resolver import CSV_OPTIONS
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
 
@@ -54,7 +56,7 @@ def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str],
     problems = _schema_problems(names, types, _by_lower(resolved.fields), required=required)
     if problems:
         table = ".".join(rel.named_table.names)
-        raise ResolutionError(
+        raise SchemaMismatchError(
             f"table {table!r} ({resolved.identity}) does not match the plan's schema: " + "; ".join(problems), path
         )
 
@@ -67,24 +69,44 @@ def _by_lower(fields: list[T.StructField]) -> dict[str, T.StructField]:
     return by_lower
 
 
+LOSSY = "(a cast would lose information)"
+LOSSY_HINT = "cast_to_plan_types (CLI: --cast-to-plan-types) casts anyway"
+
+
 def _schema_problems(
     names: list[str],
     types: list[T.DataType],
     by_lower: dict[str, T.StructField],
     required: list[bool] | None = None,
+    lossy_ok: bool = False,
 ) -> list[str]:
-    """Each way the table's columns differ from the plan's base schema. Without `required`, a type that converts
-    without loss is accepted (files); with it (catalog tables), types must match and required columns be required."""
+    """Each way the table's columns differ from the plan's base schema. Without `required` (files, Spark's
+    catalog) a type that converts without loss is accepted, a lossy one only when `lossy_ok`
+    (`conversions.conversion`); with it (catalog tables), types must match and required columns be required."""
     problems = []
     for i, (name, declared) in enumerate(zip(names, types, strict=True)):
         f = by_lower.get(name.lower())
         if f is None:
             problems.append(f"column {name!r} missing")
-        elif not compatible(f.dataType, declared) and (required is not None or not _castable(f.dataType, declared)):
-            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
-        elif required is not None and required[i] and f.nullable:
-            problems.append(f"column {name!r} is optional (nullable) in the table, plan says required")
+            continue
+        difference = f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}"
+        if required is not None:
+            if not compatible(f.dataType, declared):
+                problems.append(difference)
+            elif required[i] and f.nullable:
+                problems.append(f"column {name!r} is optional (nullable) in the table, plan says required")
+            continue
+        kind = conversion(f.dataType, declared)
+        if kind is Conversion.NONE:
+            problems.append(difference)
+        elif kind is Conversion.LOSSY and not lossy_ok:
+            problems.append(f"{difference} {LOSSY}")
     return problems
+
+
+def _mismatch(what: str, problems: list[str], path: str) -> SchemaMismatchError:
+    hint = f" — {LOSSY_HINT}" if any(p.endswith(LOSSY) for p in problems) else ""
+    return SchemaMismatchError(f"{what} does not match the plan's schema: " + "; ".join(problems) + hint, path)
 
 
 def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path: str, outer: Scope | None) -> Relation:
@@ -118,35 +140,27 @@ def conform(
     what: str,
     fields: list[T.StructField] | None = None,
 ) -> Relation:
-    """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each."""
+    """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each,
+    cast to the declared types where they differ (lossy casts only with `cx.cast_to_plan_types`, each recorded)."""
     fields = fields if fields is not None else df.schema.fields
     by_lower = _by_lower(fields)
-    problems = _schema_problems(names, types, by_lower)
+    problems = _schema_problems(names, types, by_lower, lossy_ok=cx.cast_to_plan_types)
     if problems:
-        raise ResolutionError(f"{what} does not match the plan's schema: " + "; ".join(problems), path)
+        raise _mismatch(what, problems, path)
     found = [by_lower[name.lower()] for name in names]
-    exact = all(compatible(f.dataType, t) for f, t in zip(found, types, strict=True))
+    kinds = [conversion(f.dataType, t) for f, t in zip(found, types, strict=True)]
     own = [f.name for f in found]
-    if exact and [f.name for f in fields] == own and cx.names.claim(own):
+    if all(k is Conversion.SAME for k in kinds) and [f.name for f in fields] == own and cx.names.claim(own):
         # The table's own names are still unique in this translation: no rename.
         return Relation(df, own, list(types))
     # Fresh names (and casts to the declared types), pending until an operation needs them (see Relation).
     fresh = [cx.names.fresh() for _ in names]
     exprs = {}
-    for f, declared, new in zip(found, types, fresh, strict=True):
-        exprs[new] = column(f.name) if compatible(f.dataType, declared) else cast(column(f.name), declared)
+    for name, f, declared, new, kind in zip(names, found, types, fresh, kinds, strict=True):
+        exprs[new] = column(f.name) if kind is Conversion.SAME else cast(column(f.name), declared)
+        if kind is Conversion.LOSSY:
+            cx.record_lossy_cast(what, name, f.dataType, declared, path)
     return Relation(df, fresh, list(types), exprs=exprs, frame_names=tuple(f.name for f in fields))
-
-
-def _castable(actual: T.DataType, declared: T.DataType) -> bool:
-    """Representation changes that keep values (decimal rescale, float widths, int<->decimal, date/ts)."""
-    numeric = (T.NumericType,)
-    if isinstance(actual, numeric) and isinstance(declared, numeric):
-        return True
-    if isinstance(actual, T.StringType) and isinstance(declared, T.StringType):
-        return True
-    dates = (T.DateType, T.TimestampType, T.TimestampNTZType)
-    return isinstance(actual, dates) and isinstance(declared, dates)
 
 
 def read_named_table(
@@ -159,7 +173,26 @@ def read_named_table(
     if types is None:  # a producer that names the columns without typing them (see producers.Quirks)
         by_lower = {f.name.lower(): f.dataType for f in reversed(resolved.fields)}
         types = [by_lower.get(n.lower(), T.NullType()) for n in names]
-    return conform(cx, resolved.df, names, types, path, f"table {'.'.join(parts)!r}", resolved.fields)
+    what = f"table {'.'.join(parts)!r}"
+    if resolved.format == "csv":  # text: parsed as the plan declares each column, not as Spark guessed
+        declared = {n.lower(): t for n, t in zip(names, types, strict=True)}
+        fields = [T.StructField(f.name, declared.get(f.name.lower(), T.StringType())) for f in resolved.fields]
+        options = {**CSV_OPTIONS, "mode": _text_mode(cx, what, names, types, path)}
+        df = cx.spark.read.options(**options).schema(T.StructType(fields)).csv(resolved.identity)
+        return conform(cx, df, names, types, path, what, fields)
+    return conform(cx, resolved.df, names, types, path, what, resolved.fields)
+
+
+def _text_mode(cx: SubstraitConsumer, what: str, names: list[str], types: list[T.DataType], path: str) -> str:
+    """How Spark parses delimited text as the declared types. Its default turns a value that does not fit (1234.56
+    for a decimal(5,2), 'abc' for a number) into NULL silently: here the run fails (exit 1) instead, unless the
+    caller opted in to lossy casts — then every non-string column parsed from text is noted as one."""
+    if not cx.cast_to_plan_types:
+        return "FAILFAST"
+    for name, t in zip(names, types, strict=True):
+        if not isinstance(t, T.StringType):
+            cx.record_lossy_cast(what, name, T.StringType(), t, path)
+    return "PERMISSIVE"
 
 
 def read_virtual_table(
@@ -219,12 +252,15 @@ def read_local_files(
         uris.append(uri)
         if kind == "text":
             options.update(_text_options(item.text, p))
-    reader = cx.spark.read.format(fmt).options(**options)
-    if fmt == "csv":
+    more = f" (and {len(uris) - 1} more)" if len(uris) > 1 else ""
+    what = f"local files {uris[0]!r}{more}"
+    if fmt == "csv":  # text, parsed as the declared types
+        options["mode"] = _text_mode(cx, what, names, types, path)
         schema = T.StructType([T.StructField(n, t) for n, t in zip(names, types, strict=True)])
-        reader = reader.schema(schema)
-    df = reader.load(uris)
-    return conform(cx, df, names, types, path, "local files")
+        return conform(
+            cx, cx.spark.read.format(fmt).options(**options).schema(schema).load(uris), names, types, path, what
+        )
+    return conform(cx, cx.spark.read.format(fmt).options(**options).load(uris), names, types, path, what)
 
 
 def _text_options(text: ReadRel.LocalFiles.FileOrFiles.DelimiterSeparatedTextReadOptions, path: str) -> dict:

@@ -1,4 +1,5 @@
-"""Test DAG: tasks that must fail, each with the consumer's typed error as its message (no retries).
+"""Test DAG: tasks that must fail, each with the consumer's typed error as its message (no retries), and one that
+runs only because its caller opted in (`lossy_cast_allowed`).
 
 Plans are put in the plans bucket by tests/test_airflow_e2e.py under `failures/`.
 """
@@ -28,6 +29,11 @@ def substrait_test_failures():
         plan_uri="{{ var.value.substrait_plans }}/tpch/daily_pricing_summary.json",
         parameters={"0": "{{ dag_run.conf.get('cutoff', 'not-a-date') }}"},
         **common,
+    )
+    SubstraitSparkOperator(task_id="unsupported_plan", plan_uri=f"{PLANS}/unsupported.json", **common)
+    SubstraitSparkOperator(task_id="lossy_cast", plan_uri=f"{PLANS}/narrow_quantity.json", **common)
+    SubstraitSparkOperator(
+        task_id="lossy_cast_allowed", plan_uri=f"{PLANS}/narrow_quantity.json", cast_to_plan_types=True, **common
     )
 
 
