@@ -49,6 +49,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.report import Step
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,10 @@ DEFAULT_NAMESPACE = "substrait_spark"
 DEFAULT_TABLE = "audit_log"
 NAMESPACE_PROPERTY = "default-namespace"
 RECORD_PROPERTY = "substrait-spark.audit-record"  # the record id, in the snapshot summary of its append
-RECORD_VERSION = 2  # 2: the plan's bound parameters
-# Columns added to the audit table since its first version: a table created earlier gains them on its next write.
-ADDED_COLUMNS = ("parameters",)
+RECORD_VERSION = 3  # 2: the plan's bound parameters; 3: the kind of a skipped step (`steps.skip`)
+# Columns added to the audit table since its first version (full names, nested ones too): a table created earlier
+# gains them on its next write.
+ADDED_COLUMNS = ("parameters", "steps.element.skip")
 COMMIT_ATTEMPTS = 8
 # pyiceberg re-applies a failed append on the new snapshot by itself; the audit log must look for its record
 # again first, so its appends are not retried by pyiceberg (a table property; also applied in memory to audit
@@ -239,6 +241,7 @@ def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | 
                 "target": s(st.get("target")),
                 "path": st.get("path"),
                 "status": st.get("status"),
+                "skip": _skip(st),
                 "reason": s(st.get("reason")),
                 "rows": _int(st.get("rows")),
                 "snapshot_before": _int(st.get("snapshot_before")),
@@ -312,7 +315,7 @@ def _schema() -> Any:
     fields.append(f("tables_read", list_of(tables)))
     steps = struct(
         ("index", I), ("kind", S), ("target", S), ("path", S), ("status", S), ("reason", S), ("rows", L),
-        ("snapshot_before", L), ("snapshot_after", L), ("idempotency_key", S), ("duration_s", D),
+        ("snapshot_before", L), ("snapshot_after", L), ("idempotency_key", S), ("duration_s", D), ("skip", S),
     )  # fmt: skip
     fields.append(f("steps", list_of(steps)))
     fields.append(f("outputs", list_of(struct(("index", I), ("rows", L), ("location", S), ("format", S)))))
@@ -331,6 +334,12 @@ def audit_schema() -> Any:
 
 
 _SCHEMA: Any = None
+
+
+def _skip(step: dict[str, Any]) -> str | None:
+    """The kind of a skipped step (`report.Skip`), also for a report of a version that did not record it."""
+    skip = Step.from_dict(step).skip
+    return skip.value if skip else None
 
 
 def _json_default(v: Any) -> Any:
@@ -558,13 +567,14 @@ class IcebergAuditLog(AuditLog):
         columns added since (`ADDED_COLUMNS`) in one schema commit; a concurrent writer's upgrade is kept.
         Any other missing column means the table is not an audit table."""
         from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.schema import index_name_by_id
 
         for _ in range(COMMIT_ATTEMPTS):
-            have = {f.name for f in table.schema().fields}
-            missing = [f.name for f in audit_schema().fields if f.name not in have]
+            have = set(index_name_by_id(table.schema()).values())
+            missing = [n for n in index_name_by_id(audit_schema()).values() if n not in have]
             if not missing:
                 return table
-            foreign = [m for m in missing if m not in ADDED_COLUMNS]
+            foreign = [m for m in missing if not any(m == a or m.startswith(f"{a}.") for a in ADDED_COLUMNS)]
             if foreign:
                 raise AuditError(f"table {self.location} is not an audit table (no columns {', '.join(foreign)})")
             try:

@@ -15,6 +15,7 @@ from typing import Any
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.loader import parse_plan_bytes
+from substrait_spark.consumer.report import Step
 from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
 from substrait_spark.consumer.runner import preflight, run_loaded
 from substrait_spark.consumer.sinks import Sink
@@ -293,19 +294,18 @@ def asset_uri(target: str) -> str:
 
 
 def changed_tables(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Committed steps by target table: the figures an Asset event carries."""
+    """Changed tables (`Step.changed`: committed by this try or an earlier one, whose task failed before its Asset
+    events went out) with the figures an Asset event carries."""
     changed: dict[str, dict[str, Any]] = {}
-    for step in report.get("steps") or []:
-        if step.get("status") != "committed" or not step.get("target"):
+    for step in map(Step.from_dict, report.get("steps") or []):
+        if not step.changed or not step.target:
             continue
         entry = changed.setdefault(
-            step["target"], {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
+            step.target, {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
         )
-        entry["rows"] += step.get("rows") or 0
-        entry["snapshot_id"] = step.get("snapshot_after")
-        entry["steps"].append(
-            {"kind": step["kind"], "rows": step.get("rows"), "snapshot_id": step.get("snapshot_after")}
-        )
+        entry["rows"] += step.rows or 0
+        entry["snapshot_id"] = step.snapshot_after
+        entry["steps"].append({"kind": step.kind, "rows": step.rows, "snapshot_id": step.snapshot_after})
     return changed
 
 
