@@ -70,6 +70,12 @@ class PlanNotFoundError(PlanInvalidError):
     kind = "plan not found"
 
 
+class RunReportError(PlanInvalidError):
+    """A run report handed over with a plan (`explain --report`) cannot be read, or is another plan's (exit 2)."""
+
+    kind = "invalid run report"
+
+
 class UnsupportedFeatureError(SubstraitSparkError):
     """The plan is valid but uses a feature this consumer does not translate (exit 3)."""
 

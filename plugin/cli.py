@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError
+from substrait_spark.consumer.errors import PlanInvalidError, RunReportError, SubstraitSparkError
 
 PROG = "substrait-spark"
+SUMMARY_PLANS = "plans"  # summary.json (`run --output-dir`): {"plans": [the entry of each plan, in order]}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -267,7 +268,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for i, loaded, obj in ready:
             codes[i] = _run_one(batch, loaded, obj, entries[i])
     if args.output_dir:
-        summary = json.dumps({"plans": entries}, indent=2, default=str)
+        summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
     return next((c for c in codes if c), 0)
 
@@ -378,21 +379,34 @@ def _explain_picture(loaded, args: argparse.Namespace) -> int:
     """`explain --format svg|html`: the plan as a graph (`graph.py`), from the plan alone or with a run report."""
     from substrait_spark.graph import build_graph, render_html, render_svg
 
-    report = None
-    if args.report:
-        try:
-            report = json.loads(Path(args.report).read_text())
-        except (OSError, ValueError) as exc:
-            raise PlanInvalidError(f"cannot read the run report {args.report}: {exc}") from exc
-        if isinstance(report, list):  # a `run --output-dir` summary.json: the entry of this plan, else the first
-            report = next((r for r in report if r.get("plan_uri") == loaded.uri), report[0] if report else None)
-    graph = build_graph(loaded, report)
+    graph = build_graph(loaded, _report_of(args.report, loaded) if args.report else None)
     text = render_svg(graph) if args.format == "svg" else render_html(graph, title=Path(str(loaded.uri)).name)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _report_of(path: str, loaded) -> dict[str, Any]:
+    """This plan's run report in `path`: a `run --output-dir` summary.json (the entry whose sha256 is the plan's;
+    of several, the one of the same URI) or a single run report (an XCom value). Refused when no report in it is
+    of this plan: a picture of one plan with another's steps and tables would be wrong, not merely incomplete."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise RunReportError(f"cannot read the run report {path}: {exc}") from exc
+    reports = doc.get(SUMMARY_PLANS) if isinstance(doc, dict) and SUMMARY_PLANS in doc else doc
+    reports = reports if isinstance(reports, list) else [reports]  # a list: reports of several plans
+    if not all(isinstance(r, dict) for r in reports):
+        raise RunReportError(f"{path} is neither a run report nor a summary.json ({{{SUMMARY_PLANS!r}: [...]}})")
+    mine = [r for r in reports if r.get("plan_sha256") == loaded.sha256]
+    if not mine:
+        others = sorted({str(r["plan_sha256"])[:12] for r in reports if r.get("plan_sha256")})
+        held = f"sha256 {', '.join(others)}" if others else "no plan sha256"
+        mine_is = loaded.sha256[:12]
+        raise RunReportError(f"{path} is not a report of this plan: it holds {held}, the plan's is {mine_is}")
+    return next((r for r in mine if r.get("plan_uri") == loaded.uri), mine[0])
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
