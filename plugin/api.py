@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,16 +20,18 @@ def run_plan(
     plan: str | Path | bytes | LoadedPlan,
     spark: SparkSession | None = None,
     catalogs: TableResolver | None = None,
-    params: Mapping[str | int, Any] | None = None,
+    parameters: Mapping[str | int, Any] | None = None,
     *,
     output: Sink | str | dict[str, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
     cast_to_plan_types: bool = False,
+    params: Mapping[str | int, Any] | None = None,
 ) -> RunReport:
     """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
 
-    `params` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`);
+    `parameters` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`), the
+    name `to_dataframe` and the operator use (`params`, its earlier name here, still works and warns);
     `output` says where root rows go (see `Sink.parse`; default: run and count); `update_keys` (table →
     key columns) says which columns UPDATE writes match rows by (see `consumer/steps/update_key.py`);
     `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
@@ -37,8 +40,13 @@ def run_plan(
     """
     from substrait_spark.hooks.spark import get_session
 
+    if params is not None:
+        if parameters is not None:
+            raise TypeError("run_plan: pass parameters=, not also params= (its deprecated name)")
+        warnings.warn("run_plan(params=) is deprecated: use parameters=", DeprecationWarning, stacklevel=2)
+        parameters = params
     loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan)
-    preflight(loaded, parameters=params, consumer_class=consumer_class)
+    preflight(loaded, parameters=parameters, consumer_class=consumer_class)
     if catalogs is None:
         from substrait_spark.consumer.resolver import SessionCatalogResolver
 
@@ -48,7 +56,7 @@ def run_plan(
         spark or get_session(),
         catalogs,
         sink=Sink.parse(output),
-        parameters=params,
+        parameters=parameters,
         consumer_class=consumer_class,
         update_keys=update_keys,
         cast_to_plan_types=cast_to_plan_types,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.errors import PlanInvalidError, RunReportError, SubstraitSparkError
+from substrait_spark.consumer.errors import RunReportError, SubstraitSparkError
 
 PROG = "substrait-spark"
 SUMMARY_PLANS = "plans"  # summary.json (`run --output-dir`): {"plans": [the entry of each plan, in order]}
@@ -30,7 +30,14 @@ def _parser() -> argparse.ArgumentParser:
 
     def tables(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--tables-dir", help="bind DIR/<name>.parquet (file or folder) to table <name>")
-        sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
+        sp.add_argument(
+            "--table",
+            action="append",
+            default=[],
+            type=_name_value("NAME=URI[:FORMAT]"),
+            metavar="NAME=URI[:FORMAT]",
+            help="bind one table",
+        )
         sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
         sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
         sp.add_argument(
@@ -68,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         "--param",
         action="append",
         default=[],
+        type=_name_value("NAME=VALUE", empty_value=True),
         metavar="NAME=VALUE",
         help="bind dynamic parameter NAME (its anchor: 0 or $0) to VALUE, typed as the plan declares",
     )
@@ -93,7 +101,21 @@ def _parser() -> argparse.ArgumentParser:
     lin = sub.add_parser("lineage", help="tables read and written, and column lineage (OpenLineage), as JSON")
     lin.add_argument("plan", metavar="PLAN")
     lin.add_argument("--output", metavar="FILE", help="write the JSON here instead of stdout")
+    for sp in sub.choices.values():  # also after the command; SUPPRESS: not given there keeps the global value
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks")
     return p
+
+
+def _name_value(syntax: str, empty_value: bool = False) -> Callable[[str], tuple[str, str]]:
+    """An argparse type for `NAME=VALUE` options: a malformed one is a usage error (usage printed, exit 2)."""
+
+    def parse(spec: str) -> tuple[str, str]:
+        name, sep, value = spec.partition("=")
+        if not sep or not name or not (value or empty_value):
+            raise argparse.ArgumentTypeError(f"expects {syntax}, got {spec!r}")
+        return name, value
+
+    return parse
 
 
 def _resolver(args: argparse.Namespace):
@@ -105,10 +127,7 @@ def _resolver(args: argparse.Namespace):
     )
 
     extra = {}
-    for spec in args.table:
-        name, sep, target = spec.partition("=")
-        if not sep or not name or not target:
-            raise PlanInvalidError(f"--table expects NAME=URI[:FORMAT], got {spec!r}")
+    for name, target in args.table:
         extra[name] = TableBinding.parse(target)
     table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra) if args.tables_dir else TableMapResolver(extra)
     resolvers = [table_map]
@@ -145,17 +164,6 @@ def _print_rows(columns: list[str], rows: list[list[Any]]) -> None:
     print(" | ".join(columns))
     for r in rows:
         print(" | ".join("NULL" if v is None else str(v) for v in r))
-
-
-def _params(specs: list[str]) -> dict[str, str]:
-    """`--param NAME=VALUE` (NAME: the parameter's anchor, `0` or `$0`); the value is typed by the plan."""
-    params = {}
-    for spec in specs:
-        name, sep, value = spec.partition("=")
-        if not sep or not name:
-            raise PlanInvalidError(f"--param expects NAME=VALUE, got {spec!r}")
-        params[name] = value
-    return params
 
 
 def _update_keys(specs: list[str]) -> dict[str, list[str]]:
@@ -240,7 +248,8 @@ class _Batch:
 def cmd_run(args: argparse.Namespace) -> int:
     """Load and check every plan first (no Spark: a plan that cannot run fails at once), then start one Spark
     session for the plans that can, and run them in order. The exit code is the first failed plan's."""
-    batch = _Batch(args, _params(args.param), _update_keys(args.update_key))
+    # --param NAME=VALUE: NAME the parameter's anchor (`0` or `$0`), the value typed by the plan
+    batch = _Batch(args, dict(args.param), _update_keys(args.update_key))
     if args.output_dir:
         Path(args.output_dir).mkdir(parents=True, exist_ok=True)
     load = _loader()
@@ -425,7 +434,8 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 
 def _report_error(exc: SubstraitSparkError, plan: str, debug: bool) -> None:
-    print(f"{PROG}: {plan}: {exc.kind}: {exc}", file=sys.stderr)
+    text = str(exc)  # the kind once, also when the message starts with it ("plan not found: PATH")
+    print(f"{PROG}: {plan}: {text if text.startswith(f'{exc.kind}: ') else f'{exc.kind}: {text}'}", file=sys.stderr)
     if debug:
         traceback.print_exc()
 
