@@ -95,6 +95,13 @@ class SchemaMismatchError(ResolutionError):
     would lose information from (exit 4)."""
 
 
+class ConfigurationError(SubstraitSparkError):
+    """The run's configuration names something that is not there, e.g. an Airflow connection (exit 2)."""
+
+    exit_code = 2
+    kind = "invalid configuration"
+
+
 class PolicyError(SubstraitSparkError):
     """The plan is refused by a configured policy (exit 5)."""
 

@@ -619,5 +619,16 @@ def audit_from_operator(
             notes.append(note)
         return None
     if audit is None:
+        log.info("%s", no_audit_reason(spec))
         return None
     return audit.write(report, AuditContext.from_airflow(context, run_key))
+
+
+def no_audit_reason(spec: str | Mapping[str, Any] | None) -> str:
+    """Why a run has no audit record (logged: where the record went, or that there is none, is never a guess)."""
+    if spec:
+        return f"audit log off (audit_log={spec!r}): no audit record written"
+    return (
+        "no audit record written: no audit_log given and no Iceberg catalog configured to hold the default table "
+        f"{DEFAULT_NAMESPACE}.{DEFAULT_TABLE} (audit_log='jsonl:/path' writes JSON lines)"
+    )
