@@ -529,7 +529,11 @@ class IcebergAuditLog(AuditLog):
         except NoSuchTableError:
             pass
         namespace = tuple(self.identifier.split(".")[:-1])
-        catalog.create_namespace_if_not_exists(namespace)
+        try:
+            catalog.create_namespace_if_not_exists(namespace)
+        except Exception:  # pyiceberg's SQL catalog checks, then inserts: a concurrent creator's insert may win
+            if not catalog.namespace_exists(namespace):
+                raise
         return catalog.create_table_if_not_exists(self.identifier, schema=audit_schema(), properties=NO_RETRY)
 
     def _has(self, table: Any, record_id: str) -> bool:
