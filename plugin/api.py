@@ -9,10 +9,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.consumer import SubstraitConsumer
-from substrait_spark.consumer.loader import LoadedPlan, load_plan
+from substrait_spark.consumer.loader import LoadedPlan
 from substrait_spark.consumer.report import RunReport
 from substrait_spark.consumer.resolver import TableResolver
-from substrait_spark.consumer.runner import preflight, run_loaded
 from substrait_spark.consumer.sinks import Sink
 
 
@@ -38,26 +37,18 @@ def run_plan(
     (else a schema mismatch, exit 4), each such cast noted in the report. A plan that cannot run (invalid,
     unsupported, parameters that do not fit) is refused before a Spark session is started (`spark=None`).
     """
-    from substrait_spark.hooks.spark import get_session
+    from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
     if params is not None:
         if parameters is not None:
             raise TypeError("run_plan: pass parameters=, not also params= (its deprecated name)")
         warnings.warn("run_plan(params=) is deprecated: use parameters=", DeprecationWarning, stacklevel=2)
         parameters = params
-    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan)
-    preflight(loaded, parameters=parameters, consumer_class=consumer_class)
     if catalogs is None:
         from substrait_spark.consumer.resolver import SessionCatalogResolver
 
         catalogs = SessionCatalogResolver()
-    return run_loaded(
-        loaded,
-        spark or get_session(),
-        catalogs,
-        sink=Sink.parse(output),
-        parameters=parameters,
-        consumer_class=consumer_class,
-        update_keys=update_keys,
-        cast_to_plan_types=cast_to_plan_types,
-    )
+    settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types)
+    runner = PlanRunner(settings, resolver=catalogs, session=spark, consumer_class=consumer_class)
+    checked = runner.check(plan, parameters)  # before a Spark session is asked for
+    return runner.run(checked, parameters=parameters, sink=Sink.parse(output))

@@ -12,7 +12,6 @@ import json
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -118,43 +117,32 @@ def _name_value(syntax: str, empty_value: bool = False) -> Callable[[str], tuple
     return parse
 
 
-def _resolver(args: argparse.Namespace):
-    from substrait_spark.consumer.resolver import (
-        ChainResolver,
-        SessionCatalogResolver,
-        TableBinding,
-        TableMapResolver,
-    )
+def _runner(args: argparse.Namespace):
+    """The run's composition root (`hooks/plan_run.py`), built once per command from its options."""
+    if not hasattr(args, "_runner"):
+        from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
-    extra = {}
-    for name, target in args.table:
-        extra[name] = TableBinding.parse(target)
-    table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra) if args.tables_dir else TableMapResolver(extra)
-    resolvers = [table_map]
-    if args.catalog_config:
-        from substrait_spark.hooks.iceberg import IcebergCatalogResolver
-
-        resolvers.append(IcebergCatalogResolver(_catalogs(args)))
-    return ChainResolver([*resolvers, SessionCatalogResolver()])
-
-
-def _catalogs(args: argparse.Namespace):
-    from substrait_spark.hooks.iceberg import Catalogs
-
-    if not hasattr(args, "_catalogs"):
-        args._catalogs = Catalogs.from_file(args.catalog_config)
-    return args._catalogs
+        settings = RunSettings(
+            tables=dict(args.table),
+            tables_dir=args.tables_dir,
+            catalog_config=args.catalog_config,
+            master=args.master,
+            audit_log=getattr(args, "audit_log", None) or "off",  # the CLI audits only when asked
+            audit_strict=getattr(args, "audit_strict", False),
+            update_keys=_update_keys(getattr(args, "update_key", [])),
+            cast_to_plan_types=args.cast_to_plan_types,
+        )
+        args._runner = PlanRunner(settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf())))
+    return args._runner
 
 
-def _session(args: argparse.Namespace):
+def _session(master: str | None, conf: dict[str, str]):
     from substrait_spark.hooks.spark import get_session
 
-    conf = {}
-    if args.catalog_config:
-        from substrait_spark.hooks.iceberg import session_conf
+    return get_session(master, conf)
 
-        conf = session_conf(_catalogs(args))
-    spark = get_session(args.master, conf)
+
+def _quiet(spark):
     with contextlib.suppress(Exception):  # Spark Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -192,31 +180,18 @@ def _loader():
     return load
 
 
-def _audit_log(args: argparse.Namespace):
-    """`--audit-log SPEC` (None: no audit log)."""
-    if not args.audit_log:
-        return None
-    from substrait_spark.hooks.audit import AuditLog
-
-    return AuditLog.from_spec(
-        args.audit_log, _catalogs(args) if args.catalog_config else None, strict=args.audit_strict
-    )
-
-
 def _audit_error() -> type:
     from substrait_spark.hooks.audit import AuditError
 
     return AuditError
 
 
-def _audit(audit, report, args: argparse.Namespace) -> None:
+def _audit(runner, report, args: argparse.Namespace) -> None:
     """One record per plan run; a record not written is a note in the report (an error with --audit-strict)."""
-    if audit is None:
-        return
     from substrait_spark.hooks.audit import AuditContext
 
-    result = audit.write(report, AuditContext(run_key=args.run_key))
-    if result.status == "failed":
+    result = runner.record(report, AuditContext(run_key=args.run_key))
+    if result is not None and result.status == "failed":
         print(f"{PROG}: warning: {result.error} (audit log {result.location})", file=sys.stderr)
 
 
@@ -232,86 +207,48 @@ def _failed_report(plan: str, exc: SubstraitSparkError) -> dict[str, Any]:
     }
 
 
-@dataclass
-class _Batch:
-    """What every plan of one `run` shares."""
-
-    args: argparse.Namespace
-    params: dict[str, str]
-    update_keys: dict[str, list[str]]
-    resolver: Any = None
-    audit: Any = None
-    spark: Any = None
-    targets: Any = None
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """Load and check every plan first (no Spark: a plan that cannot run fails at once), then start one Spark
     session for the plans that can, and run them in order. The exit code is the first failed plan's."""
-    # --param NAME=VALUE: NAME the parameter's anchor (`0` or `$0`), the value typed by the plan
-    batch = _Batch(args, dict(args.param), _update_keys(args.update_key))
+    runner = _runner(args)
+    params = dict(args.param)  # --param NAME=VALUE: NAME the anchor (`0` or `$0`), the value typed by the plan
     if args.output_dir:
         Path(args.output_dir).mkdir(parents=True, exist_ok=True)
-    load = _loader()
-    batch.audit = _audit_log(args)
+    if args.audit_log:
+        _ = runner.audit  # an audit log that cannot be set up fails the command before any plan
     entries: list[dict[str, Any]] = [{"plan": plan} for plan in args.plans]
     codes = [0] * len(args.plans)
     ready = []
     for i, plan in enumerate(args.plans):
-        obj = None
         try:
-            loaded, obj = load(plan)
-            from substrait_spark.consumer.runner import preflight  # (Spark's Python modules: once a plan loaded)
-
-            preflight(loaded, parameters=batch.params)
-            ready.append((i, loaded, obj))
+            ready.append((i, runner.check(plan, params)))
         except SubstraitSparkError as exc:
-            codes[i] = _failed(batch, exc, entries[i], obj)
+            codes[i] = _failed(runner, args, exc, entries[i])
     if ready:
-        batch.resolver = _resolver(args)
-        batch.spark = _session(args)
-        if args.catalog_config:  # plans that write, write to tables of these catalogs
-            from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
-
-            batch.targets = IcebergWriteTargets(_catalogs(args))
-        for i, loaded, obj in ready:
-            codes[i] = _run_one(batch, loaded, obj, entries[i])
+        _ = runner.resolver, runner.spark, runner.targets  # shared by every plan: a failure here fails them all
+        for i, checked in ready:
+            codes[i] = _run_one(runner, args, checked, params, entries[i])
     if args.output_dir:
         summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
     return next((c for c in codes if c), 0)
 
 
-def _run_one(batch: _Batch, loaded, obj, entry: dict[str, Any]) -> int:
+def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], entry: dict[str, Any]) -> int:
     """Run one checked plan: its rows, summary entry and audit record; its exit code."""
-    from substrait_spark.consumer.runner import run_loaded
     from substrait_spark.consumer.sinks import Sink
 
-    args, plan = batch.args, entry["plan"]
+    plan = entry["plan"]
     if args.output_dir:
         target = Path(args.output_dir) / f"{_plan_stem(plan)}.{args.output_format}"
         sink = Sink("file", str(target), format=args.output_format)
     else:
         sink = Sink("preview", max_rows=None)
     try:
-        report = run_loaded(
-            loaded,
-            batch.spark,
-            batch.resolver,
-            sink=sink,
-            parameters=batch.params,
-            run_key=args.run_key,
-            targets=batch.targets,
-            update_keys=batch.update_keys,
-            cast_to_plan_types=args.cast_to_plan_types,
-        )
-    except SubstraitSparkError as exc:
-        return _failed(batch, exc, entry, obj)
-    report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
-    try:
-        _audit(batch.audit, report, args)
-    except SubstraitSparkError as exc:  # a strict audit log that could not be written
-        return _failed(batch, exc, entry, obj)
+        report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
+        _audit(runner, report, args)
+    except SubstraitSparkError as exc:  # the run's, or a strict audit log's that could not be written
+        return _failed(runner, args, exc, entry)
     entry.update(report.to_dict())
     if not args.output_dir:
         for o in report.outputs:
@@ -320,17 +257,15 @@ def _run_one(batch: _Batch, loaded, obj, entry: dict[str, Any]) -> int:
     return 0
 
 
-def _failed(batch: _Batch, exc: SubstraitSparkError, entry: dict[str, Any], obj=None) -> int:
+def _failed(runner, args: argparse.Namespace, exc: SubstraitSparkError, entry: dict[str, Any]) -> int:
     """A plan that failed to load, its checks, its run or its audit: one line on stderr, its audit record and
     summary entry; its exit code."""
     plan = entry["plan"]
-    _report_error(exc, plan, batch.args.debug)
+    _report_error(exc, plan, args.debug)
     report = getattr(exc, "report", None)
-    if report is not None and obj is not None:
-        report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
     if not isinstance(exc, _audit_error()):
         with contextlib.suppress(SubstraitSparkError):  # strict: the run's own error is the one to report
-            _audit(batch.audit, report or _failed_report(plan, exc), batch.args)
+            _audit(runner, report or _failed_report(plan, exc), args)
     entry.update(report.to_dict() if report else {"status": "failed"})
     entry["error"] = exc.to_dict()
     return exc.exit_code
@@ -372,8 +307,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.runner import preflight
 
     preflight(loaded)  # a plan that cannot be translated fails before Spark starts
-    spark = _session(args)
-    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args), cast_to_plan_types=args.cast_to_plan_types)
+    runner = _runner(args)
+    consumer = SubstraitConsumer(runner.spark, loaded.plan, runner.resolver, cast_to_plan_types=args.cast_to_plan_types)
     try:
         df = consumer.root(0)
         print(plan_tree(consumer))
