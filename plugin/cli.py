@@ -167,15 +167,15 @@ def _plan_stem(plan: str) -> str:
 
 
 def _loader():
-    """Plans from paths, file:// and s3:// URIs (boto3's own configuration: AWS_* variables, profiles)."""
-    from substrait_spark.consumer.loader import parse_plan_bytes
-    from substrait_spark.hooks.plan_store import PlanStore
+    """Plans from paths, file:// and s3:// URIs (boto3's own configuration: AWS_* variables, profiles), read and
+    parsed as a run reads them (`PlanRunner.load`), unchecked: validate reports what a check would refuse."""
+    from substrait_spark.hooks.plan_run import PlanRunner
 
-    store = PlanStore()
+    runner = PlanRunner()
 
     def load(plan: str):
-        obj = store.read(plan)
-        return parse_plan_bytes(obj.data, uri=obj.uri), obj
+        read = runner.load(plan)
+        return read.loaded, read.source
 
     return load
 
