@@ -335,13 +335,19 @@ def test_explain_prints_the_tree_and_the_physical_plan(spark, tpch_dir, q06, cap
     assert "Scan parquet" in physical
 
 
-def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
+def unsupported_window_plan(corpus: Path, tmp_path: Path) -> Path:
+    """q06 under a window relation sorted by a comparison function (a sort Spark cannot do: exit 3)."""
     doc = q06_doc(corpus)
     root = doc["relations"][0]["root"]
     sort = {"expr": {"selection": {"directReference": {"structField": {}}}}, "comparisonFunctionReference": 1}
-    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}  # a sort Spark cannot do
+    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}
     plan = tmp_path / "window.json"
     plan.write_text(json.dumps(doc))
+    return plan
+
+
+def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
+    plan = unsupported_window_plan(corpus, tmp_path)
     code, out, err = cli(capsys, "explain", str(plan), "--tables-dir", str(tpch_dir))
     assert code == 3
     assert out == ""

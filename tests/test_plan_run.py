@@ -6,13 +6,12 @@ holds. The front ends' own runs through it: tests/test_cli.py, test_parameters.p
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pytest
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanChangedError
-from test_cli import IBM, q06_doc
+from test_cli import IBM, unsupported_window_plan
 
 
 def no_session(catalog_conf):
@@ -38,12 +37,7 @@ def test_a_plan_is_read_pinned_and_checked_before_any_session(corpus, tmp_path):
     with pytest.raises(PlanChangedError, match="changed: expected sha256 000000000000"):
         PlanRunner(RunSettings(expected_sha256="0" * 64), session=no_session).check(str(plan))
 
-    doc = q06_doc(corpus)
-    root = doc["relations"][0]["root"]
-    sort = {"expr": {"selection": {"directReference": {"structField": {}}}}, "comparisonFunctionReference": 1}
-    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}  # a sort Spark cannot do
-    bad = tmp_path / "window.json"
-    bad.write_text(json.dumps(doc))
+    bad = unsupported_window_plan(corpus, tmp_path)
     with pytest.raises(UnsupportedFeatureError) as info:
         PlanRunner(session=no_session).check(str(bad))
     assert info.value.report.status == "failed" and info.value.report.plan_uri == str(bad)
