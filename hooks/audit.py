@@ -34,6 +34,7 @@ Query with Spark SQL, e.g.::
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -234,23 +235,7 @@ def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | 
             }
             for t in r.get("tables_read") or []
         ],
-        "steps": [
-            {
-                "index": _int(st.get("index")),
-                "kind": st.get("kind"),
-                "target": s(st.get("target")),
-                "path": st.get("path"),
-                "status": st.get("status"),
-                "skip": _skip(st),
-                "reason": s(st.get("reason")),
-                "rows": _int(st.get("rows")),
-                "snapshot_before": _int(st.get("snapshot_before")),
-                "snapshot_after": _int(st.get("snapshot_after")),
-                "idempotency_key": st.get("idempotency_key"),
-                "duration_s": _float(st.get("duration_s")),
-            }
-            for st in r.get("steps") or []
-        ],
+        "steps": [_step_record(st) for st in r.get("steps") or []],
         "outputs": [
             {
                 "index": _int(o.get("index")),
@@ -313,10 +298,8 @@ def _schema() -> Any:
         ("metadata_location", S), ("view_version", L),
     )  # fmt: skip
     fields.append(f("tables_read", list_of(tables)))
-    steps = struct(
-        ("index", I), ("kind", S), ("target", S), ("path", S), ("status", S), ("reason", S), ("rows", L),
-        ("snapshot_before", L), ("snapshot_after", L), ("idempotency_key", S), ("duration_s", D), ("skip", S),
-    )  # fmt: skip
+    iceberg = {int: L, float: D, str: S}
+    steps = struct(*[(n, I if n in STEP_INT32_FIELDS else iceberg[t]) for n, t in audited_step_fields()])
     fields.append(f("steps", list_of(steps)))
     fields.append(f("outputs", list_of(struct(("index", I), ("rows", L), ("location", S), ("format", S)))))
     fields.append(f("spark_application_id", S))
@@ -336,10 +319,39 @@ def audit_schema() -> Any:
 _SCHEMA: Any = None
 
 
-def _skip(step: dict[str, Any]) -> str | None:
-    """The kind of a skipped step (`report.Skip`), also for a report of a version that did not record it."""
+# The audit record's steps hold every field of `report.Step` but these (what an op decided and how a DELETE/UPDATE
+# committed stay in the run report): the `steps` column and each record's steps derive from `Step`, so neither can
+# drift from it. `index` is a 32-bit int (the first audit tables were created so); other ints are 64-bit.
+STEP_FIELDS_NOT_AUDITED = ("details", "commit")
+STEP_INT32_FIELDS = ("index",)
+
+
+def audited_step_fields() -> list[tuple[str, type]]:
+    """(name, Python type: int, float or str) of each audited `Step` field, in `Step`'s order."""
+    import typing
+
+    hints = typing.get_type_hints(Step)
+    audited = [f.name for f in dataclasses.fields(Step) if f.name not in STEP_FIELDS_NOT_AUDITED]
+    return [(name, _scalar(hints[name])) for name in audited]
+
+
+def _scalar(hint: Any) -> type:
+    """`int | None` → int; a str enum → str."""
+    import typing
+
+    options = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    [typ] = options
+    return str if issubclass(typ, str) else typ
+
+
+def _step_record(step: dict[str, Any]) -> dict[str, Any]:
+    """A step as the audit records it: its `Step` fields, strings scrubbed; the kind of a skip also for a report of
+    a version that did not record it."""
+    convert = {int: _int, float: _float, str: scrub}
+    record = {name: convert[typ](step.get(name)) for name, typ in audited_step_fields()}
     skip = Step.from_dict(step).skip
-    return skip.value if skip else None
+    record["skip"] = skip.value if skip else None
+    return record
 
 
 def _json_default(v: Any) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 from plan_builder import DdlRel, PlanBuilder, ddl, write
-from substrait_spark.consumer.report import Skip, Step, StepStatus
+from substrait_spark.consumer.report import RunReport, Skip, Step, StepStatus
 from substrait_spark.graph import build_graph
 from substrait_spark.hooks.audit import NO_RETRY, AuditLog, audit_schema, build_record
 from substrait_spark.operators import openlineage
@@ -151,3 +151,23 @@ def test_a_version_2_audit_table_gains_the_step_skip_column_in_one_commit(lake, 
         ("d/r/t/-1/try-2", "drop_if_exist_table", "skipped", "absent"),
         ("d/r/t/-1/try-2", "insert", "committed", None),
     ]
+
+
+def test_the_audit_steps_column_is_derived_from_step():
+    """Every `Step` field is in the audit table's `steps` struct and in each record's steps, unless explicitly left
+    out: a field added to `Step` reaches the audit table (an existing one gains it, as `skip` above)."""
+    import dataclasses
+
+    from substrait_spark.hooks.audit import STEP_FIELDS_NOT_AUDITED
+
+    struct = next(f for f in audit_schema().fields if f.name == "steps").field_type.element_field.field_type
+    names = [f.name for f in dataclasses.fields(Step)]
+    assert [f.name for f in struct.fields] == [n for n in names if n not in STEP_FIELDS_NOT_AUDITED]
+    assert set(STEP_FIELDS_NOT_AUDITED) < set(names)
+    step = Step(3, "ctas", "lake.ns.t", "relations[1].root.input.write", rows=2)
+    step.skipped(Skip.TABLE_EXISTS, "table exists (CREATE_MODE_IGNORE_IF_EXISTS)")
+    [record] = build_record(
+        {"steps": [RunReport(None, "0" * 64, None, None, steps=[step]).to_dict()["steps"][0]]}, try_ctx(1)
+    )["steps"]
+    assert list(record) == [f.name for f in struct.fields]
+    assert (record["index"], record["status"], record["skip"], record["rows"]) == (3, "skipped", "table_exists", 2)
