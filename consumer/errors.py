@@ -70,6 +70,12 @@ class PlanNotFoundError(PlanInvalidError):
     kind = "plan not found"
 
 
+class RunReportError(PlanInvalidError):
+    """A run report handed over with a plan (`explain --report`) cannot be read, or is another plan's (exit 2)."""
+
+    kind = "invalid run report"
+
+
 class UnsupportedFeatureError(SubstraitSparkError):
     """The plan is valid but uses a feature this consumer does not translate (exit 3)."""
 
@@ -87,6 +93,13 @@ class ResolutionError(SubstraitSparkError):
 class SchemaMismatchError(ResolutionError):
     """The data's columns do not match the plan's base schema: missing, of another type, or of a type a cast
     would lose information from (exit 4)."""
+
+
+class ConfigurationError(SubstraitSparkError):
+    """The run's configuration names something that is not there, e.g. an Airflow connection (exit 2)."""
+
+    exit_code = 2
+    kind = "invalid configuration"
 
 
 class PolicyError(SubstraitSparkError):

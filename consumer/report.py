@@ -2,8 +2,38 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from enum import Enum, StrEnum
 from typing import Any
+
+
+class StepStatus(StrEnum):
+    """Where a step ended. `SKIPPED` steps say which kind of skip in `Step.skip`."""
+
+    RUNNING = "running"
+    COMMITTED = "committed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+class Skip(StrEnum):
+    """The three reasons a step does nothing, which readers must tell apart: only `ALREADY_COMMITTED` means the
+    table holds the step's change (an earlier try with the same run key made it); the other two changed nothing."""
+
+    ALREADY_COMMITTED = "already_committed"
+    TABLE_EXISTS = "table_exists"  # CTAS with CREATE_MODE_IGNORE_IF_EXISTS: the table was there, left alone
+    ABSENT = "absent"  # DROP IF EXISTS of a table or view that was not there
+
+    @classmethod
+    def of_reason(cls, reason: str | None) -> Skip:
+        """The kind of a skip recorded before `skip` existed (a report or audit record of an earlier version),
+        from the reason text those versions wrote."""
+        text = reason or ""
+        if "exists (CREATE_MODE" in text:
+            return cls.TABLE_EXISTS
+        if "does not exist (DDL_OP_DROP_IF_EXIST)" in text:
+            return cls.ABSENT
+        return cls.ALREADY_COMMITTED
 
 
 @dataclass
@@ -24,7 +54,7 @@ class Step:
     kind: str  # insert | delete | update | ctas | create_table | alter_table | drop_table | ...
     target: str  # the table's identity (catalog.namespace.table)
     path: str  # where the relation sits in the plan
-    status: str = "running"  # committed | skipped | failed
+    status: StepStatus = StepStatus.RUNNING
     reason: str | None = None  # why skipped or failed
     rows: int | None = None  # rows inserted, deleted or updated
     snapshot_before: int | None = None
@@ -35,6 +65,27 @@ class Step:
     # How a DELETE/UPDATE committed: row-level (its statement, the table's write mode and isolation level) or a
     # rewrite of the table (and why), with the data and delete files the commit added and removed.
     commit: dict[str, Any] | None = None
+    skip: Skip | None = None  # which kind of skip, when status is SKIPPED
+
+    def skipped(self, skip: Skip, reason: str) -> None:
+        self.status, self.skip, self.reason = StepStatus.SKIPPED, skip, reason
+
+    @property
+    def changed(self) -> bool:
+        """The table holds this step's change: committed now or by an earlier try (Asset events, lineage)."""
+        return self.status is StepStatus.COMMITTED or self.skip is Skip.ALREADY_COMMITTED
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Step:
+        """A step of a report dict (XCom, `summary.json`), of this version or an earlier one (no `skip`)."""
+        known = {f.name for f in fields(cls)}
+        step = cls(**{"index": 0, "kind": "", "target": "", "path": "", **{k: v for k, v in d.items() if k in known}})
+        step.status = StepStatus(step.status or StepStatus.RUNNING)
+        if step.status is StepStatus.SKIPPED:
+            step.skip = Skip(step.skip) if step.skip else Skip.of_reason(step.reason)
+        else:
+            step.skip = None
+        return step
 
 
 @dataclass
@@ -62,4 +113,9 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain JSON values: enums become their values."""
+        return asdict(self, dict_factory=_plain)
+
+
+def _plain(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {k: v.value if isinstance(v, Enum) else v for k, v in items}

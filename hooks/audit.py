@@ -34,6 +34,7 @@ Query with Spark SQL, e.g.::
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -49,6 +50,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.report import Step
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +58,10 @@ DEFAULT_NAMESPACE = "substrait_spark"
 DEFAULT_TABLE = "audit_log"
 NAMESPACE_PROPERTY = "default-namespace"
 RECORD_PROPERTY = "substrait-spark.audit-record"  # the record id, in the snapshot summary of its append
-RECORD_VERSION = 2  # 2: the plan's bound parameters
-# Columns added to the audit table since its first version: a table created earlier gains them on its next write.
-ADDED_COLUMNS = ("parameters",)
+RECORD_VERSION = 3  # 2: the plan's bound parameters; 3: the kind of a skipped step (`steps.skip`)
+# Columns added to the audit table since its first version (full names, nested ones too): a table created earlier
+# gains them on its next write.
+ADDED_COLUMNS = ("parameters", "steps.element.skip")
 COMMIT_ATTEMPTS = 8
 # pyiceberg re-applies a failed append on the new snapshot by itself; the audit log must look for its record
 # again first, so its appends are not retried by pyiceberg (a table property; also applied in memory to audit
@@ -232,22 +235,7 @@ def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | 
             }
             for t in r.get("tables_read") or []
         ],
-        "steps": [
-            {
-                "index": _int(st.get("index")),
-                "kind": st.get("kind"),
-                "target": s(st.get("target")),
-                "path": st.get("path"),
-                "status": st.get("status"),
-                "reason": s(st.get("reason")),
-                "rows": _int(st.get("rows")),
-                "snapshot_before": _int(st.get("snapshot_before")),
-                "snapshot_after": _int(st.get("snapshot_after")),
-                "idempotency_key": st.get("idempotency_key"),
-                "duration_s": _float(st.get("duration_s")),
-            }
-            for st in r.get("steps") or []
-        ],
+        "steps": [_step_record(st) for st in r.get("steps") or []],
         "outputs": [
             {
                 "index": _int(o.get("index")),
@@ -310,10 +298,8 @@ def _schema() -> Any:
         ("metadata_location", S), ("view_version", L),
     )  # fmt: skip
     fields.append(f("tables_read", list_of(tables)))
-    steps = struct(
-        ("index", I), ("kind", S), ("target", S), ("path", S), ("status", S), ("reason", S), ("rows", L),
-        ("snapshot_before", L), ("snapshot_after", L), ("idempotency_key", S), ("duration_s", D),
-    )  # fmt: skip
+    iceberg = {int: L, float: D, str: S}
+    steps = struct(*[(n, I if n in STEP_INT32_FIELDS else iceberg[t]) for n, t in audited_step_fields()])
     fields.append(f("steps", list_of(steps)))
     fields.append(f("outputs", list_of(struct(("index", I), ("rows", L), ("location", S), ("format", S)))))
     fields.append(f("spark_application_id", S))
@@ -331,6 +317,41 @@ def audit_schema() -> Any:
 
 
 _SCHEMA: Any = None
+
+
+# The audit record's steps hold every field of `report.Step` but these (what an op decided and how a DELETE/UPDATE
+# committed stay in the run report): the `steps` column and each record's steps derive from `Step`, so neither can
+# drift from it. `index` is a 32-bit int (the first audit tables were created so); other ints are 64-bit.
+STEP_FIELDS_NOT_AUDITED = ("details", "commit")
+STEP_INT32_FIELDS = ("index",)
+
+
+def audited_step_fields() -> list[tuple[str, type]]:
+    """(name, Python type: int, float or str) of each audited `Step` field, in `Step`'s order."""
+    import typing
+
+    hints = typing.get_type_hints(Step)
+    audited = [f.name for f in dataclasses.fields(Step) if f.name not in STEP_FIELDS_NOT_AUDITED]
+    return [(name, _scalar(hints[name])) for name in audited]
+
+
+def _scalar(hint: Any) -> type:
+    """`int | None` → int; a str enum → str."""
+    import typing
+
+    options = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    [typ] = options
+    return str if issubclass(typ, str) else typ
+
+
+def _step_record(step: dict[str, Any]) -> dict[str, Any]:
+    """A step as the audit records it: its `Step` fields, strings scrubbed; the kind of a skip also for a report of
+    a version that did not record it."""
+    convert = {int: _int, float: _float, str: scrub}
+    record = {name: convert[typ](step.get(name)) for name, typ in audited_step_fields()}
+    skip = Step.from_dict(step).skip
+    record["skip"] = skip.value if skip else None
+    return record
 
 
 def _json_default(v: Any) -> Any:
@@ -520,7 +541,11 @@ class IcebergAuditLog(AuditLog):
         except NoSuchTableError:
             pass
         namespace = tuple(self.identifier.split(".")[:-1])
-        catalog.create_namespace_if_not_exists(namespace)
+        try:
+            catalog.create_namespace_if_not_exists(namespace)
+        except Exception:  # pyiceberg's SQL catalog checks, then inserts: a concurrent creator's insert may win
+            if not catalog.namespace_exists(namespace):
+                raise
         return catalog.create_table_if_not_exists(self.identifier, schema=audit_schema(), properties=NO_RETRY)
 
     def _has(self, table: Any, record_id: str) -> bool:
@@ -558,13 +583,14 @@ class IcebergAuditLog(AuditLog):
         columns added since (`ADDED_COLUMNS`) in one schema commit; a concurrent writer's upgrade is kept.
         Any other missing column means the table is not an audit table."""
         from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.schema import index_name_by_id
 
         for _ in range(COMMIT_ATTEMPTS):
-            have = {f.name for f in table.schema().fields}
-            missing = [f.name for f in audit_schema().fields if f.name not in have]
+            have = set(index_name_by_id(table.schema()).values())
+            missing = [n for n in index_name_by_id(audit_schema()).values() if n not in have]
             if not missing:
                 return table
-            foreign = [m for m in missing if m not in ADDED_COLUMNS]
+            foreign = [m for m in missing if not any(m == a or m.startswith(f"{a}.") for a in ADDED_COLUMNS)]
             if foreign:
                 raise AuditError(f"table {self.location} is not an audit table (no columns {', '.join(foreign)})")
             try:
@@ -609,5 +635,16 @@ def audit_from_operator(
             notes.append(note)
         return None
     if audit is None:
+        log.info("%s", no_audit_reason(spec))
         return None
     return audit.write(report, AuditContext.from_airflow(context, run_key))
+
+
+def no_audit_reason(spec: str | Mapping[str, Any] | None) -> str:
+    """Why a run has no audit record (logged: where the record went, or that there is none, is never a guess)."""
+    if spec:
+        return f"audit log off (audit_log={spec!r}): no audit record written"
+    return (
+        "no audit record written: no audit_log given and no Iceberg catalog configured to hold the default table "
+        f"{DEFAULT_NAMESPACE}.{DEFAULT_TABLE} (audit_log='jsonl:/path' writes JSON lines)"
+    )

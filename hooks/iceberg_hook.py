@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from substrait_spark.hooks.connections import get_connection
 from substrait_spark.hooks.iceberg import CatalogConfig, Catalogs
 
 try:
@@ -32,7 +33,7 @@ class IcebergCatalogHook(BaseHook):
         self.iceberg_conn_id = iceberg_conn_id
 
     def catalog_config(self) -> CatalogConfig:
-        conn = self.get_connection(self.iceberg_conn_id)
+        conn = get_connection(self, self.iceberg_conn_id)
         extra = dict(conn.extra_dejson or {})
         name = str(extra.pop("catalog_name", None) or self.iceberg_conn_id)
         spark = extra.pop("spark", None) or {}

@@ -21,6 +21,7 @@ from urllib.parse import quote
 from pyspark.sql import SparkSession
 from substrait_spark.hooks import spark as spark_sessions
 from substrait_spark.hooks.connection_form import UI_FIELD_BEHAVIOUR
+from substrait_spark.hooks.connections import get_connection
 from substrait_spark.hooks.spark import SparkTarget, normalize_master
 
 try:
@@ -154,7 +155,7 @@ class SubstraitSparkHook(BaseHook):
     def target(self) -> SparkTarget:
         """Where the session runs: from the connection, with `conf`/`app_name` given to the hook on top."""
         if self.spark_conn_id:
-            conn = self.get_connection(self.spark_conn_id)
+            conn = get_connection(self, self.spark_conn_id)
             self._extra = conn.extra_dejson or {}
             base = target_from_connection(conn)
         else:

@@ -28,6 +28,8 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from substrait_spark.consumer.report import Step
+
 log = logging.getLogger(__name__)
 
 PRODUCER = "https://github.com/substrait-spark/substrait-spark"
@@ -121,6 +123,7 @@ def run_facet(report: dict[str, Any]) -> Any:
             "kind": s.get("kind"),
             "target": s.get("target"),
             "status": s.get("status"),
+            "skip": s.get("skip"),
             "rows": s.get("rows"),
             "snapshotBefore": s.get("snapshot_before"),
             "snapshotAfter": s.get("snapshot_after"),
@@ -333,18 +336,18 @@ def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, comp
 
     # Written tables: one output per target, with the steps' rows and the strongest lifecycle change.
     targets: dict[str, dict[str, Any]] = {}
-    for s in report.get("steps") or []:
-        if not s.get("target"):
+    for s in map(Step.from_dict, report.get("steps") or []):
+        if not s.target or (s.skip and not s.changed):  # a CTAS of an existing table, a DROP of nothing: no output
             continue
-        entry = targets.setdefault(s["target"], {"rows": 0, "changes": [], "snapshot": None, "paths": []})
-        entry["paths"].append(s.get("path"))
-        if s.get("status") in ("committed", "skipped"):  # skipped: committed by an earlier try
-            entry["rows"] += s.get("rows") or 0
-            change = lifecycle(s.get("kind"))
+        entry = targets.setdefault(s.target, {"rows": 0, "changes": [], "snapshot": None, "paths": []})
+        entry["paths"].append(s.path)
+        if s.changed:  # committed now or by an earlier try; not a CTAS ignored nor a DROP of nothing
+            entry["rows"] += s.rows or 0
+            change = lifecycle(s.kind)
             if change:
                 entry["changes"].append(change)
-            if s.get("snapshot_after") is not None:
-                entry["snapshot"] = s["snapshot_after"]
+            if s.snapshot_after is not None:
+                entry["snapshot"] = s.snapshot_after
     out_names: dict[str, tuple[str, str]] = {}
     outputs = []
     for target, entry in targets.items():

@@ -9,18 +9,17 @@ plan, a refused plan) fail without retrying.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.loader import parse_plan_bytes
-from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
-from substrait_spark.consumer.runner import preflight, run_loaded
+from substrait_spark.consumer.report import Step
 from substrait_spark.consumer.sinks import Sink
-from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, session_conf
-from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
-from substrait_spark.hooks.plan_store import PlanObject, check_sha256
+from substrait_spark.hooks.iceberg import Catalogs
+from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
+from substrait_spark.hooks.plan_store import PlanObject
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
@@ -147,46 +146,29 @@ class SubstraitSparkOperator(BaseOperator):
         return self._plan_read[1]
 
     def _run(self, context: Any) -> dict[str, Any]:
-        store = PlanStoreHook(aws_conn_id=self.aws_conn_id)
-        obj = self._read_plan(store)
-        if self.expected_sha256 is not None:
-            check_sha256(obj, self.expected_sha256)
-        context["ti"].xcom_push(key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(store)))
+        runner = self._runner()
+        obj = self._read_plan(runner.store)
+        context["ti"].xcom_push(
+            key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(runner.store))
+        )
         self.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
         self._ol_version_id = obj.version_id
-        loaded = parse_plan_bytes(obj.data, uri=obj.uri)
-        self._ol_loaded = loaded
-        try:  # a plan that cannot run fails now, before a Spark session is asked for
-            preflight(loaded, parameters=self.parameters)
-        except SubstraitSparkError as exc:
-            exc.report.plan_version_id, exc.report.plan_etag = obj.version_id, obj.etag  # type: ignore[attr-defined]
-            raise
+        planned = runner.load(obj)  # the sha256 pin, then the parse
+        self._ol_loaded = planned.loaded
+        runner.check(planned, self.parameters)  # a plan that cannot run fails now, before Spark is asked for
 
-        catalogs = self._ol_catalogs = self._catalogs()
-        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
-        if catalogs:  # Iceberg jars unless the connection brings Iceberg from spark.jars.packages
-            target = self._spark_hook.target
-            packages = [*target.packages, *target.conf.get("spark.jars.packages", "").split(",")]
-            self._spark_hook.add_conf(session_conf(catalogs, packages=packages))
-        spark = self._spark_hook.get_session()
+        self._ol_catalogs = runner.catalogs
+        spark = runner.spark
         self._job_group = job_group_id(context)
         if self._killed:  # on_kill came while the session was starting: no job to cancel yet, so none may start
             raise AirflowException("the task was killed before its plan started")
         description = f"{self.dag_id}.{self.task_id}: {obj.uri}"
         self.log.info("Running the plan in Spark job group %s", self._job_group)
+        assert self._spark_hook is not None and spark is not None
         with self._spark_hook.job_group(self._job_group, description):
-            report = run_loaded(
-                loaded,
-                spark,
-                self._resolver(catalogs),
-                sink=Sink.parse(self.results),
-                parameters=self.parameters,
-                run_key=run_key(context),
-                targets=IcebergWriteTargets(catalogs) if catalogs else None,
-                update_keys=self.update_keys,
-                cast_to_plan_types=self.cast_to_plan_types,
+            report = runner.run(
+                planned, parameters=self.parameters, run_key=run_key(context), sink=Sink.parse(self.results)
             )
-        report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
         report.spark_application_id = self._spark_hook.application_id()
         rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
         self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
@@ -194,6 +176,39 @@ class SubstraitSparkOperator(BaseOperator):
         result = self._ol_report = report.to_dict()
         self._asset_events(context, result)
         return result
+
+    def _runner(self) -> PlanRunner:
+        """This task's run (`hooks/plan_run.py`): the operator's arguments, the plan store of `aws_conn_id`, the
+        catalogs of the file and `catalog_conn_ids`, the Spark connection's table map and session."""
+        settings = RunSettings(
+            tables=self.tables or {},
+            tables_file=self.tables_file,
+            catalog_config=self.catalog_config,
+            expected_sha256=self.expected_sha256,
+            audit_log=self.audit_log,
+            audit_strict=self.audit_strict,
+            update_keys=self.update_keys or {},
+            cast_to_plan_types=self.cast_to_plan_types,
+        )
+        self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
+        return PlanRunner(
+            settings,
+            store=PlanStoreHook(aws_conn_id=self.aws_conn_id),
+            catalogs=self._catalogs(),
+            base_tables=lambda: self._spark_hook.table_map,  # type: ignore[union-attr]
+            session=self._session,
+        )
+
+    def _session(self, catalog_conf: Callable[[Sequence[str]], dict[str, str]]) -> Any:
+        """The connection's session, with the catalogs' settings (Iceberg's jars unless the connection brings
+        Iceberg from spark.jars.packages)."""
+        hook = self._spark_hook
+        assert hook is not None
+        if self._ol_catalogs:
+            target = hook.target
+            packages = [*target.packages, *target.conf.get("spark.jars.packages", "").split(",")]
+            hook.add_conf(catalog_conf(packages))
+        return hook.get_session()
 
     def _audit(self, report: Any, context: Any) -> None:
         """One audit record per task try (hooks/audit.py); never fails the task unless `audit_strict`."""
@@ -268,18 +283,6 @@ class SubstraitSparkOperator(BaseOperator):
             return catalogs_from_connections(self.catalog_conn_ids, base)
         return base
 
-    def _resolver(self, catalogs: Catalogs | None) -> ChainResolver:
-        """Static table maps (connection extra, then `tables`, then `tables_file`), Iceberg catalogs, then
-        Spark's own catalog."""
-        assert self._spark_hook is not None
-        maps = [self._spark_hook.table_map, self.tables or {}]
-        resolver = TableMapResolver.from_mapping({k: v for m in maps for k, v in m.items()}, "table map")
-        if self.tables_file:
-            for name, binding in TableMapResolver.from_file(self.tables_file).tables.items():
-                resolver.add(name, binding)
-        iceberg = [IcebergCatalogResolver(catalogs)] if catalogs else []
-        return ChainResolver([resolver, *iceberg, SessionCatalogResolver()])
-
     def on_kill(self) -> None:
         """Cancel exactly this task's Spark jobs (its job group); other tasks sharing the session go on."""
         self._killed = True
@@ -293,19 +296,18 @@ def asset_uri(target: str) -> str:
 
 
 def changed_tables(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Committed steps by target table: the figures an Asset event carries."""
+    """Changed tables (`Step.changed`: committed by this try or an earlier one, whose task failed before its Asset
+    events went out) with the figures an Asset event carries."""
     changed: dict[str, dict[str, Any]] = {}
-    for step in report.get("steps") or []:
-        if step.get("status") != "committed" or not step.get("target"):
+    for step in map(Step.from_dict, report.get("steps") or []):
+        if not step.changed or not step.target:
             continue
         entry = changed.setdefault(
-            step["target"], {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
+            step.target, {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
         )
-        entry["rows"] += step.get("rows") or 0
-        entry["snapshot_id"] = step.get("snapshot_after")
-        entry["steps"].append(
-            {"kind": step["kind"], "rows": step.get("rows"), "snapshot_id": step.get("snapshot_after")}
-        )
+        entry["rows"] += step.rows or 0
+        entry["snapshot_id"] = step.snapshot_after
+        entry["steps"].append({"kind": step.kind, "rows": step.rows, "snapshot_id": step.snapshot_after})
     return changed
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.consumer import SubstraitConsumer
-from substrait_spark.consumer.loader import LoadedPlan, load_plan
+from substrait_spark.consumer.loader import LoadedPlan
 from substrait_spark.consumer.report import RunReport
 from substrait_spark.consumer.resolver import TableResolver
-from substrait_spark.consumer.runner import preflight, run_loaded
 from substrait_spark.consumer.sinks import Sink
 
 
@@ -19,37 +19,36 @@ def run_plan(
     plan: str | Path | bytes | LoadedPlan,
     spark: SparkSession | None = None,
     catalogs: TableResolver | None = None,
-    params: Mapping[str | int, Any] | None = None,
+    parameters: Mapping[str | int, Any] | None = None,
     *,
     output: Sink | str | dict[str, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
     cast_to_plan_types: bool = False,
+    params: Mapping[str | int, Any] | None = None,
 ) -> RunReport:
     """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
 
-    `params` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`);
+    `parameters` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`), the
+    name `to_dataframe` and the operator use (`params`, its earlier name here, still works and warns);
     `output` says where root rows go (see `Sink.parse`; default: run and count); `update_keys` (table →
     key columns) says which columns UPDATE writes match rows by (see `consumer/steps/update_key.py`);
     `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
     (else a schema mismatch, exit 4), each such cast noted in the report. A plan that cannot run (invalid,
     unsupported, parameters that do not fit) is refused before a Spark session is started (`spark=None`).
     """
-    from substrait_spark.hooks.spark import get_session
+    from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
-    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan)
-    preflight(loaded, parameters=params, consumer_class=consumer_class)
+    if params is not None:
+        if parameters is not None:
+            raise TypeError("run_plan: pass parameters=, not also params= (its deprecated name)")
+        warnings.warn("run_plan(params=) is deprecated: use parameters=", DeprecationWarning, stacklevel=2)
+        parameters = params
     if catalogs is None:
         from substrait_spark.consumer.resolver import SessionCatalogResolver
 
         catalogs = SessionCatalogResolver()
-    return run_loaded(
-        loaded,
-        spark or get_session(),
-        catalogs,
-        sink=Sink.parse(output),
-        parameters=params,
-        consumer_class=consumer_class,
-        update_keys=update_keys,
-        cast_to_plan_types=cast_to_plan_types,
-    )
+    settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types)
+    runner = PlanRunner(settings, resolver=catalogs, session=spark, consumer_class=consumer_class)
+    checked = runner.check(plan, parameters)  # before a Spark session is asked for
+    return runner.run(checked, parameters=parameters, sink=Sink.parse(output))

@@ -12,14 +12,14 @@ import json
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.errors import PlanInvalidError, SubstraitSparkError
+from substrait_spark.consumer.errors import RunReportError, SubstraitSparkError
 
 PROG = "substrait-spark"
+SUMMARY_PLANS = "plans"  # summary.json (`run --output-dir`): {"plans": [the entry of each plan, in order]}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,7 +29,14 @@ def _parser() -> argparse.ArgumentParser:
 
     def tables(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--tables-dir", help="bind DIR/<name>.parquet (file or folder) to table <name>")
-        sp.add_argument("--table", action="append", default=[], metavar="NAME=URI[:FORMAT]", help="bind one table")
+        sp.add_argument(
+            "--table",
+            action="append",
+            default=[],
+            type=_name_value("NAME=URI[:FORMAT]"),
+            metavar="NAME=URI[:FORMAT]",
+            help="bind one table",
+        )
         sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
         sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
         sp.add_argument(
@@ -67,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
         "--param",
         action="append",
         default=[],
+        type=_name_value("NAME=VALUE", empty_value=True),
         metavar="NAME=VALUE",
         help="bind dynamic parameter NAME (its anchor: 0 or $0) to VALUE, typed as the plan declares",
     )
@@ -92,49 +100,49 @@ def _parser() -> argparse.ArgumentParser:
     lin = sub.add_parser("lineage", help="tables read and written, and column lineage (OpenLineage), as JSON")
     lin.add_argument("plan", metavar="PLAN")
     lin.add_argument("--output", metavar="FILE", help="write the JSON here instead of stdout")
+    for sp in sub.choices.values():  # also after the command; SUPPRESS: not given there keeps the global value
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks")
     return p
 
 
-def _resolver(args: argparse.Namespace):
-    from substrait_spark.consumer.resolver import (
-        ChainResolver,
-        SessionCatalogResolver,
-        TableBinding,
-        TableMapResolver,
-    )
+def _name_value(syntax: str, empty_value: bool = False) -> Callable[[str], tuple[str, str]]:
+    """An argparse type for `NAME=VALUE` options: a malformed one is a usage error (usage printed, exit 2)."""
 
-    extra = {}
-    for spec in args.table:
-        name, sep, target = spec.partition("=")
-        if not sep or not name or not target:
-            raise PlanInvalidError(f"--table expects NAME=URI[:FORMAT], got {spec!r}")
-        extra[name] = TableBinding.parse(target)
-    table_map = TableMapResolver.from_tables_dir(args.tables_dir, extra) if args.tables_dir else TableMapResolver(extra)
-    resolvers = [table_map]
-    if args.catalog_config:
-        from substrait_spark.hooks.iceberg import IcebergCatalogResolver
+    def parse(spec: str) -> tuple[str, str]:
+        name, sep, value = spec.partition("=")
+        if not sep or not name or not (value or empty_value):
+            raise argparse.ArgumentTypeError(f"expects {syntax}, got {spec!r}")
+        return name, value
 
-        resolvers.append(IcebergCatalogResolver(_catalogs(args)))
-    return ChainResolver([*resolvers, SessionCatalogResolver()])
+    return parse
 
 
-def _catalogs(args: argparse.Namespace):
-    from substrait_spark.hooks.iceberg import Catalogs
+def _runner(args: argparse.Namespace):
+    """The run's composition root (`hooks/plan_run.py`), built once per command from its options."""
+    if not hasattr(args, "_runner"):
+        from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
-    if not hasattr(args, "_catalogs"):
-        args._catalogs = Catalogs.from_file(args.catalog_config)
-    return args._catalogs
+        settings = RunSettings(
+            tables=dict(args.table),
+            tables_dir=args.tables_dir,
+            catalog_config=args.catalog_config,
+            master=args.master,
+            audit_log=getattr(args, "audit_log", None) or "off",  # the CLI audits only when asked
+            audit_strict=getattr(args, "audit_strict", False),
+            update_keys=_update_keys(getattr(args, "update_key", [])),
+            cast_to_plan_types=args.cast_to_plan_types,
+        )
+        args._runner = PlanRunner(settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf())))
+    return args._runner
 
 
-def _session(args: argparse.Namespace):
+def _session(master: str | None, conf: dict[str, str]):
     from substrait_spark.hooks.spark import get_session
 
-    conf = {}
-    if args.catalog_config:
-        from substrait_spark.hooks.iceberg import session_conf
+    return get_session(master, conf)
 
-        conf = session_conf(_catalogs(args))
-    spark = get_session(args.master, conf)
+
+def _quiet(spark):
     with contextlib.suppress(Exception):  # Spark Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -144,17 +152,6 @@ def _print_rows(columns: list[str], rows: list[list[Any]]) -> None:
     print(" | ".join(columns))
     for r in rows:
         print(" | ".join("NULL" if v is None else str(v) for v in r))
-
-
-def _params(specs: list[str]) -> dict[str, str]:
-    """`--param NAME=VALUE` (NAME: the parameter's anchor, `0` or `$0`); the value is typed by the plan."""
-    params = {}
-    for spec in specs:
-        name, sep, value = spec.partition("=")
-        if not sep or not name:
-            raise PlanInvalidError(f"--param expects NAME=VALUE, got {spec!r}")
-        params[name] = value
-    return params
 
 
 def _update_keys(specs: list[str]) -> dict[str, list[str]]:
@@ -170,28 +167,17 @@ def _plan_stem(plan: str) -> str:
 
 
 def _loader():
-    """Plans from paths, file:// and s3:// URIs (boto3's own configuration: AWS_* variables, profiles)."""
-    from substrait_spark.consumer.loader import parse_plan_bytes
-    from substrait_spark.hooks.plan_store import PlanStore
+    """Plans from paths, file:// and s3:// URIs (boto3's own configuration: AWS_* variables, profiles), read and
+    parsed as a run reads them (`PlanRunner.load`), unchecked: validate reports what a check would refuse."""
+    from substrait_spark.hooks.plan_run import PlanRunner
 
-    store = PlanStore()
+    runner = PlanRunner()
 
     def load(plan: str):
-        obj = store.read(plan)
-        return parse_plan_bytes(obj.data, uri=obj.uri), obj
+        read = runner.load(plan)
+        return read.loaded, read.source
 
     return load
-
-
-def _audit_log(args: argparse.Namespace):
-    """`--audit-log SPEC` (None: no audit log)."""
-    if not args.audit_log:
-        return None
-    from substrait_spark.hooks.audit import AuditLog
-
-    return AuditLog.from_spec(
-        args.audit_log, _catalogs(args) if args.catalog_config else None, strict=args.audit_strict
-    )
 
 
 def _audit_error() -> type:
@@ -200,14 +186,12 @@ def _audit_error() -> type:
     return AuditError
 
 
-def _audit(audit, report, args: argparse.Namespace) -> None:
+def _audit(runner, report, args: argparse.Namespace) -> None:
     """One record per plan run; a record not written is a note in the report (an error with --audit-strict)."""
-    if audit is None:
-        return
     from substrait_spark.hooks.audit import AuditContext
 
-    result = audit.write(report, AuditContext(run_key=args.run_key))
-    if result.status == "failed":
+    result = runner.record(report, AuditContext(run_key=args.run_key))
+    if result is not None and result.status == "failed":
         print(f"{PROG}: warning: {result.error} (audit log {result.location})", file=sys.stderr)
 
 
@@ -223,85 +207,48 @@ def _failed_report(plan: str, exc: SubstraitSparkError) -> dict[str, Any]:
     }
 
 
-@dataclass
-class _Batch:
-    """What every plan of one `run` shares."""
-
-    args: argparse.Namespace
-    params: dict[str, str]
-    update_keys: dict[str, list[str]]
-    resolver: Any = None
-    audit: Any = None
-    spark: Any = None
-    targets: Any = None
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """Load and check every plan first (no Spark: a plan that cannot run fails at once), then start one Spark
     session for the plans that can, and run them in order. The exit code is the first failed plan's."""
-    batch = _Batch(args, _params(args.param), _update_keys(args.update_key))
+    runner = _runner(args)
+    params = dict(args.param)  # --param NAME=VALUE: NAME the anchor (`0` or `$0`), the value typed by the plan
     if args.output_dir:
         Path(args.output_dir).mkdir(parents=True, exist_ok=True)
-    load = _loader()
-    batch.audit = _audit_log(args)
+    if args.audit_log:
+        _ = runner.audit  # an audit log that cannot be set up fails the command before any plan
     entries: list[dict[str, Any]] = [{"plan": plan} for plan in args.plans]
     codes = [0] * len(args.plans)
     ready = []
     for i, plan in enumerate(args.plans):
-        obj = None
         try:
-            loaded, obj = load(plan)
-            from substrait_spark.consumer.runner import preflight  # (Spark's Python modules: once a plan loaded)
-
-            preflight(loaded, parameters=batch.params)
-            ready.append((i, loaded, obj))
+            ready.append((i, runner.check(plan, params)))
         except SubstraitSparkError as exc:
-            codes[i] = _failed(batch, exc, entries[i], obj)
+            codes[i] = _failed(runner, args, exc, entries[i])
     if ready:
-        batch.resolver = _resolver(args)
-        batch.spark = _session(args)
-        if args.catalog_config:  # plans that write, write to tables of these catalogs
-            from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
-
-            batch.targets = IcebergWriteTargets(_catalogs(args))
-        for i, loaded, obj in ready:
-            codes[i] = _run_one(batch, loaded, obj, entries[i])
+        _ = runner.resolver, runner.spark, runner.targets  # shared by every plan: a failure here fails them all
+        for i, checked in ready:
+            codes[i] = _run_one(runner, args, checked, params, entries[i])
     if args.output_dir:
-        summary = json.dumps({"plans": entries}, indent=2, default=str)
+        summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
     return next((c for c in codes if c), 0)
 
 
-def _run_one(batch: _Batch, loaded, obj, entry: dict[str, Any]) -> int:
+def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], entry: dict[str, Any]) -> int:
     """Run one checked plan: its rows, summary entry and audit record; its exit code."""
-    from substrait_spark.consumer.runner import run_loaded
     from substrait_spark.consumer.sinks import Sink
 
-    args, plan = batch.args, entry["plan"]
+    plan = entry["plan"]
     if args.output_dir:
         target = Path(args.output_dir) / f"{_plan_stem(plan)}.{args.output_format}"
         sink = Sink("file", str(target), format=args.output_format)
     else:
         sink = Sink("preview", max_rows=None)
     try:
-        report = run_loaded(
-            loaded,
-            batch.spark,
-            batch.resolver,
-            sink=sink,
-            parameters=batch.params,
-            run_key=args.run_key,
-            targets=batch.targets,
-            update_keys=batch.update_keys,
-            cast_to_plan_types=args.cast_to_plan_types,
-        )
-    except SubstraitSparkError as exc:
-        return _failed(batch, exc, entry, obj)
-    report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
-    try:
-        _audit(batch.audit, report, args)
-    except SubstraitSparkError as exc:  # a strict audit log that could not be written
-        return _failed(batch, exc, entry, obj)
+        report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
+        _audit(runner, report, args)
+    except SubstraitSparkError as exc:  # the run's, or a strict audit log's that could not be written
+        return _failed(runner, args, exc, entry)
     entry.update(report.to_dict())
     if not args.output_dir:
         for o in report.outputs:
@@ -310,17 +257,15 @@ def _run_one(batch: _Batch, loaded, obj, entry: dict[str, Any]) -> int:
     return 0
 
 
-def _failed(batch: _Batch, exc: SubstraitSparkError, entry: dict[str, Any], obj=None) -> int:
+def _failed(runner, args: argparse.Namespace, exc: SubstraitSparkError, entry: dict[str, Any]) -> int:
     """A plan that failed to load, its checks, its run or its audit: one line on stderr, its audit record and
     summary entry; its exit code."""
     plan = entry["plan"]
-    _report_error(exc, plan, batch.args.debug)
+    _report_error(exc, plan, args.debug)
     report = getattr(exc, "report", None)
-    if report is not None and obj is not None:
-        report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
     if not isinstance(exc, _audit_error()):
         with contextlib.suppress(SubstraitSparkError):  # strict: the run's own error is the one to report
-            _audit(batch.audit, report or _failed_report(plan, exc), batch.args)
+            _audit(runner, report or _failed_report(plan, exc), args)
     entry.update(report.to_dict() if report else {"status": "failed"})
     entry["error"] = exc.to_dict()
     return exc.exit_code
@@ -362,8 +307,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.runner import preflight
 
     preflight(loaded)  # a plan that cannot be translated fails before Spark starts
-    spark = _session(args)
-    consumer = SubstraitConsumer(spark, loaded.plan, _resolver(args), cast_to_plan_types=args.cast_to_plan_types)
+    runner = _runner(args)
+    consumer = SubstraitConsumer(runner.spark, loaded.plan, runner.resolver, cast_to_plan_types=args.cast_to_plan_types)
     try:
         df = consumer.root(0)
         print(plan_tree(consumer))
@@ -378,21 +323,34 @@ def _explain_picture(loaded, args: argparse.Namespace) -> int:
     """`explain --format svg|html`: the plan as a graph (`graph.py`), from the plan alone or with a run report."""
     from substrait_spark.graph import build_graph, render_html, render_svg
 
-    report = None
-    if args.report:
-        try:
-            report = json.loads(Path(args.report).read_text())
-        except (OSError, ValueError) as exc:
-            raise PlanInvalidError(f"cannot read the run report {args.report}: {exc}") from exc
-        if isinstance(report, list):  # a `run --output-dir` summary.json: the entry of this plan, else the first
-            report = next((r for r in report if r.get("plan_uri") == loaded.uri), report[0] if report else None)
-    graph = build_graph(loaded, report)
+    graph = build_graph(loaded, _report_of(args.report, loaded) if args.report else None)
     text = render_svg(graph) if args.format == "svg" else render_html(graph, title=Path(str(loaded.uri)).name)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _report_of(path: str, loaded) -> dict[str, Any]:
+    """This plan's run report in `path`: a `run --output-dir` summary.json (the entry whose sha256 is the plan's;
+    of several, the one of the same URI) or a single run report (an XCom value). Refused when no report in it is
+    of this plan: a picture of one plan with another's steps and tables would be wrong, not merely incomplete."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise RunReportError(f"cannot read the run report {path}: {exc}") from exc
+    reports = doc.get(SUMMARY_PLANS) if isinstance(doc, dict) and SUMMARY_PLANS in doc else doc
+    reports = reports if isinstance(reports, list) else [reports]  # a list: reports of several plans
+    if not all(isinstance(r, dict) for r in reports):
+        raise RunReportError(f"{path} is neither a run report nor a summary.json ({{{SUMMARY_PLANS!r}: [...]}})")
+    mine = [r for r in reports if r.get("plan_sha256") == loaded.sha256]
+    if not mine:
+        others = sorted({str(r["plan_sha256"])[:12] for r in reports if r.get("plan_sha256")})
+        held = f"sha256 {', '.join(others)}" if others else "no plan sha256"
+        mine_is = loaded.sha256[:12]
+        raise RunReportError(f"{path} is not a report of this plan: it holds {held}, the plan's is {mine_is}")
+    return next((r for r in mine if r.get("plan_uri") == loaded.uri), mine[0])
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
@@ -411,7 +369,8 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 
 def _report_error(exc: SubstraitSparkError, plan: str, debug: bool) -> None:
-    print(f"{PROG}: {plan}: {exc.kind}: {exc}", file=sys.stderr)
+    text = str(exc)  # the kind once, also when the message starts with it ("plan not found: PATH")
+    print(f"{PROG}: {plan}: {text if text.startswith(f'{exc.kind}: ') else f'{exc.kind}: {text}'}", file=sys.stderr)
     if debug:
         traceback.print_exc()
 

@@ -22,6 +22,7 @@ from substrait import algebra_pb2 as alg
 from substrait_spark.consumer.explain import PlanTree, _inputs, subquery_inputs
 from substrait_spark.consumer.extensions import Extensions
 from substrait_spark.consumer.producers import Quirks
+from substrait_spark.consumer.report import Step, StepStatus
 
 NODE_W = 340
 LINE_H = 15
@@ -42,6 +43,7 @@ _COLORS = {
     "table": ("#e6fcf5", "#0ca678"),
     "step": ("#fff9db", "#f08c00"),
     "failed": ("#fff5f5", "#e03131"),
+    "unchanged": ("#f8f9fa", "#adb5bd"),  # a step that changed nothing: CTAS of an existing table, DROP of nothing
 }
 
 
@@ -57,7 +59,7 @@ def _clip(text: str, n: int = MAX_LINE_CHARS) -> str:
 @dataclass
 class Node:
     id: str
-    cls: str  # root | rel | write | table | step | failed
+    cls: str  # root | rel | write | table | step | unchanged | failed
     title: str
     lines: list[str] = field(default_factory=list)
     depth: int = 0
@@ -212,7 +214,7 @@ class _GraphBuilder(PlanTree):
 
 
 def _step_node(s: dict[str, Any], depth: int) -> Node:
-    status = str(s.get("status", ""))
+    status, cls = _step_status(s)
     lines = [_clip(f"target: {s.get('target')}"), _clip(f"status: {status}")]
     if s.get("rows") is not None:
         lines.append(f"rows: {s['rows']}")
@@ -221,8 +223,18 @@ def _step_node(s: dict[str, Any], depth: int) -> Node:
         lines.append(_clip(f"snapshot: {'—' if before is None else before} → {'—' if after is None else after}"))
     if s.get("reason"):
         lines += _wrap(f"reason: {s['reason']}")[:2]
-    cls = "failed" if status == "failed" else "step"
     return Node("", cls, f"step {s.get('index')}: {s.get('kind')}", lines, depth, str(s.get("path", "")))
+
+
+def _step_status(d: dict[str, Any]) -> tuple[str, str]:
+    """A step's status text (with the kind of skip) and node class: a step that changed nothing is drawn
+    `unchanged`. A report is a file the user hands over: a status this version does not know is shown as it is."""
+    try:
+        s = Step.from_dict(d)
+    except (TypeError, ValueError):
+        return str(d.get("status", "")), "step"
+    text = s.status.value + (f" ({s.skip.value.replace('_', ' ')})" if s.skip else "")
+    return text, "failed" if s.status is StepStatus.FAILED else "unchanged" if s.skip and not s.changed else "step"
 
 
 def _schema_text(types: list[str]) -> str:

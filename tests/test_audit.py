@@ -364,6 +364,20 @@ def test_unwritable_logs_do_not_fail_runs_unless_strict(lake, catalogs, ns, tmp_
         audit_from_operator(report, {"ti": ti}, "iceberg:x.y", None, strict=True)
 
 
+def test_no_audit_log_says_so_in_the_task_log(caplog):
+    """With no audit_log and no catalog the operator writes no record: the log says so and why."""
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
+    report = {"plan_sha256": "1" * 64, "status": "success"}
+    with caplog.at_level("INFO", logger="substrait_spark.hooks.audit"):
+        assert audit_from_operator(report, {"ti": ti}, None, None) is None
+        assert audit_from_operator(report, {"ti": ti}, "off", None) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "no audit record written: no audit_log given and no Iceberg catalog configured to hold the default table "
+        "substrait_spark.audit_log (audit_log='jsonl:/path' writes JSON lines)",
+        "audit log off (audit_log='off'): no audit record written",
+    ]
+
+
 def test_no_credentials_in_records(lake, catalogs, ns, tmp_path):
     uri = "s3://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/plan.json?versionId=v1&X-Amz-Security-Token=tok123secret"
     with pytest.raises(ResolutionError) as info:

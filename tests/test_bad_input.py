@@ -88,9 +88,7 @@ def dangling_anchor(doc):
 
 
 def field_out_of_range(doc):
-    set_projection(
-        doc, call(7, field_ref(5), field_ref(99), output={"decimal": {"precision": 19, "scale": 4}})
-    )
+    set_projection(doc, call(7, field_ref(5), field_ref(99), output={"decimal": {"precision": 19, "scale": 4}}))
 
 
 EMPTY_URL = "type.googleapis.com/google.protobuf.Empty"  # an extension relation no consumer class registers
@@ -252,6 +250,40 @@ def test_debug_shows_the_traceback(corpus, tmp_path, capsys):
     assert main(["--debug", "validate", str(plan)]) == 2
     _, err = capsys.readouterr()
     assert "Traceback" in err and "function reference 99" in err
+
+
+def test_debug_after_the_command_also_shows_the_traceback(corpus, tmp_path, capsys):
+    plan = write_case(CASES[3], corpus, tmp_path)  # dangling anchor
+    assert main(["validate", str(plan), "--debug"]) == 2
+    _, err = capsys.readouterr()
+    assert "Traceback" in err and "function reference 99" in err
+    assert main(["validate", str(plan)]) == 2  # without it: one line
+    _, err = capsys.readouterr()
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_missing_plan_names_the_error_kind_once(tmp_path, capsys):
+    missing = tmp_path / "nope.json"
+    assert main(["run", str(missing)]) == 2
+    _, err = capsys.readouterr()
+    assert err == f"substrait-spark: {missing}: plan not found: {missing}\n"
+
+
+@pytest.mark.parametrize(
+    "option, value, says",
+    [
+        ("--table", "orders", "argument --table: expects NAME=URI[:FORMAT], got 'orders'"),
+        ("--table", "orders=", "argument --table: expects NAME=URI[:FORMAT], got 'orders='"),
+        ("--param", "7", "argument --param: expects NAME=VALUE, got '7'"),
+    ],
+)
+def test_a_malformed_option_is_a_usage_error_not_an_invalid_plan(corpus, tmp_path, capsys, option, value, says):
+    plan = write_case(CASES[3], corpus, tmp_path)  # never read: the command line is refused first
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(plan), option, value])
+    _, err = capsys.readouterr()
+    assert exit_.value.code == 2
+    assert err.startswith("usage: substrait-spark run") and err.rstrip().endswith(says) and "invalid plan" not in err
 
 
 def test_missing_plan_file_is_invalid_input(tmp_path, capsys):

@@ -335,17 +335,53 @@ def test_explain_prints_the_tree_and_the_physical_plan(spark, tpch_dir, q06, cap
     assert "Scan parquet" in physical
 
 
-def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
+def unsupported_window_plan(corpus: Path, tmp_path: Path) -> Path:
+    """q06 under a window relation sorted by a comparison function (a sort Spark cannot do: exit 3)."""
     doc = q06_doc(corpus)
     root = doc["relations"][0]["root"]
     sort = {"expr": {"selection": {"directReference": {"structField": {}}}}, "comparisonFunctionReference": 1}
-    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}  # a sort Spark cannot do
+    root["input"] = {"window": {"input": root["input"], "sorts": [sort]}}
     plan = tmp_path / "window.json"
     plan.write_text(json.dumps(doc))
+    return plan
+
+
+def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
+    plan = unsupported_window_plan(corpus, tmp_path)
     code, out, err = cli(capsys, "explain", str(plan), "--tables-dir", str(tpch_dir))
     assert code == 3
     assert out == ""
     assert err.count("\n") == 1 and "comparison function (at relations[0].root.input.window.sorts[0])" in err
+
+
+def test_explain_report_reads_the_summary_run_writes_and_refuses_another_plans(
+    spark, tpch_dir, tmp_path, q06, q01, capsys
+):
+    """`explain --report summary.json` draws this plan's entry of the file `run --output-dir` writes; a file with
+    only another plan's report is refused in one line (exit 2), not drawn with the wrong plan's run data."""
+    out_dir = tmp_path / "out"
+    code, _, err = cli(capsys, "run", str(q06), str(q01), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir))
+    assert code == 0, err
+    summary = out_dir / "summary.json"
+    entries = {Path(e["plan"]).name: e for e in json.loads(summary.read_text())["plans"]}
+    q01_entry = entries["q01.bin"]
+    assert q01_entry["status"] == "success" and q01_entry["tables_read"]
+
+    code, svg, err = cli(capsys, "explain", str(q01), "--format", "svg", "--report", str(summary))
+    assert code == 0, err
+    assert f"sha256: {q01_entry['plan_sha256']}" in svg and "run: success in" in svg
+    assert f"format: {q01_entry['tables_read'][0]['format']}" in svg  # the table read, from the report
+
+    other = tmp_path / "q06_only.json"
+    other.write_text(json.dumps({"plans": [entries["q06.json"]]}))
+    code, out, err = cli(capsys, "explain", str(q01), "--format", "svg", "--report", str(other))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "invalid run report" in err and "not a report of this plan" in err
+    assert entries["q06.json"]["plan_sha256"][:12] in err and q01_entry["plan_sha256"][:12] in err
+
+    single = tmp_path / "q01_report.json"  # one run report, as the operator's XCom holds it
+    single.write_text(json.dumps(q01_entry))
+    assert cli(capsys, "explain", str(q01), "--format", "svg", "--report", str(single))[0] == 0
 
 
 # --- plans in object storage -------------------------------------------------------------------------------

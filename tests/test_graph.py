@@ -113,7 +113,7 @@ def test_cli_explain_writes_svg_and_html(tmp_path, capsys):
     report.write_text(
         json.dumps(
             {
-                "plan_sha256": "x",
+                "plan_sha256": load_plan(BIG_ORDERS).sha256,  # explain refuses another plan's report
                 "steps": [{"index": 0, "kind": "ctas", "target": "t", "status": "failed", "reason": "boom"}],
             }
         )

@@ -199,6 +199,19 @@ def test_run_plan_reports_each_bound_value_with_its_type_and_source(spark):
     ]
 
 
+def test_run_plan_takes_parameters_as_to_dataframe_does_and_params_still_works_with_a_warning(spark):
+    from substrait_spark.api import run_plan
+
+    plan = two_parameter_plan().SerializeToString()
+    report = run_plan(plan, spark, parameters={"$0": "2024-01-31"}, output="preview")
+    with pytest.warns(DeprecationWarning, match="use parameters="):
+        old = run_plan(plan, spark, params={"$0": "2024-01-31"}, output="preview")
+    assert report.outputs[0].preview == old.outputs[0].preview == [[2]]
+    assert report.parameters == old.parameters and report.parameters[0]["source"] == "caller"
+    with pytest.raises(TypeError, match="not also params="):
+        run_plan(plan, spark, parameters={0: "2024-01-31"}, params={0: "2024-01-31"})
+
+
 def test_run_plan_refuses_a_bad_value_before_asking_for_spark(spark):
     """The value is typed before a session is asked for: the failed report belongs to no Spark application (a run
     records the session's application id first thing)."""

@@ -143,6 +143,24 @@ def test_unknown_connection_type_is_refused(monkeypatch):
         _ = SubstraitSparkHook("not_spark").target
 
 
+def test_a_missing_connection_is_one_typed_error(monkeypatch):
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.iceberg_hook import IcebergCatalogHook
+
+    monkeypatch.delenv("AIRFLOW_CONN_NO_SUCH_SPARK", raising=False)
+    with pytest.raises(ConfigurationError) as info:
+        _ = SubstraitSparkHook("no_such_spark").target
+    assert str(info.value) == (
+        "spark_conn_id 'no_such_spark': no such Airflow connection (define it in the UI, with `airflow connections "
+        "add`, or as the environment variable AIRFLOW_CONN_NO_SUCH_SPARK)"
+    )
+    assert info.value.exit_code == 2  # the operator fails the task without retrying
+    with pytest.raises(ConfigurationError, match="iceberg_conn_id 'no_lake': no such Airflow connection"):
+        IcebergCatalogHook("no_lake").catalog_config()
+    monkeypatch.setenv("AIRFLOW_CONN_NO_SUCH_SPARK", "spark://h:7077")  # the variable the message names
+    assert SubstraitSparkHook("no_such_spark").target.master == "spark://h:7077"
+
+
 def test_substrait_spark_extras_conf_reaches_the_session(monkeypatch, spark):
     extra = {
         "conf": {"spark.sql.shuffle.partitions": 3, "spark.substrait.test.marker": "from-connection"},

@@ -33,7 +33,7 @@ from substrait import algebra_pb2 as alg
 
 from ..errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
 from ..relation import Relation
-from ..report import Step
+from ..report import Skip, Step
 from ..scope import Scope
 from ..types import nullable, schema_of
 from . import common as c
@@ -136,7 +136,7 @@ def _drop(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Ste
 
 def _drop_if_exist(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
     if not target.exists():
-        step.status, step.reason = "skipped", "table does not exist (DDL_OP_DROP_IF_EXIST)"
+        step.skipped(Skip.ABSENT, "table does not exist (DDL_OP_DROP_IF_EXIST)")
         return
     target.drop()
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import ExecutionError, SubstraitSparkError
-from ..report import Step
+from ..report import Skip, Step, StepStatus
 from .targets import WriteTarget, WriteTargets
 
 KEY_PROPERTY = "substrait-spark.step-key"
@@ -25,7 +25,7 @@ class Outcome:
     """What a step's body reports back: rows affected and, when it did not commit, why."""
 
     rows: int | None = None
-    skipped: str | None = None
+    skipped: tuple[Skip, str] | None = None  # the kind of skip and why
 
 
 @dataclass
@@ -58,14 +58,14 @@ class StepLog:
         try:
             step.snapshot_before = target.snapshot_id() if target.exists() else None
             yield step
-            if step.status == "running":
-                step.status = "committed"
+            if step.status is StepStatus.RUNNING:
+                step.status = StepStatus.COMMITTED
         except SubstraitSparkError as exc:
-            step.status, step.reason = "failed", str(exc)
+            step.status, step.reason = StepStatus.FAILED, str(exc)
             raise exc.at(path) from None
         except Exception as exc:  # Spark's own errors: the commit did not happen
             err = spark_error(exc)
-            step.status, step.reason = "failed", err.message
+            step.status, step.reason = StepStatus.FAILED, err.message
             raise err.at(path) from exc
         finally:
             step.snapshot_after = target.snapshot_id() if target.exists() else None
@@ -84,7 +84,7 @@ class StepLog:
 
 def mark_committed(step: Step, found: str) -> None:
     """The status every step an earlier try committed gets; `found`: where its key was."""
-    step.status, step.reason = "skipped", f"already committed ({found})"
+    step.skipped(Skip.ALREADY_COMMITTED, f"already committed ({found})")
 
 
 def spark_error(exc: Exception) -> ExecutionError:

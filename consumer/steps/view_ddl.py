@@ -19,7 +19,7 @@ from substrait import algebra_pb2 as alg
 from .. import views as view_defs
 from ..errors import ExecutionError, PlanInvalidError, ResolutionError, UnsupportedFeatureError
 from ..relation import Relation
-from ..report import Step
+from ..report import Skip, Step
 from ..scope import Scope
 from . import common as c
 from .log import StepLog
@@ -107,7 +107,7 @@ def _drop_if_exist(
 ) -> None:
     _no_table(target, "DDL_OP_DROP_IF_EXIST", path)
     if not target.exists():
-        step.status, step.reason = "skipped", "view does not exist (DDL_OP_DROP_IF_EXIST)"
+        step.skipped(Skip.ABSENT, "view does not exist (DDL_OP_DROP_IF_EXIST)")
         return
     target.drop()
 

@@ -34,7 +34,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
 from ..observe import observed
 from ..relation import Relation
-from ..report import Step
+from ..report import Skip, Step
 from ..scope import Scope
 from ..types import schema_of
 from . import common as c
@@ -134,12 +134,12 @@ def consume_write(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Sc
             outcome, modified = op(job)
             step.rows = outcome.rows
             if outcome.skipped:
-                step.status, step.reason = "skipped", outcome.skipped
+                step.skipped(*outcome.skipped)
         elif rel.op != WriteRel.WRITE_OP_CTAS:
             job.input()  # still check the plan's input on a retry
     cx.forget_table(target.identity)  # later reads in this run see the new snapshot
     if _RECORDS[rel.output]:
-        if modified is None and step.status == "skipped" and step.reason and "already committed" in step.reason:
+        if modified is None and step.skip is Skip.ALREADY_COMMITTED:
             modified = _committed_records(job)
         return c.as_relation(cx, modified) if modified is not None else c.empty(cx, names, types)
     return c.empty(cx, names, types)
@@ -207,7 +207,7 @@ def _replace_if_exists(job: WriteJob) -> Result:
 
 def _ignore_if_exists(job: WriteJob) -> Result:
     job.input()
-    return Outcome(0, skipped="table exists (CREATE_MODE_IGNORE_IF_EXISTS)"), None
+    return Outcome(0, skipped=(Skip.TABLE_EXISTS, "table exists (CREATE_MODE_IGNORE_IF_EXISTS)")), None
 
 
 def _error_if_exists(job: WriteJob) -> Result:
@@ -420,9 +420,7 @@ def _refuse_duplicate_keys(after: DataFrame, columns: list[str], keys: list[str]
     per_key = after.groupBy(*[c.column(n) for n in columns]).agg(c.count_rows().alias("__n"))
     dup = per_key.filter(F.col("__n") > 1).select(*[c.column(n) for n in columns]).limit(1).collect()
     if dup:
-        raise ExecutionError(
-            f"UPDATE write: several after-images for key {dict(zip(keys, dup[0], strict=True))}", path
-        )
+        raise ExecutionError(f"UPDATE write: several after-images for key {dict(zip(keys, dup[0], strict=True))}", path)
 
 
 def _aliased(df: DataFrame, columns: list[str], prefix: str) -> DataFrame:

@@ -1,0 +1,257 @@
+"""The one composition root of a run: from plain settings to a checked plan, a Spark session, a RunReport and its
+audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Airflow operator
+(`operators/substrait_spark.py`) build their runs here; a Dagster resource can hold `RunSettings` as they are
+(plain values only) and be one more caller.
+
+The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it and check it
+(`preflight`: validate and bind the parameters) — all before a Spark session is asked for; then the catalogs, the
+resolver chain, the session (with the catalogs' Spark settings), the write targets, the run, the audit record.
+
+Defaults (one set, for every front end): no table maps, no catalogs, no audit log unless a catalog is configured
+(then the Iceberg table `substrait_spark.audit_log` of the default catalog) or `audit_log` says where, the running
+Spark session of the process or else `local[*]`, no run key (write steps are then not retry-safe), lossy casts
+to the plan's declared types refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
+
+if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer come with the first plan
+    from pyspark.sql import SparkSession
+    from substrait_spark.consumer.loader import LoadedPlan
+    from substrait_spark.consumer.report import RunReport
+    from substrait_spark.consumer.resolver import TableResolver
+    from substrait_spark.consumer.sinks import Sink
+    from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
+    from substrait_spark.hooks.iceberg import Catalogs
+
+PlanSource = str | os.PathLike[str] | bytes | PlanObject
+# Given `PlanRunner.catalog_conf` (packages already on the session → the catalogs' Spark settings).
+SessionFactory = Callable[[Callable[[Sequence[str]], dict[str, str]]], "SparkSession"]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What runs are built from, as plain values (a Dagster resource's or an operator's configuration).
+
+    `tables`: name → `URI[:FORMAT]` or `{uri, format}`; `tables_dir`: `DIR/<name>.parquet` bound to `<name>`;
+    `tables_file`: a JSON/YAML table map (tables_dir, then `tables`, then the file: a later one wins a name);
+    `catalog_config`: an Iceberg catalog configuration file; `master`/`spark_conf`: the Spark target;
+    `expected_sha256`: the plan's pinned digest; `audit_log`/`audit_strict`: see `hooks/audit.py`;
+    `update_keys`: table → key columns of UPDATE writes; `cast_to_plan_types`: allow lossy casts (noted)."""
+
+    tables: Mapping[str, Any] = field(default_factory=dict)
+    tables_dir: str | None = None
+    tables_file: str | None = None
+    catalog_config: str | None = None
+    master: str | None = None
+    spark_conf: Mapping[str, Any] = field(default_factory=dict)
+    expected_sha256: str | None = None
+    audit_log: str | Mapping[str, Any] | None = None
+    audit_strict: bool = False
+    update_keys: Mapping[str, Sequence[str] | str] = field(default_factory=dict)
+    cast_to_plan_types: bool = False
+
+
+@dataclass
+class PlanInput:
+    """A plan read, pinned and parsed (`PlanRunner.load`), then checked (`PlanRunner.check`): what a run runs.
+    `source`: the object read (version id, ETag), None for a plan given as bytes or a LoadedPlan."""
+
+    loaded: LoadedPlan
+    source: PlanObject | None = None
+
+
+class PlanRunner:
+    """Builds and runs plans from `RunSettings`. What a front end brings of its own is passed in: the plan store
+    (an Airflow hook's, with its connection), catalogs already built (from Airflow connections), a table map of
+    lowest priority (a Spark connection's `tables` extra), a resolver replacing the whole chain (`run_plan`'s),
+    and how to get a Spark session (an Airflow hook's, a session the caller holds)."""
+
+    def __init__(
+        self,
+        settings: RunSettings | None = None,
+        *,
+        store: Any = None,
+        catalogs: Catalogs | None = None,
+        base_tables: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
+        resolver: TableResolver | None = None,
+        session: SparkSession | SessionFactory | None = None,
+        consumer_class: type | None = None,
+    ):
+        self.settings = settings or RunSettings()
+        self._store = store
+        self._catalogs = catalogs
+        self._base_tables = base_tables
+        self._resolver = resolver
+        self._session = session
+        self._consumer_class = consumer_class
+
+    # --- before Spark ---------------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            self._store = PlanStore()
+        return self._store
+
+    def read(self, plan: str | os.PathLike[str]) -> PlanObject:
+        """The plan's bytes from the plan store, refused unless they have the pinned sha256."""
+        obj = self.store.read(plan)
+        if self.settings.expected_sha256 is not None:
+            check_sha256(obj, self.settings.expected_sha256)
+        return obj
+
+    def load(self, plan: PlanSource | LoadedPlan) -> PlanInput:
+        """`plan` (a path or URI, bytes, a `PlanObject` read already, or a LoadedPlan) read, pinned and parsed."""
+        from substrait_spark.consumer.loader import LoadedPlan, parse_plan_bytes
+
+        if isinstance(plan, LoadedPlan):
+            return PlanInput(plan)
+        if isinstance(plan, bytes | bytearray | memoryview):
+            return PlanInput(parse_plan_bytes(bytes(plan)))
+        obj = plan if isinstance(plan, PlanObject) else self.read(plan)
+        if isinstance(plan, PlanObject) and self.settings.expected_sha256 is not None:
+            check_sha256(obj, self.settings.expected_sha256)
+        return PlanInput(parse_plan_bytes(obj.data, uri=obj.uri), obj)
+
+    def check(
+        self, plan: PlanInput | PlanSource | LoadedPlan, parameters: Mapping[str | int, Any] | None = None
+    ) -> PlanInput:
+        """Load `plan` (unless loaded) and check it: everything a run would refuse is refused here, before Spark,
+        with a failed report on the error (`exc.report`)."""
+        planned = plan if isinstance(plan, PlanInput) else self.load(plan)
+        from substrait_spark.consumer.runner import preflight  # PySpark's modules: once a plan is loaded
+
+        try:
+            preflight(planned.loaded, parameters=parameters, **self._consumer())
+        except SubstraitSparkError as exc:
+            _identify(getattr(exc, "report", None), planned.source)
+            raise
+        return planned
+
+    # --- what runs share -------------------------------------------------------------------------------------
+
+    @cached_property
+    def catalogs(self) -> Catalogs | None:
+        """The Iceberg catalogs: the caller's (e.g. from connections, over the file's), else the file's."""
+        if self._catalogs is not None:
+            return self._catalogs
+        if self.settings.catalog_config:
+            from substrait_spark.hooks.iceberg import Catalogs
+
+            return Catalogs.from_file(self.settings.catalog_config)
+        return None
+
+    @cached_property
+    def resolver(self) -> TableResolver:
+        """Static table maps, then the Iceberg catalogs, then Spark's session catalog (or the caller's resolver)."""
+        if self._resolver is not None:
+            return self._resolver
+        from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
+
+        s = self.settings
+        static = TableMapResolver.from_tables_dir(s.tables_dir) if s.tables_dir else TableMapResolver()
+        base = self._base_tables() if callable(self._base_tables) else self._base_tables or {}
+        for mapping, source in ((base, "connection tables"), (s.tables or {}, "table map")):
+            for name, binding in TableMapResolver.from_mapping(mapping, source).tables.items():
+                static.add(name, binding)
+        if s.tables_file:
+            for name, binding in TableMapResolver.from_file(s.tables_file).tables.items():
+                static.add(name, binding)
+        chain: list[Any] = [static]
+        if self.catalogs:
+            from substrait_spark.hooks.iceberg import IcebergCatalogResolver
+
+            chain.append(IcebergCatalogResolver(self.catalogs))
+        return ChainResolver([*chain, SessionCatalogResolver()])
+
+    def catalog_conf(self, packages: Sequence[str] = ()) -> dict[str, str]:
+        """The Spark settings the catalogs need (Iceberg's jars unless `packages` bring Iceberg)."""
+        if not self.catalogs:
+            return {}
+        from substrait_spark.hooks.iceberg import session_conf
+
+        return session_conf(self.catalogs, packages=packages)
+
+    @cached_property
+    def spark(self) -> SparkSession:
+        """The session: the caller's, from the caller's factory, else `master` (the running one, else local[*])."""
+        if callable(self._session):  # a factory (a session is not callable)
+            return self._session(self.catalog_conf)
+        if self._session is not None:
+            return self._session
+        from substrait_spark.hooks.spark import get_session
+
+        return get_session(self.settings.master, {**self.settings.spark_conf, **self.catalog_conf()})
+
+    @cached_property
+    def targets(self) -> Any:
+        """Where write and DDL steps commit: the catalogs' tables (none without catalogs)."""
+        if not self.catalogs:
+            return None
+        from substrait_spark.hooks.iceberg_writes import IcebergWriteTargets
+
+        return IcebergWriteTargets(self.catalogs)
+
+    @cached_property
+    def audit(self) -> AuditLog | None:
+        """The audit log (`hooks/audit.py`: `audit_log`, else the default table when catalogs are configured)."""
+        from substrait_spark.hooks.audit import AuditLog
+
+        return AuditLog.from_spec(self.settings.audit_log, self.catalogs, strict=self.settings.audit_strict)
+
+    # --- the run ----------------------------------------------------------------------------------------------
+
+    def run(
+        self,
+        checked: PlanInput,
+        *,
+        parameters: Mapping[str | int, Any] | None = None,
+        run_key: str | None = None,
+        sink: Sink | None = None,
+    ) -> RunReport:
+        """Run a checked plan into `sink` (default: run and count). Typed errors carry the failed report."""
+        from substrait_spark.consumer.runner import run_loaded
+
+        s = self.settings
+        try:
+            report = run_loaded(
+                checked.loaded,
+                self.spark,
+                self.resolver,
+                sink=sink,
+                parameters=parameters,
+                run_key=run_key,
+                targets=self.targets,
+                update_keys=s.update_keys,
+                cast_to_plan_types=s.cast_to_plan_types,
+                **self._consumer(),
+            )
+        except SubstraitSparkError as exc:
+            _identify(getattr(exc, "report", None), checked.source)
+            raise
+        _identify(report, checked.source)
+        return report
+
+    def record(self, report: RunReport | Mapping[str, Any], context: AuditContext) -> AuditResult | None:
+        """The run's audit record (None without an audit log); never raises unless the log is strict."""
+        audit = self.audit
+        return audit.write(report, context) if audit is not None else None
+
+    def _consumer(self) -> dict[str, Any]:
+        return {"consumer_class": self._consumer_class} if self._consumer_class is not None else {}
+
+
+def _identify(report: Any, obj: PlanObject | None) -> None:
+    """The object-store identity of the bytes read, on the report."""
+    if report is not None and obj is not None:
+        report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
