@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from substrait import algebra_pb2 as alg
@@ -829,6 +830,19 @@ def _sql_literal(value: Any) -> str:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return f"DATE'{value.isoformat()}'"
     raise TypeError(f"no SQL literal for {value!r}")
+
+
+@contextmanager
+def views(spark, tables: Mapping[str, tuple[str, Sequence[Sequence[Any]]]]) -> Iterator[None]:
+    """Register each `name: (ddl, rows)` of `tables` as a temp view (`view`) for the block, dropped after it: a
+    test module's tables."""
+    for name, (ddl, rows) in tables.items():
+        view(spark, name, ddl, rows)
+    try:
+        yield
+    finally:
+        for name in tables:
+            spark.catalog.dropTempView(name)
 
 
 def view(spark, name: str, ddl: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -24,7 +24,7 @@ from plan_builder import (
     project,
     run,
     string,
-    view,
+    views,
 )
 from spark_modes import spark_major
 from substrait_spark.consumer.errors import UnsupportedFeatureError
@@ -38,11 +38,8 @@ TABLES = {
 
 @pytest.fixture(scope="module", autouse=True)
 def tables(spark):
-    for name, (ddl, rows) in TABLES.items():
-        view(spark, name, ddl, rows)
-    yield
-    for name in TABLES:
-        spark.catalog.dropTempView(name)
+    with views(spark, TABLES):
+        yield
 
 
 def tbl(name: str):

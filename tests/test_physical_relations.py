@@ -50,7 +50,7 @@ from plan_builder import (
     run,
     string,
     tuples,
-    view,
+    views,
     virtual,
 )
 from pyspark.sql import functions as F
@@ -70,11 +70,8 @@ TABLES = {
 
 @pytest.fixture(scope="module", autouse=True)
 def tables(spark):
-    for name, (ddl, rows) in TABLES.items():
-        view(spark, name, ddl, rows)
-    yield
-    for name in TABLES:
-        spark.catalog.dropTempView(name)
+    with views(spark, TABLES):
+        yield
 
 
 def tbl(name: str):

@@ -42,6 +42,7 @@ from plan_builder import (
     string,
     tuples,
     view,
+    views,
     virtual,
     with_emit,
 )
@@ -66,11 +67,8 @@ TABLES = {
 
 @pytest.fixture(scope="module", autouse=True)
 def tables(spark):
-    for name, (ddl, rows) in TABLES.items():
-        view(spark, name, ddl, rows)
-    yield
-    for name in TABLES:
-        spark.catalog.dropTempView(name)
+    with views(spark, TABLES):
+        yield
 
 
 def tbl(name: str):

@@ -51,7 +51,7 @@ from plan_builder import (
     set_comparison,
     sort,
     string,
-    view,
+    views,
     virtual,
 )
 
@@ -67,11 +67,8 @@ TABLES = {
 
 @pytest.fixture(scope="module", autouse=True)
 def tables(spark):
-    for name, (ddl, rows) in TABLES.items():
-        view(spark, name, ddl, rows)
-    yield
-    for name in TABLES:
-        spark.catalog.dropTempView(name)
+    with views(spark, TABLES):
+        yield
 
 
 def emp():
