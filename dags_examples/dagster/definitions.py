@@ -22,7 +22,14 @@ import os
 from pathlib import Path
 
 import yaml
-from dagster import AssetSpec, DailyPartitionsDefinition, Definitions, in_process_executor
+from dagster import (
+    AssetSpec,
+    DailyPartitionsDefinition,
+    Definitions,
+    build_schedule_from_partitioned_job,
+    define_asset_job,
+    in_process_executor,
+)
 from substrait_spark.dagster import IcebergCatalogsResource, SparkResource, SubstraitSparkResource, substrait_assets
 from substrait_spark.dagster.checks import substrait_asset_checks
 from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, pyiceberg_catalog_properties
@@ -83,9 +90,18 @@ big_orders = substrait_assets(
     f"{PLANS}/big_orders_pipeline.json", resource=substrait, name="big_orders", group_name="substrait_examples"
 )
 
+# The two Airflow DAGs as jobs: the daily report on a daily schedule (one partition per day), the table pipeline.
+daily_report = define_asset_job("daily_report", selection=[pricing_summary])
+table_pipeline = define_asset_job("table_pipeline", selection=[big_orders])
+
 defs = Definitions(
     executor=in_process_executor,  # one process, one Spark JVM for every step
     assets=[*tpch_tables, pricing_summary, big_orders],
-    asset_checks=[*substrait_asset_checks(f"{PLANS}/big_orders_pipeline.json", resource=substrait)],
+    asset_checks=[  # the plans' base schemas against the tables they read (no Spark)
+        *substrait_asset_checks(f"{PLANS}/daily_pricing_summary.json", resource=substrait, name="pricing_summary"),
+        *substrait_asset_checks(f"{PLANS}/big_orders_pipeline.json", resource=substrait, name="big_orders"),
+    ],
+    jobs=[daily_report, table_pipeline],
+    schedules=[build_schedule_from_partitioned_job(daily_report)],
     resources={"substrait": substrait},
 )

@@ -232,7 +232,7 @@ def _audit(runner: Any, report: Any, context: AssetExecutionContext, key: str) -
     audit = AuditContext(
         run_key=key,
         dag_id=context.job_name,
-        run_id=context.run_id,
+        run_id=context.run.run_id,
         task_id=context.op_def.name,
         try_number=context.retry_number + 1,
     )

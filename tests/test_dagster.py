@@ -1,0 +1,328 @@
+"""Dagster: plans as assets, end to end with real Dagster, real Spark and the SQLite Iceberg catalog.
+
+Covered: the example definitions computed from the plans without Spark (keys, deps, checks); the real
+`dagster asset materialize -f dags_examples/dagster/definitions.py --select '*'`, its materialization metadata
+against DuckDB (the same queries) and pyiceberg (the table as the catalog has it), column lineage pointing at the
+upstream assets' own keys and column names; a daily-partitioned asset materialized in-process for two days, each
+equal to DuckDB's; a run killed after its first commit and re-executed from failure applying no step twice; the
+schema checks against the parquet tables.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+from oracles import DuckDBOracle, assert_same_result, tpch_q01_until
+
+dagster = pytest.importorskip("dagster", reason="the dagster extra is not installed (make venv installs it)")
+
+from dagster import AssetKey, DagsterInstance, DailyPartitionsDefinition, materialize  # noqa: E402
+from substrait_spark.dagster import SubstraitSparkResource, substrait_assets  # noqa: E402
+from substrait_spark.dagster import metadata as md  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFINITIONS = ROOT / "dags_examples" / "dagster" / "definitions.py"
+PLANS = ROOT / "dags_examples" / "plans"
+BIN = Path(sys.executable).parent
+DAY, OTHER_DAY = "1995-06-17", "1993-03-01"
+BIG_ORDERS = AssetKey(["lake", "demo", "big_orders"])
+PRICING = AssetKey(["reports", "pricing_summary"])
+ORDERS, LINEITEM = AssetKey(["orders"]), AssetKey(["lineitem"])
+
+
+def dagster_home(path: Path) -> Path:
+    """An instance folder: telemetry and the welcome pop-up off."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+    return path
+
+
+def example_env(tmp: Path, tpch_dir: Path) -> dict[str, str]:
+    """The example definitions on a lake, reports folder and instance of this test's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DAGSTER", "SUBSTRAIT_"))}
+    env.update(
+        DAGSTER_HOME=str(dagster_home(tmp / "dagster_home")),
+        SUBSTRAIT_DAGSTER_LAKE=str(tmp / "lake"),
+        SUBSTRAIT_TABLES_DIR=str(tpch_dir),
+        SUBSTRAIT_REPORTS_DIR=str(tmp / "reports"),
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=sys.executable,
+    )
+    return env
+
+
+def lake_catalog(tmp: Path):
+    from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog
+
+    return pyiceberg_catalog("lake", uri=tmp / "lake" / "catalog.db", warehouse=tmp / "lake" / "warehouse")
+
+
+def orders_count(tpch_dir: Path, where: str) -> int:
+    db = DuckDBOracle(tpch_dir, ["orders"])
+    try:
+        return db.run(f"select count(*) from orders where {where}").rows[0][0]
+    finally:
+        db.close()
+
+
+def latest(instance: DagsterInstance, key: AssetKey):
+    event = instance.get_latest_materialization_event(key)
+    assert event is not None, f"no materialization of {key}"
+    return event.asset_materialization
+
+
+def parquet_columns(path: Path | str) -> set[str]:
+    return set(ds.dataset(str(path), format="parquet").schema.names)
+
+
+def lineage_deps(materialization) -> list[tuple[AssetKey, str]]:
+    lineage = materialization.metadata[md.COLUMN_LINEAGE].value
+    return [(d.asset_key, d.column_name) for deps in lineage.deps_by_column.values() for d in deps]
+
+
+# --- definitions, without Spark -----------------------------------------------------------------------------
+
+
+def test_example_definitions_come_from_the_plans_without_spark(tmp_path, tpch_dir):
+    """Loading the definitions reads and parses the plans only: keys from the catalog identifier, deps on the
+    tables read (keyed as the source assets are), a blocking plan-validation check per asset; no JVM starts."""
+    code = (
+        "import sys, runpy\n"
+        f"defs = runpy.run_path({str(DEFINITIONS)!r})['defs']\n"
+        "from pyspark import SparkContext\n"
+        "assert SparkContext._active_spark_context is None\n"
+        "graph = defs.resolve_asset_graph()\n"
+        "for key in sorted(graph.get_all_asset_keys()):\n"
+        "    node = graph.get(key)\n"
+        "    checks = sorted((c.name, graph.get_check_spec(c).blocking) for c in node.check_keys)\n"
+        "    print('/'.join(key.path), sorted('/'.join(p.path) for p in node.parent_keys), checks)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=example_env(tmp_path, tpch_dir), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "lake/demo/big_orders ['orders'] [('plan_valid', True)]",
+        "lineitem [] [('plan_schema_matches', False)]",
+        "orders [] [('plan_schema_matches', False)]",
+        "reports/pricing_summary ['lineitem'] [('plan_valid', True)]",
+    ]
+
+
+# --- the real `dagster asset materialize` ------------------------------------------------------------------------
+
+
+def test_materialize_all_examples_reports_what_duckdb_and_pyiceberg_see(tmp_path, tpch_dir, monkeypatch):
+    env = example_env(tmp_path, tpch_dir)
+    cmd = [str(BIN / "dagster"), "asset", "materialize", "-f", str(DEFINITIONS), "--select", "*", "--partition", DAY]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
+    assert done.stderr.count("STEP_START") == 2 and len(set(_pids(done.stderr, "STEP_START"))) == 1  # one process
+
+    monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
+    instance = DagsterInstance.get()
+
+    # The table pipeline: CTAS + INSERT + DELETE on lake.demo.big_orders.
+    m = latest(instance, BIG_ORDERS)
+    table = lake_catalog(tmp_path).load_table("demo.big_orders")
+    rows = table.scan().to_arrow()
+    expected = orders_count(tpch_dir, "o_totalprice between 350000 and 450000")
+    assert m.metadata[md.ROW_COUNT].value == rows.num_rows == expected
+    assert m.metadata[md.TABLE_NAME].value == "lake.demo.big_orders"
+    assert m.metadata[md.URI].value == table.metadata.location
+    assert m.tags["dagster/data_version"] == str(table.current_snapshot().snapshot_id)
+    schema = m.metadata[md.COLUMN_SCHEMA].value
+    assert [(c.name, c.type) for c in schema.columns] == [(f.name, str(f.field_type)) for f in table.schema().fields]
+    steps = m.metadata[md.STEPS].value
+    assert [s["kind"] for s in steps] == ["ctas", "insert", "delete"]
+    assert [s["rows"] for s in steps] == [
+        orders_count(tpch_dir, "o_totalprice > 400000"),
+        orders_count(tpch_dir, "o_totalprice between 350000 and 400000"),
+        orders_count(tpch_dir, "o_totalprice > 450000"),
+    ]
+    assert steps[-1]["snapshot_id"] == table.current_snapshot().snapshot_id
+    plan_bytes = (PLANS / "big_orders_pipeline.json").read_bytes()
+    import hashlib
+
+    assert m.metadata[md.PLAN_SHA256].value == hashlib.sha256(plan_bytes).hexdigest()
+    # Column lineage: the upstream asset's own key and its columns as its parquet files spell them.
+    deps = lineage_deps(m)
+    assert {k for k, _ in deps} == {ORDERS}
+    assert {c for _, c in deps} == {"o_orderkey", "o_totalprice"} <= parquet_columns(tpch_dir / "orders.parquet")
+    assert set(m.metadata[md.COLUMN_LINEAGE].value.deps_by_column) == {f.name for f in table.schema().fields}
+
+    # The daily report for DAY: q1 up to that day, as parquet; its lineage on lineitem's columns.
+    m = latest(instance, PRICING)
+    assert m.partition == DAY
+    oracle = tpch_q01_until(tpch_dir, DAY)
+    location = m.metadata[md.URI].value
+    assert location.endswith(f"pricing_summary/ds={DAY}")
+    published = ds.dataset(location, format="parquet").to_table()
+    assert m.metadata[md.ROW_COUNT].value == published.num_rows == len(oracle.rows)
+    assert_same_result([tuple(r.values()) for r in published.to_pylist()], oracle.rows, context=f"report {DAY}")
+    deps = lineage_deps(m)
+    assert {k for k, _ in deps} == {LINEITEM}
+    assert {c for _, c in deps} <= parquet_columns(tpch_dir / "lineitem.parquet")  # the plan says L_QUANTITY
+    assert {c for _, c in deps} >= {"l_quantity", "l_extendedprice", "l_discount", "l_tax"}
+    checks = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        [_check_key(BIG_ORDERS), _check_key(PRICING)]
+    )
+    assert {k.asset_key: e.status.value for k, e in checks.items()} == {BIG_ORDERS: "SUCCEEDED", PRICING: "SUCCEEDED"}
+
+
+def _check_key(asset: AssetKey):
+    from dagster import AssetCheckKey
+
+    return AssetCheckKey(asset, "plan_valid")
+
+
+def _pids(log: str, event: str) -> list[str]:
+    """The process ids of the log lines of `event` (Dagster's `- <pid> -` field)."""
+    return [line.split(" - ")[3] for line in log.splitlines() if f" - {event} - " in line]
+
+
+# --- partitions, in process ------------------------------------------------------------------------------------
+
+
+def test_two_partitions_bind_their_day_and_give_each_duckdbs_result(spark, tpch_dir, tmp_path):
+    resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
+    assets = substrait_assets(
+        str(PLANS / "daily_pricing_summary.json"),
+        resource=resource,
+        partitions_def=DailyPartitionsDefinition(start_date="1992-01-01"),
+        partition_parameter=0,
+        results={"path": str(tmp_path / "ds={partition_key}"), "format": "parquet"},
+        root_asset=PRICING.path,
+    )
+    published = {}
+    for day in (DAY, OTHER_DAY):
+        result = materialize([assets], partition_key=day, resources={"substrait": resource})
+        assert result.success
+        [m] = result.asset_materializations_for_node(assets.op.name)
+        assert m.partition == day
+        assert m.metadata["substrait/parameters"].value == [
+            {"anchor": 0, "type": "date", "value": day, "source": "caller"}
+        ]
+        table = ds.dataset(str(tmp_path / f"ds={day}"), format="parquet").to_table()
+        rows = [tuple(r.values()) for r in table.to_pylist()]
+        assert m.metadata[md.ROW_COUNT].value == len(rows)
+        assert_same_result(rows, tpch_q01_until(tpch_dir, day).rows, context=f"partition {day}")
+        published[day] = sorted(map(repr, rows))
+    assert published[DAY] != published[OTHER_DAY]
+    assert spark.range(1).count() == 1  # the session the resource found running is left running
+
+
+def test_an_invalid_parameter_fails_the_blocking_check_and_materializes_nothing(spark, tpch_dir, tmp_path):
+    resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
+    assets = substrait_assets(
+        str(PLANS / "daily_pricing_summary.json"),
+        resource=resource,
+        parameters={"0": "not a date"},
+        results={"path": str(tmp_path / "out"), "format": "parquet"},
+        root_asset=PRICING.path,
+    )
+    result = materialize([assets], resources={"substrait": resource}, raise_on_error=False)
+    assert not result.success
+    assert result.asset_materializations_for_node(assets.op.name) == []
+    [check] = result.get_asset_check_evaluations()
+    assert not check.passed and "not a date" in check.metadata["error"].value
+    assert not (tmp_path / "out").exists()
+
+
+# --- retry safety --------------------------------------------------------------------------------------------
+
+
+REEXECUTE = """
+import sys
+from dagster import DagsterInstance, ReexecutionOptions, execute_job
+from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+instance = DagsterInstance.get()
+[killed] = instance.get_runs(limit=1)
+if not killed.is_finished:  # what the run monitor does with a run whose process died
+    instance.report_run_failed(killed)
+job = ReconstructableRepository.for_file(sys.argv[1], "defs").get_reconstructable_job("table_pipeline")
+options = ReexecutionOptions.from_failure(killed.run_id, instance)
+result = execute_job(job, instance, reexecution_options=options)
+print(killed.run_id, result.run_id, result.success)
+"""
+
+
+def test_reexecuting_a_run_killed_after_its_first_commit_applies_no_step_twice(tmp_path, tpch_dir, monkeypatch):
+    from substrait_spark.consumer.steps.log import KEY_PROPERTY
+
+    env = example_env(tmp_path, tpch_dir)
+
+    def committed_keys() -> list[str]:
+        try:
+            table = lake_catalog(tmp_path).load_table("demo.big_orders")
+        except Exception:  # not created yet
+            return []
+        return [s.summary.additional_properties.get(KEY_PROPERTY) for s in table.snapshots()]
+
+    cmd = [str(BIN / "dagster"), "job", "execute", "-f", str(DEFINITIONS), "-j", "table_pipeline"]
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not any(k and k.endswith("/step-0") for k in committed_keys()):
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # the crash: right after the first commit
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    at_crash = committed_keys()
+    assert not any(k.endswith("/step-2") for k in at_crash)
+
+    done = subprocess.run(
+        [sys.executable, "-c", REEXECUTE, str(DEFINITIONS)], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    killed_id, rerun_id, success = done.stdout.split()[-3:]
+    assert success == "True" and rerun_id != killed_id
+
+    keys = committed_keys()
+    assert sorted(keys) == [f"dagster/{killed_id}/big_orders/step-{i}" for i in range(3)]  # each step once
+    monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
+    m = latest(DagsterInstance.get(), BIG_ORDERS)
+    assert m.metadata[md.RUN_KEY].value == f"dagster/{killed_id}/big_orders"  # the root run's, not the re-run's
+    rows = sorted(
+        r["o_orderkey"] for r in lake_catalog(tmp_path).load_table("demo.big_orders").scan().to_arrow().to_pylist()
+    )
+    db = DuckDBOracle(tpch_dir, ["orders"])
+    try:
+        expected = sorted(
+            r[0] for r in db.run("select o_orderkey from orders where o_totalprice between 350000 and 450000").rows
+        )
+    finally:
+        db.close()
+    assert rows == expected and m.metadata[md.ROW_COUNT].value == len(expected)  # no order twice
+
+
+# --- checks ----------------------------------------------------------------------------------------------------
+
+
+def test_schema_check_compares_the_plan_with_the_table_it_reads(tpch_dir, tmp_path):
+    from substrait_spark.dagster.checks import substrait_asset_checks
+
+    resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
+    [checks] = substrait_asset_checks(str(PLANS / "big_orders_pipeline.json"), resource=resource)
+    [ok] = list(checks())
+    assert ok.passed and ok.asset_key == ORDERS and ok.metadata["missing"].value == []
+
+    # The same name bound to a table without the plan's columns: the check fails and names them.
+    other = SubstraitSparkResource(tables={"orders": str(tpch_dir / "nation.parquet")})
+    [checks] = substrait_asset_checks(str(PLANS / "big_orders_pipeline.json"), resource=other)
+    [bad] = list(checks())
+    assert not bad.passed and bad.metadata["missing"].value == ["o_orderkey", "o_custkey", "o_totalprice"]
