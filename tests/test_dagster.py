@@ -326,3 +326,50 @@ def test_schema_check_compares_the_plan_with_the_table_it_reads(tpch_dir, tmp_pa
     [checks] = substrait_asset_checks(str(PLANS / "big_orders_pipeline.json"), resource=other)
     [bad] = list(checks())
     assert not bad.passed and bad.metadata["missing"].value == ["o_orderkey", "o_custkey", "o_totalprice"]
+
+
+# --- the dg component ----------------------------------------------------------------------------------------------
+
+PROJECT = ROOT / "dags_examples" / "dagster" / "substrait_project"
+
+
+def dg(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "dg"), *args], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def component_env(tmp: Path, tpch_dir: Path) -> dict[str, str]:
+    """The example project's environment: this interpreter's venv active, a lake of the test's own."""
+    import runpy
+
+    env = example_env(tmp, tpch_dir)
+    config = runpy.run_path(str(DEFINITIONS))["lake_config"](tmp / "lake")  # the example's lake, made here
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(BIN.parent),
+        SUBSTRAIT_CATALOG_CONFIG=config,
+        PYTHONPATH=str(PROJECT / "src"),
+    )
+    return env
+
+
+def test_dg_lists_the_component_and_checks_the_example_project(tmp_path, tpch_dir):
+    env = component_env(tmp_path, tpch_dir)
+    listed = dg("list", "components", env=env)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert "substrait_spark.dagster.SubstraitPlansComponent" in listed.stdout
+
+    checked = dg("check", "defs", "--use-active-venv", env=env)
+    assert checked.returncode == 0, (checked.stdout + checked.stderr)[-3000:]
+    assert "All definitions loaded successfully" in checked.stdout + checked.stderr
+
+    # The component's assets are the Python example's: the same keys from the same plans.
+    defs = dg("list", "defs", env={**env, "COLUMNS": "400"})
+    assert defs.returncode == 0, defs.stderr[-3000:]
+    for key in ("lake/demo/big_orders", "reports/pricing_summary", "orders", "lineitem"):
+        assert f" {key} " in defs.stdout
+
+    # A project whose tables directory is missing fails the check, saying so (not a traceback-only failure).
+    broken = dg("check", "defs", "--use-active-venv", env={**env, "SUBSTRAIT_TABLES_DIR": str(tmp_path / "none")})
+    assert broken.returncode != 0 and "tables directory not found" in broken.stdout + broken.stderr

@@ -12,6 +12,8 @@ Importing `substrait_spark` does not import this package (nor Dagster).
 """
 
 from substrait_spark.dagster.assets import substrait_assets
+from substrait_spark.dagster.checks import substrait_asset_checks
+from substrait_spark.dagster.component import SubstraitPlan, SubstraitPlansComponent
 from substrait_spark.dagster.keys import TableKeys
 from substrait_spark.dagster.resources import (
     IcebergCatalogsResource,
@@ -24,7 +26,10 @@ __all__ = [
     "IcebergCatalogsResource",
     "PlanStoreResource",
     "SparkResource",
+    "SubstraitPlan",
+    "SubstraitPlansComponent",
     "SubstraitSparkResource",
     "TableKeys",
+    "substrait_asset_checks",
     "substrait_assets",
 ]
