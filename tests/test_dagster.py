@@ -373,3 +373,41 @@ def test_dg_lists_the_component_and_checks_the_example_project(tmp_path, tpch_di
     # A project whose tables directory is missing fails the check, saying so (not a traceback-only failure).
     broken = dg("check", "defs", "--use-active-venv", env={**env, "SUBSTRAIT_TABLES_DIR": str(tmp_path / "none")})
     assert broken.returncode != 0 and "tables directory not found" in broken.stdout + broken.stderr
+
+
+# --- Spark Connect -------------------------------------------------------------------------------------------------
+
+ON_CONNECT = """
+import json, sys
+from dagster import DailyPartitionsDefinition, materialize
+from substrait_spark.dagster import SparkResource, SubstraitSparkResource, substrait_assets
+
+url, plan, tables_dir, out, day = sys.argv[1:]
+resource = SubstraitSparkResource(spark=SparkResource(master=url), tables_dir=tables_dir)
+assets = substrait_assets(
+    plan, resource=resource, partitions_def=DailyPartitionsDefinition(start_date="1992-01-01"),
+    partition_parameter=0, results={"path": out, "format": "parquet"}, root_asset=["reports", "pricing_summary"],
+)
+result = materialize([assets], partition_key=day, resources={"substrait": resource})
+[m] = result.asset_materializations_for_node(assets.op.name)
+from pyspark import SparkContext
+print(json.dumps({"success": result.success, "rows": m.metadata["dagster/row_count"].value,
+                  "jvm": SparkContext._active_spark_context is not None}))
+"""
+
+
+def test_the_spark_resource_runs_assets_over_spark_connect(connect_url, tpch_dir, tmp_path):
+    """A worker without a JVM: the resource's `sc://` session (3.5 client, 4.x server) runs the plan."""
+    import json
+
+    out = tmp_path / "connect-report"
+    args = [connect_url, str(PLANS / "daily_pricing_summary.json"), str(tpch_dir), str(out), DAY]
+    done = subprocess.run(
+        [sys.executable, "-c", ON_CONNECT, *args], capture_output=True, text=True, timeout=600, env=dict(os.environ)
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    table = ds.dataset(str(out), format="parquet").to_table()
+    rows = [tuple(r.values()) for r in table.to_pylist()]
+    assert got == {"success": True, "rows": len(rows), "jvm": False}
+    assert_same_result(rows, tpch_q01_until(tpch_dir, DAY).rows, context="over Spark Connect")
