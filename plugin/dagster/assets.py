@@ -28,10 +28,11 @@ from dagster import (
 )
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.lineage import Lineage, Output, column_lineage
+from substrait_spark.dagster import metadata
 from substrait_spark.dagster.keys import TableKeys
-from substrait_spark.dagster.metadata import PLAN_SHA256, PLAN_URI, TABLE_NAME, root_result, table_results
 from substrait_spark.dagster.resources import SubstraitSparkResource
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput
+from substrait_spark.materializations import table_map
 
 PLAN_VALID_CHECK = "plan_valid"
 KINDS = {"substrait", "spark", "iceberg"}
@@ -51,7 +52,7 @@ class PlanAssets:
     def of(cls, plan_uri: str, resource: SubstraitSparkResource, expected_sha256: str | None) -> PlanAssets:
         planned = resource.runner(expected_sha256).load(plan_uri)  # read, sha256 pin, parse: no Spark
         lineage = column_lineage(planned.loaded)
-        keys = TableKeys(resource.catalogs.catalogs(), resource.table_map())
+        keys = TableKeys(resource.catalogs.catalogs(), table_map(resource.settings()))
         written: dict[AssetKey, list[Output]] = {}
         for out in lineage.written:
             if out.dataset is not None:
@@ -103,14 +104,14 @@ def substrait_assets(
     plan = PlanAssets.of(plan_uri, resource, expected_sha256)
     op_name = name or _op_name(plan_uri)
     root_key = AssetKey.from_coercible(root_asset) if root_asset is not None else None
-    identity = {PLAN_URI: plan_uri, PLAN_SHA256: plan.planned.loaded.sha256}
+    identity = {metadata.PLAN_URI: plan_uri, metadata.PLAN_SHA256: plan.planned.loaded.sha256}
     specs = [
         AssetSpec(
             key,
             deps=plan.deps(outputs),
             description=f"Written by the Substrait plan {plan_uri}: "
             + ", ".join(o.operation or o.kind for o in outputs),
-            metadata={**identity, TABLE_NAME: ".".join(key.path)},
+            metadata={**identity, metadata.TABLE_NAME: ".".join(key.path)},
             kinds=KINDS,
             group_name=group_name,
         )
@@ -178,11 +179,7 @@ def substrait_assets(
             _audit(runner, getattr(exc, "report", None), context, key)
             raise _failure(exc) from exc
         _audit(runner, report, context, key)
-        result = report.to_dict()
-        catalogs = runner.catalogs
-        yield from table_results(result, plan.lineage, plan.keys, catalogs, run_key=key)
-        if root_key is not None:
-            yield root_result(result, plan.lineage, plan.keys, root_key, catalogs)
+        yield from metadata.results(report.to_dict(), plan.lineage, plan.keys, runner.catalogs, key, root_key)
 
     return _run_plan
 

@@ -12,13 +12,14 @@ from typing import Any
 
 from dagster import AssetCheckResult, AssetChecksDefinition, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 from substrait_spark.dagster.resources import SubstraitSparkResource
+from substrait_spark.materializations import table_map
 
 SCHEMA_CHECK = "plan_schema_matches"
 
 
 def table_columns(names: list[str], resource: SubstraitSparkResource) -> tuple[str, list[str]]:
     """(where the schema came from, its column names) for the plan table `names`."""
-    binding = resource.table_map()
+    binding = table_map(resource.settings())
     dotted = ".".join(names).lower()
     found = binding.get(dotted) or binding.get(names[-1].lower())
     if found is not None:

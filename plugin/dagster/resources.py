@@ -124,11 +124,3 @@ class SubstraitSparkResource(ConfigurableResource):
         brings Iceberg)."""
         packages: Sequence[str] = [p for p in self.spark.conf.get("spark.jars.packages", "").split(",") if p]
         return self.spark.session(catalog_conf(packages))
-
-    def table_map(self) -> dict[str, Any]:
-        """The static table maps' bindings (lower-case name → `TableBinding`): tables that are not the catalogs'."""
-        from substrait_spark.consumer.resolver import ChainResolver, TableMapResolver
-
-        chain = PlanRunner(self.settings()).resolver
-        maps = chain.resolvers if isinstance(chain, ChainResolver) else [chain]
-        return {n: b for r in maps if isinstance(r, TableMapResolver) for n, b in r.tables.items()}
