@@ -130,33 +130,7 @@ def test_materialize_all_examples_reports_what_duckdb_and_pyiceberg_see(tmp_path
     instance = DagsterInstance.get()
 
     # The table pipeline: CTAS + INSERT + DELETE on lake.demo.big_orders.
-    m = latest(instance, BIG_ORDERS)
-    table = lake_catalog(tmp_path).load_table("demo.big_orders")
-    rows = table.scan().to_arrow()
-    expected = orders_count(tpch_dir, "o_totalprice between 350000 and 450000")
-    assert m.metadata[md.ROW_COUNT].value == rows.num_rows == expected
-    assert m.metadata[md.TABLE_NAME].value == "lake.demo.big_orders"
-    assert m.metadata[md.URI].value == table.metadata.location
-    assert m.tags["dagster/data_version"] == str(table.current_snapshot().snapshot_id)
-    schema = m.metadata[md.COLUMN_SCHEMA].value
-    assert [(c.name, c.type) for c in schema.columns] == [(f.name, str(f.field_type)) for f in table.schema().fields]
-    steps = m.metadata[md.STEPS].value
-    assert [s["kind"] for s in steps] == ["ctas", "insert", "delete"]
-    assert [s["rows"] for s in steps] == [
-        orders_count(tpch_dir, "o_totalprice > 400000"),
-        orders_count(tpch_dir, "o_totalprice between 350000 and 400000"),
-        orders_count(tpch_dir, "o_totalprice > 450000"),
-    ]
-    assert steps[-1]["snapshot_id"] == table.current_snapshot().snapshot_id
-    plan_bytes = (PLANS / "big_orders_pipeline.json").read_bytes()
-    import hashlib
-
-    assert m.metadata[md.PLAN_SHA256].value == hashlib.sha256(plan_bytes).hexdigest()
-    # Column lineage: the upstream asset's own key and its columns as its parquet files spell them.
-    deps = lineage_deps(m)
-    assert {k for k, _ in deps} == {ORDERS}
-    assert {c for _, c in deps} == {"o_orderkey", "o_totalprice"} <= parquet_columns(tpch_dir / "orders.parquet")
-    assert set(m.metadata[md.COLUMN_LINEAGE].value.deps_by_column) == {f.name for f in table.schema().fields}
+    assert_big_orders(latest(instance, BIG_ORDERS), tmp_path, tpch_dir)
 
     # The daily report for DAY: q1 up to that day, as parquet; its lineage on lineitem's columns.
     m = latest(instance, PRICING)
@@ -175,6 +149,36 @@ def test_materialize_all_examples_reports_what_duckdb_and_pyiceberg_see(tmp_path
         [_check_key(BIG_ORDERS), _check_key(PRICING)]
     )
     assert {k.asset_key: e.status.value for k, e in checks.items()} == {BIG_ORDERS: "SUCCEEDED", PRICING: "SUCCEEDED"}
+
+
+def assert_big_orders(m, lake_dir: Path, tpch_dir: Path) -> None:
+    """A materialization of lake/demo/big_orders (CTAS + INSERT + DELETE) against pyiceberg and DuckDB."""
+    import hashlib
+
+    table = lake_catalog(lake_dir).load_table("demo.big_orders")
+    rows = table.scan().to_arrow()
+    expected = orders_count(tpch_dir, "o_totalprice between 350000 and 450000")
+    assert m.metadata[md.ROW_COUNT].value == rows.num_rows == expected
+    assert m.metadata[md.TABLE_NAME].value == "lake.demo.big_orders"
+    assert m.metadata[md.URI].value == table.metadata.location
+    assert m.tags["dagster/data_version"] == str(table.current_snapshot().snapshot_id)
+    schema = m.metadata[md.COLUMN_SCHEMA].value
+    assert [(c.name, c.type) for c in schema.columns] == [(f.name, str(f.field_type)) for f in table.schema().fields]
+    steps = m.metadata[md.STEPS].value
+    assert [s["kind"] for s in steps] == ["ctas", "insert", "delete"]
+    assert [s["rows"] for s in steps] == [
+        orders_count(tpch_dir, "o_totalprice > 400000"),
+        orders_count(tpch_dir, "o_totalprice between 350000 and 400000"),
+        orders_count(tpch_dir, "o_totalprice > 450000"),
+    ]
+    assert steps[-1]["snapshot_id"] == table.current_snapshot().snapshot_id
+    plan_bytes = (PLANS / "big_orders_pipeline.json").read_bytes()
+    assert m.metadata[md.PLAN_SHA256].value == hashlib.sha256(plan_bytes).hexdigest()
+    # Column lineage: the upstream asset's own key and its columns as its parquet files spell them.
+    deps = lineage_deps(m)
+    assert {k for k, _ in deps} == {ORDERS}
+    assert {c for _, c in deps} == {"o_orderkey", "o_totalprice"} <= parquet_columns(tpch_dir / "orders.parquet")
+    assert set(m.metadata[md.COLUMN_LINEAGE].value.deps_by_column) == {f.name for f in table.schema().fields}
 
 
 def _check_key(asset: AssetKey):
@@ -411,3 +415,27 @@ def test_the_spark_resource_runs_assets_over_spark_connect(connect_url, tpch_dir
     rows = [tuple(r.values()) for r in table.to_pylist()]
     assert got == {"success": True, "rows": len(rows), "jvm": False}
     assert_same_result(rows, tpch_q01_until(tpch_dir, DAY).rows, context="over Spark Connect")
+
+
+# --- Dagster Pipes -------------------------------------------------------------------------------------------------
+
+
+def test_a_pipes_run_through_spark_submit_reports_the_same_materialization(tmp_path, tpch_dir):
+    """The plan runs in a spark-submit driver (engine and dagster-pipes only); this process starts no Spark."""
+    import runpy
+
+    from substrait_spark.dagster import IcebergCatalogsResource, SparkResource, SparkSubmitPipes
+
+    config = runpy.run_path(str(DEFINITIONS))["lake_config"](tmp_path / "lake")
+    resource = SubstraitSparkResource(
+        spark=SparkResource(master="local[2]", conf={"spark.sql.shuffle.partitions": "4"}),
+        catalogs=IcebergCatalogsResource(config_path=config),
+        tables_dir=str(tpch_dir),
+    )
+    assets = substrait_assets(str(PLANS / "big_orders_pipeline.json"), resource=resource, remote=SparkSubmitPipes())
+    result = materialize([assets], resources={"substrait": resource})
+    assert result.success
+    [m] = result.asset_materializations_for_node(assets.op.name)
+    assert m.asset_key == BIG_ORDERS
+    assert_big_orders(m, tmp_path, tpch_dir)
+    assert m.metadata[md.RUN_KEY].value == f"dagster/{result.run_id}/big_orders_pipeline"

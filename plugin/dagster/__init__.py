@@ -15,6 +15,7 @@ from substrait_spark.dagster.assets import substrait_assets
 from substrait_spark.dagster.checks import substrait_asset_checks
 from substrait_spark.dagster.component import SubstraitPlan, SubstraitPlansComponent
 from substrait_spark.dagster.keys import TableKeys
+from substrait_spark.dagster.pipes import SparkSubmitPipes
 from substrait_spark.dagster.resources import (
     IcebergCatalogsResource,
     PlanStoreResource,
@@ -26,6 +27,7 @@ __all__ = [
     "IcebergCatalogsResource",
     "PlanStoreResource",
     "SparkResource",
+    "SparkSubmitPipes",
     "SubstraitPlan",
     "SubstraitPlansComponent",
     "SubstraitSparkResource",

@@ -28,6 +28,7 @@ from dagster import (
 )
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.lineage import Lineage, Output, column_lineage
+from substrait_spark.consumer.sinks import Sink
 from substrait_spark.dagster import metadata
 from substrait_spark.dagster.keys import TableKeys
 from substrait_spark.dagster.resources import SubstraitSparkResource
@@ -87,6 +88,7 @@ def substrait_assets(
     root_asset: str | Sequence[str] | AssetKey | None = None,
     group_name: str | None = None,
     resource_key: str = "substrait",
+    remote: Any = None,
 ) -> AssetsDefinition:
     """One `multi_asset` for the plan at `plan_uri`: an asset per table it writes (keyed by catalog identifier, see
     `keys.py`), depending on the tables it reads; `root_asset` names an asset for its (first) root result.
@@ -99,6 +101,8 @@ def substrait_assets(
         bound to that parameter (daily partitions → `$0` a date), as the Airflow operator binds `{{ ds }}`.
     :param results: where root rows go (`Sink.parse`: a path, `{"path": …, "format": …}`, `table:NAME`); a
         `{partition_key}` in a path is replaced by the partition's key.
+    :param remote: run the plan in a Spark driver of its own through Dagster Pipes (`pipes.SparkSubmitPipes`)
+        instead of in this process; validation (the blocking check) still runs here first, without Spark.
     """
     resource = resource or SubstraitSparkResource()
     plan = PlanAssets.of(plan_uri, resource, expected_sha256)
@@ -171,7 +175,11 @@ def substrait_assets(
                 passed=True,
                 metadata={"parameters": MetadataValue.json({str(k): v for k, v in bound.items()})},
             )
-        sink = _sink(results, partition)
+        sink = _sink_spec(results, partition)
+        if remote is not None:
+            yield from remote.run(context, substrait, runner, plan_uri, bound, key, sink, root_key)
+            return
+        sink = Sink.parse(sink)
         context.log.info("Running %s (run key %s)", plan_uri, key)
         try:
             report = runner.run(checked, parameters=bound, run_key=key, sink=sink)
@@ -197,18 +205,14 @@ def _op_name(plan_uri: str) -> str:
     return re.sub(r"\W", "_", stem) or "substrait_plan"
 
 
-def _sink(results: str | Mapping[str, Any] | None, partition: str | None) -> Any:
-    from substrait_spark.consumer.sinks import Sink
-
+def _sink_spec(results: str | Mapping[str, Any] | None, partition: str | None) -> Any:
+    """`results` with `{partition_key}` in its path replaced by the partition's key (for `Sink.parse`)."""
     if results is None:
-        return Sink.parse(None)
-    spec: Any = dict(results) if isinstance(results, Mapping) else results
+        return None
     key = partition or ""
-    if isinstance(spec, dict):
-        spec = {k: v.replace("{partition_key}", key) if isinstance(v, str) else v for k, v in spec.items()}
-    else:
-        spec = spec.replace("{partition_key}", key)
-    return Sink.parse(spec)
+    if isinstance(results, Mapping):
+        return {k: v.replace("{partition_key}", key) if isinstance(v, str) else v for k, v in results.items()}
+    return results.replace("{partition_key}", key)
 
 
 def _failure(exc: SubstraitSparkError) -> Failure:
