@@ -11,6 +11,7 @@ schema checks against the parquet tables.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -439,3 +440,92 @@ def test_a_pipes_run_through_spark_submit_reports_the_same_materialization(tmp_p
     assert m.asset_key == BIG_ORDERS
     assert_big_orders(m, tmp_path, tpch_dir)
     assert m.metadata[md.RUN_KEY].value == f"dagster/{result.run_id}/big_orders_pipeline"
+
+
+# --- dagster dev in headless Chromium -----------------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = ROOT / ".data" / "artifacts"
+
+
+def _default_signals() -> None:
+    """In the child: SIGINT/SIGTERM/SIGQUIT back to their defaults (a non-interactive shell's children ignore
+    some, and `dagster dev` then outlives its SIGTERM)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
+        signal.signal(s, signal.SIG_DFL)
+
+
+@pytest.fixture
+def dagster_dev(tmp_path, tpch_dir):
+    """`dagster dev` on the example definitions, on 127.0.0.1 and a free port; stopped by its PID."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from local_stack import free_port
+
+    port = free_port()
+    log_path = tmp_path / "dagster-dev.log"
+    log = open(log_path, "w")  # noqa: SIM115  (closed below)
+    cmd = [str(BIN / "dagster"), "dev", "-f", str(DEFINITIONS), "-h", "127.0.0.1", "-p", str(port)]
+    proc = subprocess.Popen(
+        cmd,
+        env=example_env(tmp_path, tpch_dir),
+        cwd=tmp_path,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_default_signals,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        import urllib.request
+
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/server_info", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail(f"dagster dev did not start:\n{log_path.read_text()[-4000:]}")
+                time.sleep(0.5)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+    assert proc.returncode is not None
+
+
+def test_dagster_dev_shows_the_plans_asset_graph_in_chromium(dagster_dev):
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: `make browser` installs Debian's chromium")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "dagster_asset_graph.png"
+    with playwright.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(f"{dagster_dev}/locations/definitions.py/asset-groups/substrait_examples/lineage")
+            boxes = {}
+            for name in ("orders", "big_orders", "lineitem", "pricing_summary"):
+                label = page.get_by_text(name, exact=True).first
+                label.wait_for(timeout=60_000)
+                boxes[name] = label.bounding_box()
+            # The plans' dependencies as the graph lays them out: each read table left of, level with, its asset.
+            for upstream, asset in (("orders", "big_orders"), ("lineitem", "pricing_summary")):
+                up, down = boxes[upstream], boxes[asset]
+                assert up["x"] + up["width"] < down["x"] and abs(up["y"] - down["y"]) < 5, boxes
+            body = page.inner_text("body")
+            assert "Iceberg" in body and "Parquet" in body  # the assets' kinds
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    print(f"\nscreenshot of the asset graph: {shot}")
+    assert shot.stat().st_size > 10_000

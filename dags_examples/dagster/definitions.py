@@ -71,6 +71,7 @@ tpch_tables = [
         description=f"TPC-H {name} (parquet)",
         kinds={"parquet"},
         metadata={"dagster/uri": f"{TABLES_DIR}/{name}.parquet"},
+        group_name="substrait_examples",
     )
     for name in ("orders", "lineitem")
 ]
