@@ -529,3 +529,61 @@ def test_dagster_dev_shows_the_plans_asset_graph_in_chromium(dagster_dev):
             browser.close()
     print(f"\nscreenshot of the asset graph: {shot}")
     assert shot.stat().st_size > 10_000
+
+
+# --- assets of two plans link up ----------------------------------------------------------------------------------
+
+
+def test_a_plan_reading_anothers_table_depends_on_its_asset_with_the_catalogs_spelling(lake, tpch_dir, tmp_path):
+    """Plan A copies TPC-H orders into an Iceberg table; plan B reads that table, naming it and its columns in upper
+    case. B's asset depends on A's (one key scheme), and B's column lineage names A's key and the columns as the
+    catalog spells them."""
+    from google.protobuf import json_format
+    from plan_builder import PlanBuilder, WriteRel, decimal_, field, i64, named, project, write
+
+    ns = "dagster_link"
+    lake.catalog.create_namespace_if_not_exists(ns)
+    names, types = ["o_orderkey", "o_totalprice"], [i64(), decimal_(15, 2)]
+    source = named("orders", ["o_orderkey", "o_custkey", "o_totalprice"], [i64(), i64(), decimal_(15, 2)])
+    copy = write(
+        [ns, "orders_copy"],
+        project(source, field(0), field(2), emit=[3, 4]),
+        names,
+        types,
+        op=WriteRel.WRITE_OP_CTAS,
+        create_mode=WriteRel.CREATE_MODE_REPLACE_IF_EXISTS,
+    )
+    upper = named([ns.upper(), "ORDERS_COPY"], ["O_ORDERKEY", "O_TOTALPRICE"], types)
+    totals = write(
+        [ns, "order_totals"],
+        upper,
+        ["KEY", "PRICE"],
+        types,
+        op=WriteRel.WRITE_OP_CTAS,
+        create_mode=WriteRel.CREATE_MODE_REPLACE_IF_EXISTS,
+    )
+    paths = {}
+    for name, rel, cols in (("copy", copy, names), ("totals", totals, ["KEY", "PRICE"])):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json_format.MessageToJson(PlanBuilder().plan(rel, cols)))
+
+    from substrait_spark.dagster import IcebergCatalogsResource
+
+    config = lake.write_config(tmp_path / "catalogs.yaml")
+    resource = SubstraitSparkResource(
+        catalogs=IcebergCatalogsResource(config_path=str(config)), tables_dir=str(tpch_dir)
+    )
+    a = substrait_assets(str(paths["copy"]), resource=resource)
+    b = substrait_assets(str(paths["totals"]), resource=resource)
+    copy_key, totals_key = AssetKey(["lake", ns, "orders_copy"]), AssetKey(["lake", ns, "order_totals"])
+    assert a.keys == {copy_key} and b.keys == {totals_key}
+    assert b.asset_deps[totals_key] == {copy_key}  # known from the plans, before either ran
+
+    result = materialize([a, b], resources={"substrait": resource})
+    assert result.success
+    [m] = result.asset_materializations_for_node(b.op.name)
+    spelled = [f.name for f in lake.catalog.load_table(f"{ns}.orders_copy").schema().fields]
+    assert spelled == ["o_orderkey", "o_totalprice"]
+    assert lineage_deps(m) == [(copy_key, "o_orderkey"), (copy_key, "o_totalprice")]
+    written = lake.catalog.load_table(f"{ns}.order_totals")
+    assert m.metadata[md.ROW_COUNT].value == written.scan().to_arrow().num_rows == orders_count(tpch_dir, "true")
