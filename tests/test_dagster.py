@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
+from local_stack import ServerDidNotStart, free_port, serving
 from oracles import DuckDBOracle, assert_same_result, tpch_q01_until
 
 dagster = pytest.importorskip("dagster", reason="the dagster extra is not installed (make venv installs it)")
@@ -448,56 +449,19 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / ".data" / "artifacts"
 
 
-def _default_signals() -> None:
-    """In the child: SIGINT/SIGTERM/SIGQUIT back to their defaults (a non-interactive shell's children ignore
-    some, and `dagster dev` then outlives its SIGTERM)."""
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
-        signal.signal(s, signal.SIG_DFL)
-
-
 @pytest.fixture
 def dagster_dev(tmp_path, tpch_dir):
-    """`dagster dev` on the example definitions, on 127.0.0.1 and a free port; stopped by its PID."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    from local_stack import free_port
-
+    """`dagster dev` on the example definitions, on 127.0.0.1 and a free port, with signals reset (started from a
+    non-interactive shell it would ignore SIGTERM); stopped by its PID."""
     port = free_port()
-    log_path = tmp_path / "dagster-dev.log"
-    log = open(log_path, "w")  # noqa: SIM115  (closed below)
     cmd = [str(BIN / "dagster"), "dev", "-f", str(DEFINITIONS), "-h", "127.0.0.1", "-p", str(port)]
-    proc = subprocess.Popen(
-        cmd,
-        env=example_env(tmp_path, tpch_dir),
-        cwd=tmp_path,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_default_signals,
-    )
     base = f"http://127.0.0.1:{port}"
+    env = example_env(tmp_path, tpch_dir)
     try:
-        import urllib.request
-
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/server_info", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(f"dagster dev did not start:\n{log_path.read_text()[-4000:]}")
-                time.sleep(0.5)
-        yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
-    assert proc.returncode is not None
+        with serving(cmd, f"{base}/server_info", tmp_path / "dagster-dev.log", env=env, cwd=tmp_path, timeout=180):
+            yield base
+    except ServerDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 def test_dagster_dev_shows_the_plans_asset_graph_in_chromium(dagster_dev):
