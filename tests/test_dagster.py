@@ -319,19 +319,51 @@ def test_reexecuting_a_run_killed_after_its_first_commit_applies_no_step_twice(t
 # --- checks ----------------------------------------------------------------------------------------------------
 
 
-def test_schema_check_compares_the_plan_with_the_table_it_reads(tpch_dir, tmp_path):
+def test_schema_check_compares_the_plan_with_the_table_it_reads(tpch_dir, tmp_path, lake):
+    from substrait_spark.dagster import IcebergCatalogsResource
     from substrait_spark.dagster.checks import substrait_asset_checks
 
+    plan = str(PLANS / "big_orders_pipeline.json")
     resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
-    [checks] = substrait_asset_checks(str(PLANS / "big_orders_pipeline.json"), resource=resource)
+    [checks] = substrait_asset_checks(plan, resource=resource)
     [ok] = list(checks())
-    assert ok.passed and ok.asset_key == ORDERS and ok.metadata["missing"].value == []
+    assert ok.passed and ok.asset_key == ORDERS and ok.metadata["problems"].value == []
+    # IBM's q1 names lineitem's columns in upper case, as varchar/fixedchar/decimal: the parquet files fit it.
+    [checks] = substrait_asset_checks(str(PLANS / "daily_pricing_summary.json"), resource=resource)
+    [ok] = list(checks())
+    assert ok.passed and ok.asset_key == LINEITEM and "L_QUANTITY" in ok.metadata["plan_columns"].value
 
     # The same name bound to a table without the plan's columns: the check fails and names them.
     other = SubstraitSparkResource(tables={"orders": str(tpch_dir / "nation.parquet")})
-    [checks] = substrait_asset_checks(str(PLANS / "big_orders_pipeline.json"), resource=other)
+    [checks] = substrait_asset_checks(plan, resource=other)
     [bad] = list(checks())
-    assert not bad.passed and bad.metadata["missing"].value == ["o_orderkey", "o_custkey", "o_totalprice"]
+    assert not bad.passed and bad.metadata["problems"].value == [
+        "column 'o_orderkey' missing",
+        "column 'o_custkey' missing",
+        "column 'o_totalprice' missing",
+    ]
+
+    # A catalog table must match exactly: o_totalprice as a double is what a run would refuse (exit 4).
+    import pyarrow as pa
+
+    ns = "dagster_checks"
+    lake.catalog.create_namespace_if_not_exists(ns)
+    if lake.catalog.table_exists(f"{ns}.orders"):
+        lake.catalog.drop_table(f"{ns}.orders")
+    fields = [("o_orderkey", pa.int64()), ("o_custkey", pa.int64()), ("o_totalprice", pa.float64())]
+    lake.catalog.create_table(f"{ns}.orders", schema=pa.schema(fields))
+    config = lake.write_config(tmp_path / "catalogs.yaml")
+    in_lake = SubstraitSparkResource(catalogs=IcebergCatalogsResource(config_path=str(config)))
+    from google.protobuf import json_format
+    from plan_builder import PlanBuilder, decimal_, i64, named
+
+    read = named([ns, "orders"], [f for f, _ in fields], [i64(), i64(), decimal_(15, 2)])
+    path = tmp_path / "read.json"
+    path.write_text(json_format.MessageToJson(PlanBuilder().plan(read, [f for f, _ in fields])))
+    [checks] = substrait_asset_checks(str(path), resource=in_lake)
+    [typed] = list(checks())
+    assert typed.asset_key == AssetKey(["lake", ns, "orders"]) and not typed.passed
+    assert typed.metadata["problems"].value == ["column 'o_totalprice' is double, plan says decimal(15,2)"]
 
 
 # --- the dg component ----------------------------------------------------------------------------------------------
