@@ -583,3 +583,36 @@ def test_a_plan_reading_anothers_table_depends_on_its_asset_with_the_catalogs_sp
     assert lineage_deps(m) == [(copy_key, "o_orderkey"), (copy_key, "o_totalprice")]
     written = lake.catalog.load_table(f"{ns}.order_totals")
     assert m.metadata[md.ROW_COUNT].value == written.scan().to_arrow().num_rows == orders_count(tpch_dir, "true")
+
+
+# --- the plan store over dagster-aws's S3Resource ----------------------------------------------------------------
+
+
+def test_plans_from_s3_through_the_s3_resource_with_the_sha256_pin(s3_endpoint, tmp_path, tpch_dir):
+    """The plan is read from a real S3-compatible server through dagster-aws's S3Resource client (its endpoint and
+    credentials, not boto3's environment); a pinned digest refuses changed bytes when the definitions load."""
+    import hashlib
+
+    from dagster_aws.s3 import S3Resource
+    from s3_server import CREDENTIALS, REGION, new_bucket, s3_client
+    from substrait_spark.consumer.errors import PolicyError
+    from substrait_spark.dagster import PlanStoreResource
+
+    client = s3_client(s3_endpoint)
+    bucket = new_bucket(client, versioned=True)
+    body = (PLANS / "big_orders_pipeline.json").read_bytes()
+    version = client.put_object(Bucket=bucket, Key="big_orders.json", Body=body)["VersionId"]
+    s3 = S3Resource(endpoint_url=s3_endpoint, region_name=REGION, **CREDENTIALS)
+    resource = SubstraitSparkResource(plan_store=PlanStoreResource(s3=s3), tables_dir=str(tpch_dir))
+    uri = f"s3://{bucket}/big_orders.json"
+    read = resource.plan_store.read(f"{uri}?versionId={version}", hashlib.sha256(body).hexdigest())
+    assert read.data == body and read.version_id == version
+
+    digest = hashlib.sha256(body).hexdigest()
+    assets = substrait_assets(uri, resource=resource, expected_sha256=digest)
+    assert assets.keys == {AssetKey(["demo", "big_orders"])}  # no catalogs configured: the plan's own name
+    assert assets.specs_by_key[AssetKey(["demo", "big_orders"])].metadata[md.PLAN_SHA256] == digest
+
+    client.put_object(Bucket=bucket, Key="big_orders.json", Body=body + b"\n")  # the plan changed under the pin
+    with pytest.raises(PolicyError, match="changed"):
+        substrait_assets(uri, resource=resource, expected_sha256=digest)
