@@ -225,6 +225,35 @@ def test_two_partitions_bind_their_day_and_give_each_duckdbs_result(spark, tpch_
     assert spark.range(1).count() == 1  # the session the resource found running is left running
 
 
+STARTS_ITS_OWN = """
+import json, sys
+from dagster import materialize
+from pyspark import SparkContext
+from substrait_spark.dagster import SparkResource, SubstraitSparkResource, substrait_assets
+
+plan, tables_dir = sys.argv[1:]
+resource = SubstraitSparkResource(spark=SparkResource(master="local[1]"), tables_dir=tables_dir)
+assets = substrait_assets(plan, resource=resource, root_asset=["result"])
+result = materialize([assets], resources={"substrait": resource})
+[m] = result.asset_materializations_for_node(assets.op.name)
+print(json.dumps({"success": result.success, "rows": m.metadata["dagster/row_count"].value,
+                  "after": SparkContext._active_spark_context is not None}))
+"""
+
+
+def test_the_spark_resource_stops_the_session_it_started(tpch_dir):
+    """A process with no Spark: the resource starts `local[1]` for the run and stops it when the run ends."""
+    import json
+
+    plan = str(PLANS / "daily_pricing_summary.json")
+    done = subprocess.run(
+        [sys.executable, "-c", STARTS_ITS_OWN, plan, str(tpch_dir)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got == {"success": True, "rows": len(tpch_q01_until(tpch_dir, "1998-09-01").rows), "after": False}
+
+
 def test_an_invalid_parameter_fails_the_blocking_check_and_materializes_nothing(spark, tpch_dir, tmp_path):
     resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
     assets = substrait_assets(
