@@ -17,6 +17,7 @@ from typing import Any
 
 def run(pipes: Any) -> int:
     from pyspark.sql import SparkSession
+    from substrait_spark.consumer.errors import SubstraitSparkError
     from substrait_spark.consumer.lineage import column_lineage
     from substrait_spark.consumer.sinks import Sink
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
@@ -29,7 +30,12 @@ def run(pipes: Any) -> int:
     parameters = extras.get("parameters") or {}
     checked = runner.check(runner.load(extras["plan_uri"]), parameters)
     run_key = extras.get("run_key")
-    report = runner.run(checked, parameters=parameters, run_key=run_key, sink=Sink.parse(extras.get("results")))
+    try:
+        report = runner.run(checked, parameters=parameters, run_key=run_key, sink=Sink.parse(extras.get("results")))
+    except SubstraitSparkError as exc:
+        _audit(runner, getattr(exc, "report", None), run_key)
+        raise
+    _audit(runner, report, run_key)
     pipes.log.info(f"plan {report.plan_uri} ran in {report.duration_s} s (run key {run_key})")
     keys = TableKeys(runner.catalogs, table_map(settings))
     lineage = column_lineage(checked.loaded)
@@ -37,6 +43,14 @@ def run(pipes: Any) -> int:
     for m in found:
         pipes.report_asset_materialization(metadata=m.metadata, data_version=m.data_version, asset_key="/".join(m.key))
     return 0
+
+
+def _audit(runner: Any, report: Any, run_key: str | None) -> None:
+    """The run's audit record, as the in-process assets write it (none unless configured)."""
+    if report is not None:
+        from substrait_spark.hooks.audit import AuditContext
+
+        runner.record(report, AuditContext(run_key=run_key))
 
 
 def main() -> int:

@@ -483,6 +483,19 @@ def test_the_spark_resource_runs_assets_over_spark_connect(connect_url, tpch_dir
 # --- Dagster Pipes -------------------------------------------------------------------------------------------------
 
 
+NO_DAGSTER = """
+import importlib.abc, sys
+
+class NoDagster(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "dagster" or name.startswith("dagster."):
+            raise ImportError(f"the Pipes driver imported {name}: it must need only dagster_pipes")
+        return None
+
+sys.meta_path.insert(0, NoDagster())
+"""
+
+
 def test_a_pipes_run_through_spark_submit_reports_the_same_materialization(tmp_path, tpch_dir):
     """The plan runs in a spark-submit driver (engine and dagster-pipes only); this process starts no Spark."""
     import runpy
@@ -495,7 +508,12 @@ def test_a_pipes_run_through_spark_submit_reports_the_same_materialization(tmp_p
         catalogs=IcebergCatalogsResource(config_path=config),
         tables_dir=str(tpch_dir),
     )
-    assets = substrait_assets(str(PLANS / "big_orders_pipeline.json"), resource=resource, remote=SparkSubmitPipes())
+    # The driver may import the engine and dagster_pipes, not Dagster: a sitecustomize refuses `dagster` there.
+    blocker = tmp_path / "no_dagster"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(NO_DAGSTER)
+    remote = SparkSubmitPipes(env={"PYTHONPATH": str(blocker)})
+    assets = substrait_assets(str(PLANS / "big_orders_pipeline.json"), resource=resource, remote=remote)
     result = materialize([assets], resources={"substrait": resource})
     assert result.success
     [m] = result.asset_materializations_for_node(assets.op.name)
