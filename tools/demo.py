@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import demo_dagster
 from local_stack import ROOT, AirflowStack, DagRun, running_s3_server, seed_plans
 
 
@@ -72,12 +73,10 @@ def main() -> int:
             _examples(stack, args.date)
         except DagFailed:
             return 1
-    import demo_dagster
-
     return demo_dagster.main(["--date", args.date, "--tables-dir", args.tables_dir])
 
 
-def _examples(stack: AirflowStack, date: str) -> int:
+def _examples(stack: AirflowStack, date: str) -> None:
     """Run the three example DAGs and show what each produced."""
     run = _dags_test(stack, "substrait_daily_report", date)
     report = run.value("pricing_summary")
@@ -104,7 +103,6 @@ def _examples(stack: AirflowStack, date: str) -> int:
         print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
     _audit_records(stack, run.run_id)
     _picture(report)
-    return 0
 
 
 def _audit_records(stack: AirflowStack, run_id: str) -> None:
