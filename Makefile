@@ -11,7 +11,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Touched after a successful `pip install -e '.[test,airflow,connect]'`; pip runs again only when these files change.
+# Touched after a successful `pip install -e '.[test,airflow,connect,dagster]'`; pip runs again only when these files change.
 STAMP  := $(VENV)/.installed
 INSTALL_INPUTS := setup.cfg pyproject.toml
 
@@ -55,7 +55,7 @@ help:
 	@echo "make demo-cli  run a few TPC-H plans from \$$CORPUS ($(CORPUS)) through the CLI and show the results"
 	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
 	@echo "make lint      ruff check"
-	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
+	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
@@ -69,7 +69,7 @@ $(PY):
 	bash tools/make_venv.sh "$(PYTHON)" $(VENV)
 
 $(STAMP): $(INSTALL_INPUTS) tools/constraints-spark35.txt | $(PY)
-	$(PY) -m pip install -e '.[test,airflow,connect]' -c tools/constraints-spark35.txt
+	$(PY) -m pip install -e '.[test,airflow,connect,dagster]' -c tools/constraints-spark35.txt
 	touch $@
 
 venv: $(STAMP)

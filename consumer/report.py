@@ -119,3 +119,19 @@ class RunReport:
 
 def _plain(items: list[tuple[str, Any]]) -> dict[str, Any]:
     return {k: v.value if isinstance(v, Enum) else v for k, v in items}
+
+
+def changed_tables(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Changed tables (`Step.changed`: committed by this try or an earlier one, whose task failed before its
+    events went out) with the figures an Airflow Asset event or a Dagster materialization carries."""
+    changed: dict[str, dict[str, Any]] = {}
+    for step in map(Step.from_dict, report.get("steps") or []):
+        if not step.changed or not step.target:
+            continue
+        entry = changed.setdefault(
+            step.target, {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
+        )
+        entry["rows"] += step.rows or 0
+        entry["snapshot_id"] = step.snapshot_after
+        entry["steps"].append({"kind": step.kind, "rows": step.rows, "snapshot_id": step.snapshot_after})
+    return changed

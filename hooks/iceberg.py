@@ -123,6 +123,15 @@ class Catalogs:
         """A configured catalog by name, case-insensitively."""
         return self.catalogs.get(name) or next((c for n, c in self.catalogs.items() if n.lower() == name.lower()), None)
 
+    def split(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        """A plan's table name as (catalog, the name inside it): a leading configured catalog, else the default."""
+        first = self.find(names[0]) if len(names) > 1 else None
+        if first is not None:
+            return first.name, list(names[1:])
+        if self.default is None:
+            raise ResolutionError(f"table {'.'.join(names)!r}: no catalog configured")
+        return self.default, list(names)
+
     def load(self, name: str) -> Any:
         """The pyiceberg catalog (loaded once per process)."""
         config = self.find(name)
@@ -193,12 +202,7 @@ class IcebergCatalogResolver:
         )
 
     def _split(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        first = self.catalogs.find(names[0]) if len(names) > 1 else None
-        if first is not None:
-            return first.name, list(names[1:])
-        if self.catalogs.default is None:
-            raise ResolutionError(f"table {'.'.join(names)!r}: no catalog configured")
-        return self.catalogs.default, list(names)
+        return self.catalogs.split(names)
 
 
 def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:

@@ -33,6 +33,10 @@ if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
 
+# Exit codes whose errors another try cannot fix: invalid plan (2), unsupported feature (3), policy (5). Front ends
+# fail such a run without retrying (an Airflow task, a Dagster step).
+NOT_RETRYABLE = frozenset({2, 3, 5})
+
 PlanSource = str | os.PathLike[str] | bytes | PlanObject
 # Given `PlanRunner.catalog_conf` (packages already on the session → the catalogs' Spark settings).
 SessionFactory = Callable[[Callable[[Sequence[str]], dict[str, str]]], "SparkSession"]

@@ -15,17 +15,15 @@ from typing import Any
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.loader import parse_plan_bytes
-from substrait_spark.consumer.report import Step
+from substrait_spark.consumer.report import changed_tables
 from substrait_spark.consumer.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs
-from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
+from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanObject
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
 
-# Exit codes whose errors another try cannot fix: invalid plan (2), unsupported feature (3), policy (5).
-NOT_RETRYABLE = {2, 3, 5}
 REPORT_XCOM_KEY = "substrait_run_report"
 
 
@@ -293,22 +291,6 @@ class SubstraitSparkOperator(BaseOperator):
 def asset_uri(target: str) -> str:
     """`catalog.namespace.table` as an Asset URI: `iceberg://catalog/namespace/table`."""
     return "iceberg://" + "/".join(target.split("."))
-
-
-def changed_tables(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Changed tables (`Step.changed`: committed by this try or an earlier one, whose task failed before its Asset
-    events went out) with the figures an Asset event carries."""
-    changed: dict[str, dict[str, Any]] = {}
-    for step in map(Step.from_dict, report.get("steps") or []):
-        if not step.changed or not step.target:
-            continue
-        entry = changed.setdefault(
-            step.target, {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
-        )
-        entry["rows"] += step.rows or 0
-        entry["snapshot_id"] = step.snapshot_after
-        entry["steps"].append({"kind": step.kind, "rows": step.rows, "snapshot_id": step.snapshot_after})
-    return changed
 
 
 def run_key(context: Any) -> str:

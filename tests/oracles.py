@@ -387,3 +387,17 @@ def _unmatched_report(
         out.append(f"  {len(unexpected)} actual rows not expected, first ones:")
         out.extend(f"    {_fmt_row(r)}" for r in unexpected[:max_report])
     return out
+
+
+TPCH_Q01_SQL = Path(__file__).resolve().parent / "tpch_sql" / "ibm" / "q01.sql"
+
+
+def tpch_q01_until(tpch_dir: str | Path, cutoff: str) -> Result:
+    """TPC-H q1 with `cutoff` as its shipping-date cut-off: what the example daily report gives for that day."""
+    sql = TPCH_Q01_SQL.read_text().replace("date '1998-09-01'", f"date '{cutoff}'")
+    assert f"date '{cutoff}'" in sql
+    db = DuckDBOracle(tpch_dir, ["lineitem"])
+    try:
+        return db.run(sql)
+    finally:
+        db.close()

@@ -21,13 +21,12 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from local_stack import PLANS_BUCKET, AirflowStack, s3_client, seed_plans
-from oracles import DuckDBOracle, assert_same_result
+from oracles import DuckDBOracle, assert_same_result, tpch_q01_until
 from plan_builder import PlanBuilder, aggregate, cross, i32, i64, named, project, string
 
 pytestmark = pytest.mark.corpus
 
 TESTS = Path(__file__).resolve().parent
-Q01_SQL = TESTS / "tpch_sql" / "ibm" / "q01.sql"
 DAY = "1995-06-17"
 OTHER_DAY = "1993-03-01"
 
@@ -62,16 +61,6 @@ def _put_plan(endpoint: str, key: str, plan) -> bytes:
     return body
 
 
-def _oracle_q01(tpch_dir: Path, cutoff: str):
-    sql = Q01_SQL.read_text().replace("date '1998-09-01'", f"date '{cutoff}'")
-    assert f"date '{cutoff}'" in sql
-    db = DuckDBOracle(tpch_dir, ["lineitem"])
-    try:
-        return db.run(sql)
-    finally:
-        db.close()
-
-
 def _published_rows(spark, location: str):
     return [tuple(r) for r in spark.read.parquet(location).collect()]
 
@@ -100,7 +89,7 @@ def test_daily_report_binds_the_logical_date_and_publishes(examples, plan_versio
     out = report["outputs"][0]
     assert out["location"].endswith(f"pricing_summary/ds={day}") and out["format"] == "parquet"
     # The published result is TPC-H q1 with the logical date as cut-off, row for row.
-    expected = _oracle_q01(tpch_dir, day)
+    expected = tpch_q01_until(tpch_dir, day)
     rows = _published_rows(spark, out["location"])
     assert out["rows"] == len(rows) == len(expected.rows)
     assert_same_result(rows, expected.rows, context=f"daily report {day}")

@@ -8,18 +8,15 @@ The screenshot is kept in `.data/artifacts/substrait_graph_page.png` (its path i
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from local_stack import AirflowStack, free_port, seed_plans
+from local_stack import AirflowStack, ServerDidNotStart, free_port, seed_plans, serving
 
 pytestmark = pytest.mark.corpus
 
@@ -64,37 +61,14 @@ def api_server(pipeline_run):
         AIRFLOW__API_AUTH__JWT_SECRET="substrait-spark-graph-test",
         AIRFLOW__API__BASE_URL=f"http://127.0.0.1:{port}",
     )
-    log = open(stack.home / "api-server.log", "w")  # noqa: SIM115  (closed below)
     exe = Path(sys.executable).parent / "airflow"
-    proc = subprocess.Popen(
-        [str(exe), "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-        start_new_session=True,
-    )
+    cmd = [str(exe), "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/v2/monitor/health", timeout=2):
-                    break
-            except (urllib.error.URLError, OSError):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    output = (stack.home / "api-server.log").read_text()[-4000:]
-                    pytest.fail(f"airflow api-server did not start:\n{output}")
-                time.sleep(0.5)
-        yield base
-    finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-        log.close()
+        with serving(cmd, f"{base}/api/v2/monitor/health", stack.home / "api-server.log", env=env, cwd=ROOT):
+            yield base
+    except ServerDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 def _page_path(run_id: str, map_index: int = -1) -> str:

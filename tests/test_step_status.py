@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 from plan_builder import DdlRel, PlanBuilder, ddl, write
-from substrait_spark.consumer.report import RunReport, Skip, Step, StepStatus
+from substrait_spark.consumer.report import RunReport, Skip, Step, StepStatus, changed_tables
 from substrait_spark.graph import build_graph
 from substrait_spark.hooks.audit import NO_RETRY, AuditLog, audit_schema, build_record
 from substrait_spark.operators import openlineage
-from substrait_spark.operators.substrait_spark import changed_tables
 from test_audit import refresh, sql, try_ctx
 from test_write_steps import (  # noqa: F401
     NAMES,

@@ -4,7 +4,8 @@ Starts a real S3-compatible server (moto) on 127.0.0.1 and puts the example plan
 the example DAGs with `airflow dags test` (SQLite metadata, local Spark, connections only as `AIRFLOW_CONN_*`):
 the daily pricing summary for one logical date, the multi-producer TPC-H pipeline, and a plan that changes an
 Iceberg table in three steps. Prints each run report (the task's XCom value), the published result, the steps,
-the Asset events and the audit record, and draws the last plan with its run as SVG.
+the Asset events and the audit record, and draws the last plan with its run as SVG. Then the same plans as Dagster
+assets (`tools/demo_dagster.py`: `dagster asset materialize` of dags_examples/dagster/definitions.py).
 
     .venv/bin/python tools/demo.py [--date 1995-06-17] [--tables-dir .data/tpch/sf0.01]
 """
@@ -17,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import demo_dagster
 from local_stack import ROOT, AirflowStack, DagRun, running_s3_server, seed_plans
 
 
@@ -68,12 +70,13 @@ def main() -> int:
         stack.ensure_lake()
 
         try:
-            return _examples(stack, args.date)
+            _examples(stack, args.date)
         except DagFailed:
             return 1
+    return demo_dagster.main(["--date", args.date, "--tables-dir", args.tables_dir])
 
 
-def _examples(stack: AirflowStack, date: str) -> int:
+def _examples(stack: AirflowStack, date: str) -> None:
     """Run the three example DAGs and show what each produced."""
     run = _dags_test(stack, "substrait_daily_report", date)
     report = run.value("pricing_summary")
@@ -100,7 +103,6 @@ def _examples(stack: AirflowStack, date: str) -> int:
         print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
     _audit_records(stack, run.run_id)
     _picture(report)
-    return 0
 
 
 def _audit_records(stack: AirflowStack, run_id: str) -> None:

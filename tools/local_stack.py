@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -54,9 +55,9 @@ def _moto_command(port: int) -> list[str]:
     return [*head, "-H", "127.0.0.1", "-p", str(port)]
 
 
-def _answers(endpoint: str) -> bool:
+def _answers(url: str) -> bool:
     try:
-        with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1) as response:
+        with urllib.request.urlopen(url, timeout=2) as response:
             return response.status < 500
     except OSError:
         return False
@@ -73,7 +74,7 @@ def running_s3_server(port: int | None = None) -> Iterator[str]:
     )
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _answers(endpoint):
+        while not _answers(f"{endpoint}/moto-api/"):
             if proc.poll() is not None:
                 err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
                 raise RuntimeError(f"moto_server exited with {proc.returncode}: {err.strip()[-2000:]}")
@@ -90,6 +91,50 @@ def running_s3_server(port: int | None = None) -> Iterator[str]:
             proc.wait()
         if proc.stderr:
             proc.stderr.close()
+
+
+class ServerDidNotStart(RuntimeError):
+    """A server process exited or did not answer in time; the message holds its log's tail."""
+
+
+def _default_signals() -> None:
+    """In the child: SIGINT/SIGTERM/SIGQUIT back to their defaults (children of a non-interactive shell ignore
+    some; `dagster dev` then outlives its SIGTERM)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
+        signal.signal(s, signal.SIG_DFL)
+
+
+@contextmanager
+def serving(
+    cmd: list[str], url: str, log_path: Path, *, env: Mapping[str, str], cwd: Path, timeout: float = 120
+) -> Iterator[subprocess.Popen]:
+    """Start `cmd` in a session of its own with default signal handling, its output in `log_path`; wait until
+    `url` answers HTTP; stop it by its PID afterwards (SIGTERM, then SIGKILL)."""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            cmd,
+            env=dict(env),
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_default_signals,
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while not _answers(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    raise ServerDidNotStart(f"{cmd[0]} did not start:\n{log_path.read_text()[-4000:]}")
+                time.sleep(0.5)
+            yield proc
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
 
 def s3_client(endpoint: str, **config: Any) -> Any:

@@ -1,0 +1,126 @@
+"""Dagster resources: where plans are read, which Iceberg catalogs they see, which Spark runs them.
+
+Each holds plain values only (what `hooks/plan_run.RunSettings` takes), so a `defs.yaml` or the UI's launchpad can
+configure it; `SubstraitSparkResource` puts the three together and builds a `PlanRunner` — the same composition
+root the CLI, `run_plan` and the Airflow operator use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dagster import ConfigurableResource, InitResourceContext
+from dagster_aws.s3 import S3Resource
+from pydantic import Field, PrivateAttr
+from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
+from substrait_spark.hooks.plan_store import PlanObject, PlanStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from substrait_spark.hooks.iceberg import Catalogs
+
+
+class SparkResource(ConfigurableResource):
+    """A Spark session: `local[*]`, a standalone `spark://host:port` or Spark Connect `sc://host:port`.
+
+    One session per process (`hooks/spark.get_session` reuses the running one for the same master); a session this
+    resource started is stopped when the run's execution ends, a session it found running is left alone. Nothing
+    here reaches `sparkContext`, so it works on Spark Connect (where dagster-pyspark's resource does not)."""
+
+    master: str | None = Field(default=None, description="local[*] (default), spark://host:port or sc://host:port")
+    conf: dict[str, str] = Field(default_factory=dict, description="Spark settings, e.g. spark.sql.shuffle.partitions")
+    _started: Any = PrivateAttr(default=None)
+
+    def session(self, extra_conf: Mapping[str, str] | None = None) -> SparkSession:
+        """The session, with `extra_conf` (the catalogs' settings) on top of `conf`."""
+        from substrait_spark.hooks.spark import SparkTarget, active_session, get_session
+
+        conf = {**self.conf, **(extra_conf or {})}
+        before = active_session(SparkTarget.parse(self.master, conf=conf))
+        session = get_session(self.master, conf)
+        if before is None:
+            self._started = session
+        return session
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        if self._started is not None:
+            self._started.stop()
+            self._started = None
+
+
+class PlanStoreResource(ConfigurableResource):
+    """Where plans are read: paths, `file://` and `s3://bucket/key[?versionId=…]`. S3 goes through dagster-aws's
+    `S3Resource` client when one is given (its endpoint, credentials and region), else boto3's own chain."""
+
+    s3: S3Resource | None = None
+    retries: int = Field(default=3, description="extra attempts after transient S3 failures")
+
+    def store(self) -> PlanStore:
+        s3 = self.s3
+        return PlanStore(s3_client=s3.get_client if s3 is not None else None, retries=self.retries)
+
+    def read(self, uri: str, expected_sha256: str | None = None) -> PlanObject:
+        """The plan's bytes, refused unless they have `expected_sha256` (when given)."""
+        return self.store().read(uri, expected_sha256)
+
+
+class IcebergCatalogsResource(ConfigurableResource):
+    """Iceberg catalogs: the YAML file the CLI's `--catalog-config` reads (`config_path`), or its content inline
+    (`config`: `{default: NAME, catalogs: {NAME: {type: sql, uri: …, warehouse: …}}}`)."""
+
+    config_path: str | None = None
+    config: dict[str, Any] | None = None
+
+    def catalogs(self) -> Catalogs | None:
+        from substrait_spark.hooks.iceberg import Catalogs
+
+        if self.config:
+            return Catalogs.from_mapping(self.config, "catalogs resource config")
+        return Catalogs.from_file(self.config_path) if self.config_path else None
+
+
+class SubstraitSparkResource(ConfigurableResource):
+    """Everything a plan's run needs: the plan store, the catalogs, Spark, table maps and the run's policies (the
+    fields of `RunSettings`). `runner()` is the shared run path (`hooks/plan_run.PlanRunner`)."""
+
+    spark: SparkResource = Field(default_factory=SparkResource)
+    plan_store: PlanStoreResource = Field(default_factory=PlanStoreResource)
+    catalogs: IcebergCatalogsResource = Field(default_factory=IcebergCatalogsResource)
+    tables: dict[str, Any] = Field(default_factory=dict, description="name → URI[:FORMAT] or {uri, format}")
+    tables_dir: str | None = Field(default=None, description="DIR/<name>.parquet bound to <name>")
+    tables_file: str | None = None
+    audit_log: str | None = Field(default=None, description="iceberg:NS.TABLE, jsonl:/path or off (hooks/audit.py)")
+    audit_strict: bool = False
+    update_keys: dict[str, list[str]] = Field(default_factory=dict)
+    cast_to_plan_types: bool = False
+
+    def settings(self, expected_sha256: str | None = None) -> RunSettings:
+        return RunSettings(
+            tables=self.tables,
+            tables_dir=self.tables_dir,
+            tables_file=self.tables_file,
+            catalog_config=self.catalogs.config_path,
+            master=self.spark.master,
+            spark_conf=self.spark.conf,
+            expected_sha256=expected_sha256,
+            audit_log=self.audit_log,
+            audit_strict=self.audit_strict,
+            update_keys=self.update_keys,
+            cast_to_plan_types=self.cast_to_plan_types,
+        )
+
+    def runner(self, expected_sha256: str | None = None) -> PlanRunner:
+        """A run built from this resource: its plan store, its catalogs, its Spark session."""
+        return PlanRunner(
+            self.settings(expected_sha256),
+            store=self.plan_store.store(),
+            catalogs=self.catalogs.catalogs(),
+            session=self._session,
+        )
+
+    def _session(self, catalog_conf: Any) -> SparkSession:
+        """The Spark resource's session with the catalogs' settings (Iceberg's jars unless `spark.jars.packages`
+        brings Iceberg)."""
+        packages: Sequence[str] = [p for p in self.spark.conf.get("spark.jars.packages", "").split(",") if p]
+        return self.spark.session(catalog_conf(packages))
