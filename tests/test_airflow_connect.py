@@ -28,6 +28,8 @@ from spark_modes import needs_spark35_classic
 from test_airflow_e2e import DAY, _oracle_q01, _put_plan, _slow_plan
 
 pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.airflow,
     pytest.mark.corpus,
     # One kind of session per process on pyspark 3.5: this run's own session is classic; Airflow and the CLI talk
     # to the Connect server from subprocesses.

@@ -47,6 +47,8 @@ from plan_builder import (
     with_emit,
 )
 
+pytestmark = [pytest.mark.spark]
+
 L_ROWS = [(1, "a"), (2, "b"), (2, "b2"), (3, "c"), (None, "n")]
 R_ROWS = [(2, "x"), (3, "y"), (3, "y2"), (4, "z"), (None, "m")]
 RU_ROWS = [(2, "x"), (3, "y"), (4, "z"), (None, "m")]  # unique keys
