@@ -7,7 +7,9 @@ without ambiguity. The plan's own names are attached only at the root and at wri
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -45,6 +47,18 @@ def cached(key: Hashable, build: Callable[[], Column]) -> Column:
 def column(name: str) -> Column:
     """`F.col` for an internal name, cached for the session of the current translation."""
     return cached(name, lambda: F.col(quote(name)))
+
+
+def conjunction(conds: Sequence[Column]) -> Column | None:
+    """The AND of the conditions; None for none."""
+    return functools.reduce(operator.and_, conds) if conds else None
+
+
+def all_of(conds: Sequence[Column]) -> Column:
+    """The AND of one condition or more (a join's: none would make it a cross join)."""
+    if not conds:
+        raise ValueError("a join condition needs at least one conjunct")
+    return functools.reduce(operator.and_, conds)
 
 
 def union_all(a: DataFrame, b: DataFrame) -> DataFrame:

@@ -100,7 +100,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
             raise UnsupportedFeatureError(
                 "aggregate over a non-equality correlated predicate (cannot be decorrelated)", path
             )
-        absorbed = list(dict.fromkeys(p.equality for p in source.pending))
+        absorbed = list(dict.fromkeys(p.equality for p in source.pending if p.equality is not None))
         if len(sets) > 1:
             raise UnsupportedFeatureError("grouping sets inside a correlated subquery", path)
 

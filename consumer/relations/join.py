@@ -9,10 +9,9 @@ condition, the general split (`marks.split_mark`).
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
@@ -22,7 +21,7 @@ from substrait import algebra_pb2 as alg
 from .. import marks
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..expressions import comparable
-from ..relation import Relation, beside, column, side_by_side
+from ..relation import Relation, beside, column, conjunction, side_by_side
 from ..scope import Scope, Truth
 from ..subqueries import conjunct_paths, predicate_truth
 from ..walk import contains, local_fields, record_fields, reference_levels, shift_record_fields, value_args
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
 JoinRel = alg.JoinRel
+JoinType: TypeAlias = JoinRel.JoinType.ValueType  # an int at run time
 _SPARK_HOW = {
     JoinRel.JOIN_TYPE_INNER: "inner",
     JoinRel.JOIN_TYPE_OUTER: "full",
@@ -122,13 +122,19 @@ def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
 def _conjunction(cx: SubstraitConsumer, parts: list[tuple[alg.Expression, str]], extra: list[Column]) -> Condition:
     def condition(scope: Scope) -> Column | None:
         conds = [cx.expression(c, scope, p).col for c, p in parts] + extra
-        return functools.reduce(operator.and_, conds) if conds else None
+        return conjunction(conds)
 
     return condition
 
 
 def _flag_one_side(
-    cx: SubstraitConsumer, left: Relation, right: Relation, c: alg.Expression, path: str, outer: Scope | None, jt: int
+    cx: SubstraitConsumer,
+    left: Relation,
+    right: Relation,
+    c: alg.Expression,
+    path: str,
+    outer: Scope | None,
+    jt: JoinType,
 ) -> tuple[Relation, Relation, Column]:
     """A condition conjunct holding a subquery, of a join that is not INNER, as a boolean column of the one input
     it reads (its value is all the join condition needs from it)."""
@@ -161,7 +167,7 @@ def join_inputs(
     cx: SubstraitConsumer,
     left: Relation,
     right: Relation,
-    jt: int,
+    jt: JoinType,
     condition: Condition,
     post_join_filter: alg.Expression | None,
     expressions: list[alg.Expression],
