@@ -107,11 +107,11 @@ def key_names(keys: Sequence[Pending]) -> list[str]:
 def join_left(scope: Scope, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> None:
     """Left-join `right` (at most one row per host row) to the host; keep its `added` columns, drop its
     `dropped` ones (the body's key columns, which a second join with the same body brings again)."""
-    host = scope.rel
+    host = scope.host()
     df = host.df.join(right, on=on, how="left")
     if dropped:
         df = df.drop(*dropped)
-    scope.rel = Relation(df, host.names, host.types, [*host.hidden, *added], host.pending, host.keyed, host.count_bug)
+    scope.rel = host.widened(df, added)
 
 
 def _matched(
@@ -169,7 +169,7 @@ def split_mark(
 ) -> Column:
     """Whether some `right` row meets every `where` condition (TRUE only) and the conjunction of `tests`
     (three-valued), for any conditions: the host split by semi and anti joins, each part with its mark."""
-    host = scope.rel.df
+    host = scope.host().df
     hit = all_of([*where, *tests])
     unknown = conjunction([*where, all_of(tests).isNull()]) if tests else None  # rows whose tests are NULL
     if unknown is not None and truth is Truth.NOT_FALSE:
@@ -186,6 +186,5 @@ def split_mark(
         ]
     flag = cx.names.fresh()
     df = functools.reduce(union_all, [p.withColumn(flag, F.lit(v).cast(T.BooleanType())) for p, v in parts])
-    rel = scope.rel
-    scope.rel = Relation(df, rel.names, rel.types, [*rel.hidden, flag], rel.pending, rel.keyed, rel.count_bug)
+    scope.rel = scope.rel.widened(df, [flag])
     return column(flag)

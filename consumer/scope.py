@@ -67,6 +67,12 @@ class Scope:
     native: bool = False
     truth: Mapping[str, Truth] = field(default_factory=dict)
 
+    def host(self) -> Relation:
+        """The input relation with its pending projection applied, as a subquery join needs it; `rel` becomes
+        that relation, so what is built next over this scope sees the frame the join extends."""
+        self.rel = self.rel.materialized()
+        return self.rel
+
     def native_levels(self, levels: set[int]) -> bool:
         """Whether every enclosing scope an expression reads (`levels` > 0) takes Spark 4 outer references."""
         ups = [self.up(level) for level in levels if level > 0]

@@ -166,7 +166,8 @@ def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bo
     refuse_unmarked_correlation(cx, rel, path)
     body = cx.rel(rel, path, outer=scope)
     if semi and body.can_defer():
-        return side_by_side(scope.rel, body)[1]
+        scope.rel, body = side_by_side(scope.rel, body)
+        return body
     return body.materialized()
 
 
@@ -201,7 +202,8 @@ def _pending(body: Relation) -> list[Column]:
 
 
 def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
-    scope.rel = scope.rel.with_df(scope.rel.df.join(body.frame, on=cond, how=how))
+    host = scope.host()
+    scope.rel = host.with_df(host.df.join(body.frame, on=cond, how=how))
 
 
 # --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
@@ -340,12 +342,10 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         )
     value = body.names[0]
     if body.keyed:
-        host = scope.rel
+        host = scope.host()
         # The body holds its one column and the correlation keys (hidden): joined as it is.
         df = host.df.join(body.df, on=conjunction(_pending(body)), how="left")
-        scope.rel = Relation(
-            df, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
-        )
+        scope.rel = host.widened(df, [value])
         col = column(value)
         if count_output:
             # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
@@ -355,7 +355,7 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         return _single_by_keys(cx, scope, body, path)
     from .relations.join import single_join
 
-    joined, value_name = single_join(cx, scope.rel, body, conjunction(_pending(body)), path)
+    joined, value_name = single_join(cx, scope.host(), body, conjunction(_pending(body)), path)
     scope.rel = joined
     return Typed(column(value_name), body.types[0])
 

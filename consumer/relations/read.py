@@ -12,7 +12,7 @@ from substrait import algebra_pb2 as alg
 
 from ..conversions import Conversion, conversion
 from ..errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
-from ..relation import Relation, column, union_all
+from ..relation import Projection, Relation, column, union_all
 from ..resolver import CSV_OPTIONS
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
@@ -160,7 +160,7 @@ def conform(
         exprs[new] = column(f.name) if kind is Conversion.SAME else cast(column(f.name), declared)
         if kind is Conversion.LOSSY:
             cx.record_lossy_cast(what, name, f.dataType, declared, path)
-    return Relation(df, fresh, list(types), exprs=exprs, frame_names=tuple(f.name for f in fields))
+    return Relation(df, fresh, list(types), projection=Projection(exprs, tuple(f.name for f in fields)))
 
 
 def read_named_table(

@@ -117,6 +117,7 @@ def check_input(inp: Relation, names: Sequence[str], types: Sequence[T.DataType]
 
 def named(inp: Relation, columns: Sequence[str]) -> DataFrame:
     """The input with the table's column names (Spark's writer assigns by name, with its store-assignment checks)."""
+    inp = inp.materialized()
     return inp.df.select(*[inp.col(i).alias(c) for i, c in enumerate(columns)])
 
 

@@ -288,7 +288,7 @@ def _plain_read_of_target(job: WriteJob, read: alg.Rel, path: str) -> ResolvedTa
 
 def _delete_matching(job: WriteJob) -> Result:
     """Remove the table's rows equal, null-safe, to any input row."""
-    inp, resolved = job.input(), job.table()
+    inp, resolved = job.input().materialized(), job.table()
     columns = job.columns(resolved.fields)
     before = _aliased(resolved.df, columns, "__t")
     rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
@@ -313,7 +313,7 @@ def _delete_matching(job: WriteJob) -> Result:
 def _update(job: WriteJob) -> Result:
     """After-images replace the rows with the same key values; other input rows match nothing."""
     key = _update_key(job)
-    inp, resolved = job.input(), job.table()
+    inp, resolved = job.input().materialized(), job.table()
     columns = job.columns(resolved.fields)
     at = _key_positions(job, key, columns)
     keys = [columns[i] for i in at]
