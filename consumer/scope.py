@@ -52,9 +52,9 @@ _NEGATED_TRUTH = {Truth.VALUE: Truth.VALUE, Truth.TRUE: Truth.NOT_FALSE, Truth.N
 class Scope:
     """The record an expression sees.
 
-    `rel` is the input relation; subquery translation may replace it with a joined relation that keeps the
-    same leading positions (extra columns are appended as hidden ones), through `host()`. `outer` is the scope of the query
-    enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
+    `rel` is the input relation; subquery translation may replace it (through `host()`) with a joined relation
+    that keeps the same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the
+    query enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
     enclosing lambdas, innermost last (lambda parameter references count `steps_out` from the end).
     `native`: outer references to this scope are Spark 4 outer references (`Column.outer()`), which Spark
     resolves itself (a lateral join's left row), instead of correlated predicates pulled up into a join.

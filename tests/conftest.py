@@ -54,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # Test tiers
 # --------------------------------------------------------------------------------------------------
 
-TIERS = ("unit", "spark", "iceberg", "airflow", "browser")
+TIERS = ("unit", "spark", "iceberg", "airflow", "dagster", "browser")
 # A test using one of these fixtures (directly or through another fixture) carries the marker: the tiers are
 # what `make test-fast` and `-m` select by, so a marker that does not match a test's fixtures would misfile it.
 FIXTURE_MARKERS = {
@@ -66,7 +66,7 @@ FIXTURE_MARKERS = {
     "postgres_uri": "iceberg",
     "corpus": "corpus",
 }
-HEAVY_MARKERS = {"spark", "iceberg", "airflow", "browser"}
+HEAVY_MARKERS = set(TIERS) - {"unit"}
 
 
 def tier_problems(items: list[pytest.Item]) -> list[str]:

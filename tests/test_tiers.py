@@ -35,6 +35,6 @@ def test_misfiled_tests_are_named_once_per_module_and_problem():
     assert tier_problems(items) == [
         "tests/test_lake.py::t1: uses fixtures that need iceberg",
         "tests/test_mixed.py: marked unit and spark",
-        "tests/test_none.py: no tier marker (one of unit, spark, iceberg, airflow, browser): set `pytestmark`",
+        "tests/test_none.py: no tier marker (one of unit, spark, iceberg, airflow, dagster, browser): set `pytestmark`",
         "tests/test_unit.py::t: uses fixtures that need spark",
     ]
