@@ -47,14 +47,15 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv venv-spark4 data data-sf1 jars check-java lint test demo demo-cli clean browser
+.PHONY: help setup venv venv-spark4 data data-sf1 jars check-java lint typecheck test test-fast demo demo-cli clean browser
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
 	@echo "               example DAGs with airflow dags test; prints the run reports and results"
 	@echo "make demo-cli  run a few TPC-H plans from \$$CORPUS ($(CORPUS)) through the CLI and show the results"
 	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
-	@echo "make lint      ruff check"
+	@echo "make test-fast the inner loop (about a minute): ruff, mypy, the unit tests and a few Spark test modules"
+	@echo "make lint      ruff check and mypy (typecheck)"
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
@@ -119,6 +120,21 @@ browser:
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(MAKE) --no-print-directory typecheck
+
+# mypy on the engine and the public extension surface; what it checks is configured in pyproject.toml.
+typecheck: $(STAMP)
+	$(PY) tools/typecheck.py
+
+# The developer's inner loop: lint, the `unit` tier (no JVM, no Airflow, no browser) and FAST_SPARK_TESTS on one
+# Spark session. About a minute; `make test` before sending a change (every tier, four Spark configurations).
+FAST_SPARK_TESTS := tests/test_expressions.py tests/test_outer_references.py tests/test_lambdas.py
+
+test-fast: venv data lint
+	@status=0; \
+	$(call pytest_run,unit tier,$(PY) -m pytest -m unit -q $(PYTEST_ARGS)); \
+	$(call pytest_run,a few Spark modules,$(PY) -m pytest -q $(FAST_SPARK_TESTS) $(PYTEST_ARGS)); \
+	exit $$status
 
 # The whole suite on classic Spark 3.5, then MATRIX_TESTS on classic 4.x, Spark Connect from the 4.x client and
 # Spark Connect from the 3.5 client (tests/spark_modes.py). Every run goes; the first failure is the exit code.

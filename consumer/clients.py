@@ -36,11 +36,11 @@ def engine_settings(spark: Any) -> Iterator[None]:
     try:
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
+        for key, before in saved.items():
+            if before is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, before)
 
 
 def is_connect(obj: Any) -> bool:

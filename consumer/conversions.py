@@ -32,7 +32,7 @@ _INT_DIGITS_NEEDED = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongTy
 # ... and the digits of a number that fit in the type, whatever they are (127 fits a byte, 999 does not).
 _INT_DIGITS_HELD = {T.ByteType: 2, T.ShortType: 4, T.IntegerType: 9, T.LongType: 18}
 # Binary floating point: significand bits (every integer up to 2**bits is exact).
-_SIGNIFICAND_BITS = {T.FloatType: 24, T.DoubleType: 53}
+_SIGNIFICAND_BITS: dict[type[T.DataType], int] = {T.FloatType: 24, T.DoubleType: 53}
 _DATES = (T.DateType, T.TimestampType, T.TimestampNTZType)
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
 
 Expression = alg.Expression
+Segment = Expression.ReferenceSegment
 
 
 # --- field references --------------------------------------------------------------------------------------
@@ -74,7 +75,8 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
         i = seg.struct_field.field
         if not 0 <= i < len(rel.names):
             raise PlanInvalidError(f"field reference {i} out of range: the input has {len(rel.names)} columns", path)
-        base = Typed(rel.col(i).outer() if native_outer else rel.col(i), rel.types[i])
+        # Column.outer is Spark 4's: pyspark 3.5's stubs, which mypy reads, take it for a struct field.
+        base = Typed(rel.col(i).outer() if native_outer else rel.col(i), rel.types[i])  # type: ignore[operator]
         if not seg.struct_field.HasField("child"):
             return base
         seg = seg.struct_field.child
@@ -83,6 +85,7 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
 
 def _segment(base: Typed, seg: Expression.ReferenceSegment, path: str) -> Typed:
     """Walk nested struct/list/map segments below a column."""
+    nxt: Segment.StructField | Segment.ListElement | Segment.MapKey
     while True:
         kind = seg.WhichOneof("reference_type")
         if kind == "struct_field":
@@ -178,7 +181,7 @@ def coerce_comparison(call: Call) -> None:
     fams = {family(v.type) for v in call.values} - {"null"}
     temporal = fams - {"string"}
     if "string" in fams and len(temporal) == 1 and (target := next(iter(temporal))) in _TEMPORAL_FROM_STRING:
-        spark_t = _TEMPORAL_FROM_STRING[target]
+        spark_t: T.DataType = _TEMPORAL_FROM_STRING[target]
         if target == "timestamp":
             spark_t = next(v.type for v in call.values if family(v.type) == "timestamp")
         call.arguments = [
@@ -194,7 +197,7 @@ def coerce_comparison(call: Call) -> None:
 
 def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed:
     col: Column | None = None
-    result_type = None
+    result_type: T.DataType | None = None
     for i, clause in enumerate(e.ifs):
         cond = cx.expression(clause.__getattribute__("if"), scope, f"{path}.ifs[{i}].if")
         then = cx.expression(clause.then, scope, f"{path}.ifs[{i}].then")
@@ -202,6 +205,7 @@ def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str
         result_type = result_type or then.type
     if col is None:
         raise PlanInvalidError("if-then with no clauses", path)
+    assert result_type is not None, "set with the first clause"
     if e.HasField("else"):
         other = cx.expression(getattr(e, "else"), scope, f"{path}.else")
         col = col.otherwise(other.col)
@@ -211,7 +215,7 @@ def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str
 def switch(cx: SubstraitConsumer, e: Expression.SwitchExpression, scope: Scope, path: str) -> Typed:
     match = cx.expression(e.match, scope, f"{path}.match")
     col: Column | None = None
-    result_type = None
+    result_type: T.DataType | None = None
     for i, clause in enumerate(e.ifs):
         value = cx.literal(clause.__getattribute__("if"), scope, f"{path}.ifs[{i}].if")
         then = cx.expression(clause.then, scope, f"{path}.ifs[{i}].then")
@@ -220,6 +224,7 @@ def switch(cx: SubstraitConsumer, e: Expression.SwitchExpression, scope: Scope, 
         result_type = result_type or then.type
     if col is None:
         raise PlanInvalidError("switch with no clauses", path)
+    assert result_type is not None, "set with the first clause"
     if e.HasField("else"):
         col = col.otherwise(cx.expression(getattr(e, "else"), scope, f"{path}.else").col)
     return Typed(col, result_type)
@@ -257,12 +262,12 @@ def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
     fs, fd = family(src), family(dst)
     if fd in _SAFE_TARGETS or src == dst or fs == "null" or conversion(src, dst) is Conversion.WIDENING:
         return True
-    widths = [T.ByteType, T.ShortType, T.IntegerType, T.LongType]
+    widths: list[type[T.DataType]] = [T.ByteType, T.ShortType, T.IntegerType, T.LongType]
     if fs == fd == "int":
         return widths.index(type(src)) <= widths.index(type(dst))
     if fs == "int" and fd == "float":
         return True
-    if fs == "decimal" and fd == "decimal":
+    if isinstance(src, T.DecimalType) and isinstance(dst, T.DecimalType):
         # Fewer fraction digits only round; rounding up can carry into one more integer digit.
         src_int, dst_int = src.precision - src.scale, dst.precision - dst.scale
         return dst_int > src_int or (dst_int == src_int and dst.scale >= src.scale)

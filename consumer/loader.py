@@ -22,7 +22,6 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from google.protobuf import json_format, text_format
-from google.protobuf.descriptor import Descriptor
 from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -373,7 +372,7 @@ def _depth_limit_lifted() -> Iterator[None]:
             decoder.SetRecursionLimit(decoder.DEFAULT_RECURSION_LIMIT)
 
 
-def _nesting_depth(data: memoryview, desc: Descriptor, level: int) -> int:
+def _nesting_depth(data: memoryview, desc: Any, level: int) -> int:  # Any: a pure-Python or upb Descriptor
     """Deepest message nesting in serialized data, following the fields desc declares as messages.
 
     Stops at MAX_DEPTH + 1, so it recurses no further than the limit; malformed wire data is _CorruptError.
@@ -420,7 +419,8 @@ def _varint(data: memoryview, pos: int) -> tuple[int, int]:
 
 def iter_unknown_fields(msg: Message, path: str = "") -> Iterator[UnknownField]:
     """Yield every field the parser did not know, in msg and all messages below it, with its plan path."""
-    for f in UnknownFieldSet(msg):
+    unknown = UnknownFieldSet(msg)
+    for f in (unknown[i] for i in range(len(unknown))):  # iterable, but types-protobuf declares no __iter__
         yield UnknownField(path, msg.DESCRIPTOR.full_name, f.field_number, f.wire_type, f.data)
     for fd, value in msg.ListFields():
         if fd.message_type is None:

@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .relation import Pending, Relation, cached, column, quote, union_all
+from .relation import Pending, Relation, all_of, cached, column, conjunction, quote, union_all
 from .scope import Scope, Truth
 
 if TYPE_CHECKING:
@@ -47,15 +47,11 @@ _STATS: dict[str, Callable[[Column], Column]] = {
 }
 _COUNTS = ("rows", "nulls")
 # x op ANY (values) is decided by the smallest value for > and >=, by the largest for < and <=.
-_BOUND = {operator.gt: "lo", operator.ge: "lo", operator.lt: "hi", operator.le: "hi"}
+_BOUND: dict[Comparison, str] = {operator.gt: "lo", operator.ge: "lo", operator.lt: "hi", operator.le: "hi"}
 
 
 def _null() -> Column:
     return cached(("marks", "null-boolean"), lambda: F.lit(None).cast(T.BooleanType()))
-
-
-def _and(conds: Sequence[Column]) -> Column | None:
-    return functools.reduce(operator.and_, conds) if conds else None
 
 
 def three_valued(true: Column, unknown: Column) -> Column:
@@ -111,11 +107,11 @@ def key_names(keys: Sequence[Pending]) -> list[str]:
 def join_left(scope: Scope, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> None:
     """Left-join `right` (at most one row per host row) to the host; keep its `added` columns, drop its
     `dropped` ones (the body's key columns, which a second join with the same body brings again)."""
-    host = scope.rel
+    host = scope.host()
     df = host.df.join(right, on=on, how="left")
     if dropped:
         df = df.drop(*dropped)
-    scope.rel = Relation(df, host.names, host.types, [*host.hidden, *added], host.pending, host.keyed, host.count_bug)
+    scope.rel = host.widened(df, added)
 
 
 def _matched(
@@ -137,7 +133,7 @@ def _matched(
         *[column(n) for n in inner], *[value.alias(n) for (_, value), n in zip(pairs, value_names, strict=True)]
     ).distinct()
     on = [p.cond for p in keys] + [n == column(v) for (n, _), v in zip(pairs, value_names, strict=True)]
-    join_left(scope, right.withColumn(found, F.lit(True)), _and(on), [found], [*inner, *value_names])
+    join_left(scope, right.withColumn(found, F.lit(True)), all_of(on), [found], [*inner, *value_names])
     return column(found).isNotNull()
 
 
@@ -158,7 +154,7 @@ def _stats(
     inner = key_names(keys)
     names = {w: cx.names.fresh() for w in wanted}
     right = body.groupBy(*[column(n) for n in inner]).agg(*[_STATS[w](value).alias(names[w]) for w in wanted])
-    join_left(scope, right, _and([p.cond for p in keys]), list(names.values()), inner)
+    join_left(scope, right, all_of([p.cond for p in keys]), list(names.values()), inner)
     # A host row whose key no body row has: no rows, no NULLs.
     return {w: F.coalesce(column(n), F.lit(0)) if w in _COUNTS else column(n) for w, n in names.items()}
 
@@ -173,12 +169,12 @@ def split_mark(
 ) -> Column:
     """Whether some `right` row meets every `where` condition (TRUE only) and the conjunction of `tests`
     (three-valued), for any conditions: the host split by semi and anti joins, each part with its mark."""
-    host = scope.rel.df
-    hit = _and([*where, *tests])
-    assert hit is not None, "a mark needs a condition"
-    unknown = _and([*where, _and(tests).isNull()]) if tests else None  # rows whose tests are NULL
+    host = scope.host().df
+    hit = all_of([*where, *tests])
+    unknown = conjunction([*where, all_of(tests).isNull()]) if tests else None  # rows whose tests are NULL
     if unknown is not None and truth is Truth.NOT_FALSE:
         hit, unknown = hit | unknown, None
+    parts: list[tuple[DataFrame, bool | None]]  # a part of the host and its mark
     if unknown is None or truth is Truth.TRUE:
         parts = [(host.join(right, hit, "left_semi"), True), (host.join(right, hit, "left_anti"), False)]
     else:
@@ -190,6 +186,5 @@ def split_mark(
         ]
     flag = cx.names.fresh()
     df = functools.reduce(union_all, [p.withColumn(flag, F.lit(v).cast(T.BooleanType())) for p, v in parts])
-    rel = scope.rel
-    scope.rel = Relation(df, rel.names, rel.types, [*rel.hidden, flag], rel.pending, rel.keyed, rel.count_bug)
+    scope.rel = scope.rel.widened(df, [flag])
     return column(flag)

@@ -29,12 +29,15 @@ class _Recount:
     """The metrics as one aggregate over the DataFrame, computed on first `get` (after the action)."""
 
     def __init__(self, df: DataFrame, metrics: list[Column]) -> None:
-        self._df, self._metrics, self._values = df, metrics, None
+        self._df, self._metrics = df, metrics
+        self._values: dict[str, Any] | None = None
 
     @property
     def get(self) -> dict[str, Any]:
         if self._values is None:
-            self._values = self._df.agg(*self._metrics).first().asDict()
+            row = self._df.agg(*self._metrics).first()
+            assert row is not None, "an aggregate without grouping keys has one row"
+            self._values = row.asDict()
         return self._values
 
 

@@ -127,8 +127,8 @@ def literal_of(t: tp.Type, value: Any, path: str) -> Literal:
     kind = t.WhichOneof("kind")
     if value is None:
         return Literal(null=t)
-    convert = _CONVERTERS.get(kind or "")
-    if convert is None:
+    convert = _CONVERTERS.get(kind) if kind is not None else None
+    if kind is None or convert is None:
         raise UnsupportedFeatureError(f"dynamic parameter of type {kind}: only scalar types can be bound", path)
     nullable = getattr(t, kind).nullability == tp.Type.NULLABILITY_NULLABLE
     try:
@@ -148,6 +148,13 @@ def _bool(t: tp.Type, v: Any) -> Literal:
     raise ValueError("expected true or false")
 
 
+def _set(kind: str, value: int | float) -> Literal:
+    """A literal whose scalar member `kind` holds `value`."""
+    lit = Literal()
+    setattr(lit, kind, value)
+    return lit
+
+
 def _int(kind: str) -> Callable[[tp.Type, Any], Literal]:
     bits = _INT_BITS[kind]
 
@@ -157,7 +164,7 @@ def _int(kind: str) -> Callable[[tp.Type, Any], Literal]:
         n = int(str(v).strip()) if isinstance(v, str) else int(v)
         if not -(2 ** (bits - 1)) <= n < 2 ** (bits - 1):
             raise ValueError(f"out of range for {kind}")
-        return Literal(**{kind: n})
+        return _set(kind, n)
 
     return convert
 
@@ -166,7 +173,7 @@ def _float(kind: str) -> Callable[[tp.Type, Any], Literal]:
     def convert(t: tp.Type, v: Any) -> Literal:
         if isinstance(v, bool):
             raise TypeError("expected a number, got bool")
-        return Literal(**{kind: float(v)})
+        return _set(kind, float(v))
 
     return convert
 
@@ -211,8 +218,9 @@ def _precision_timestamp(kind: str) -> Callable[[tp.Type, Any], Literal]:
         step = 10 ** (6 - precision)
         if micros % step:
             raise ValueError(f"more digits than precision {precision}")
-        value = Literal.PrecisionTimestamp(precision=precision, value=micros // step)
-        return Literal(**{kind: value})
+        lit = Literal()
+        getattr(lit, kind).CopyFrom(Literal.PrecisionTimestamp(precision=precision, value=micros // step))
+        return lit
 
     return convert
 

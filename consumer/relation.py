@@ -7,12 +7,14 @@ without ambiguity. The plan's own names are attached only at the root and at wri
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 import weakref
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -45,6 +47,18 @@ def cached(key: Hashable, build: Callable[[], Column]) -> Column:
 def column(name: str) -> Column:
     """`F.col` for an internal name, cached for the session of the current translation."""
     return cached(name, lambda: F.col(quote(name)))
+
+
+def conjunction(conds: Sequence[Column]) -> Column | None:
+    """The AND of the conditions; None for none."""
+    return functools.reduce(operator.and_, conds) if conds else None
+
+
+def all_of(conds: Sequence[Column]) -> Column:
+    """The AND of one condition or more (a join's: none would make it a cross join)."""
+    if not conds:
+        raise ValueError("a join condition needs at least one conjunct")
+    return functools.reduce(operator.and_, conds)
 
 
 def union_all(a: DataFrame, b: DataFrame) -> DataFrame:
@@ -105,72 +119,124 @@ class Pending:
     equality: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
+class Correlation:
+    """Where a subquery body stands in its decorrelation (empty outside subquery bodies).
+
+    `pending` are correlated predicates still to be applied where the body joins its host; `hidden` are columns
+    that ride along in the frame without a position (what those predicates read, on their way up); `keyed`: at
+    most one row per correlation key (an aggregate absorbed the keys); `count_bug`: that aggregate counts, so its
+    value for a key without rows would be 0, not the join's NULL.
+    """
+
+    pending: tuple[Pending, ...] = ()
+    hidden: tuple[str, ...] = ()
+    keyed: bool = False
+    count_bug: bool = False
+
+    def carried(self, visible: Sequence[str]) -> tuple[str, ...]:
+        """Columns the pending predicates still need that `visible` does not hold: they travel as hidden."""
+        need = dict.fromkeys(n for p in self.pending for n in p.inner)
+        need.update(dict.fromkeys(self.hidden))
+        shown = set(visible)
+        return tuple(n for n in need if n not in shown)
+
+
+UNCORRELATED = Correlation()
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A projection not applied yet (see `Relation`): `exprs` maps some of the relation's names (visible or
+    hidden) to Columns over its frame, the others being frame columns of that name; `frame_names` are the
+    frame's own columns (they need not be unique)."""
+
+    exprs: Mapping[str, Column]
+    frame_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Relation:
-    """A DataFrame plus the positional list of its internal column names and Spark types.
+    """A DataFrame plus the positional names and Spark types of its columns: what a translator sees.
 
-    `hidden` columns ride along in the DataFrame without a position (correlation keys on their way up);
-    `pending` are correlated predicates still to be applied (non-empty only inside subquery bodies).
+    Immutable: an operation makes a new relation. `correlation` is the decorrelation state of a subquery body
+    (`Correlation`; empty elsewhere): its `hidden` columns ride in the frame after the positional ones.
 
-    A relation may be *lazy*: `exprs` then maps some of its names (visible or hidden) to Columns over `frame`
-    that have not been selected yet (a projection, a rename or an emit not applied), and `frame` may hold
-    columns the relation does not have. In classic PySpark every DataFrame operation runs Spark's analyzer
-    over the whole plan so far, so a projection is applied only when something needs the columns by name:
-    `df` selects them (once). Translators that can take the pending expressions inline (filter, sort, fetch,
-    aggregate, project, emit, cross and inner joins, the root) work on `frame` and `col(i)` instead.
-    Build no Column from `col(i)` before reading `df` of the same relation: reading `df` applies the
-    projection, after which the pending expressions no longer resolve (`materialized()` first). Pending
-    correlated predicates refer to columns by name (`named()`): they are applied above, once the projection is.
+    A relation may carry a `projection` not applied yet (`Projection`): its columns are then expressions over
+    `frame`, which may hold columns the relation does not have. In classic PySpark every DataFrame operation runs
+    Spark's analyzer over the whole plan so far, so a projection is applied only when something needs the
+    columns by name: `materialized()` returns the relation with it applied (one `select`), and `df` is only for
+    a relation without one. Translators that can take the pending expressions inline (filter, sort, fetch,
+    aggregate, project, emit, cross and inner joins, the root) work on `frame` and `col(i)` instead. Columns from
+    `col(i)` belong to this relation's frame: build them from the materialized relation when `df` is used.
+    Pending correlated predicates refer to columns by name (`named()`): they are applied above, once the
+    projection is.
     """
 
     frame: DataFrame
-    names: list[str]
-    types: list[T.DataType] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)
-    pending: list[Pending] = field(default_factory=list)
-    keyed: bool = False  # at most one row per correlation key (an aggregate absorbed the keys)
-    count_bug: bool = False  # that aggregate counts: its value for a missing key would be 0, not NULL
-    exprs: dict[str, Column] | None = None  # lazy: name -> Column over `frame` (other names: frame columns)
-    frame_names: tuple[str, ...] = ()  # lazy: the names of `frame`'s columns (they need not be unique)
+    names: Sequence[str]  # a tuple (a list given is copied)
+    types: Sequence[T.DataType] = ()  # a tuple; when none are given, the frame's types of `names`
+    correlation: Correlation = UNCORRELATED
+    projection: Projection | None = None
 
     def __post_init__(self) -> None:
+        # Lists are accepted (and copied): the relation never changes, whoever holds the list.
+        object.__setattr__(self, "names", tuple(self.names))
         if not self.types:
             by_name = {f.name: f.dataType for f in self.frame.schema.fields}
-            self.types = [by_name[n] for n in self.names]
+            object.__setattr__(self, "types", tuple(by_name[n] for n in self.names))
+        else:
+            object.__setattr__(self, "types", tuple(self.types))
 
     @property
     def df(self) -> DataFrame:
         """The DataFrame with exactly this relation's columns (and hidden ones), by name."""
-        if self.exprs is not None:
-            self.frame = self.frame.select(*self.named_cols([*self.names, *self.hidden]))
-            self.exprs = None
-            self.frame_names = ()
+        if self.projection is not None:
+            raise AssertionError("a relation with a pending projection has no `df`: use `materialized()` first")
         return self.frame
 
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        return self.correlation.hidden
+
+    @property
+    def pending(self) -> tuple[Pending, ...]:
+        return self.correlation.pending
+
+    @property
+    def keyed(self) -> bool:
+        return self.correlation.keyed
+
+    @property
+    def count_bug(self) -> bool:
+        return self.correlation.count_bug
+
     def materialized(self) -> Relation:
-        """This relation with its pending projection applied (before Columns are built for code using `df`)."""
-        self.df  # noqa: B018 - applies the projection
-        return self
+        """This relation with its pending projection applied: one `select` (none if there is none)."""
+        if self.projection is None:
+            return self
+        frame = self.frame.select(*self.named_cols([*self.names, *self.hidden]))
+        return Relation(frame, self.names, self.types, self.correlation)
 
     def named(self) -> Relation:
-        """A view of this relation whose columns are referred to by name (what `df` will hold)."""
-        return Relation(self.frame, self.names, self.types) if self.exprs is not None else self
+        """A view of this relation whose columns are referred to by name (what `materialized()` will hold)."""
+        return Relation(self.frame, self.names, self.types) if self.projection is not None else self
 
     def columns(self) -> tuple[str, ...]:
         """The names of `frame`'s columns."""
-        return self.frame_names if self.exprs is not None else (*self.names, *self.hidden)
+        return self.projection.frame_names if self.projection is not None else (*self.names, *self.hidden)
 
     def __len__(self) -> int:
         return len(self.names)
 
     def ref(self, name: str) -> Column:
         """A column of this relation by name, as an expression over `frame`."""
-        expr = self.exprs.get(name) if self.exprs is not None else None
+        expr = self.projection.exprs.get(name) if self.projection is not None else None
         return column(name) if expr is None else expr
 
     def named_cols(self, names: Sequence[str]) -> list[Column]:
         """The columns `names` over `frame`, each under its own name."""
-        exprs = self.exprs or {}
+        exprs = _exprs(self)
         return [exprs[n].alias(n) if n in exprs else column(n) for n in names]
 
     def col(self, i: int) -> Column:
@@ -184,28 +250,31 @@ class Relation:
 
     def with_df(self, df: DataFrame) -> Relation:
         """Same columns and correlation state over a new DataFrame (e.g. after a filter or sort of `df`)."""
-        return Relation(df, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
+        return Relation(df, self.names, self.types, self.correlation)
 
-    def over(self, frame: DataFrame, pending: list[Pending] | None = None) -> Relation:
+    def widened(self, df: DataFrame, added: Sequence[str]) -> Relation:
+        """Same columns over `df`, this relation's frame joined with `added` columns, which ride as hidden ones
+        (what a subquery expression over this relation reads)."""
+        return self.derive(df, self.names, self.types, [*self.hidden, *added])
+
+    def over(self, frame: DataFrame, pending: Sequence[Pending] | None = None) -> Relation:
         """Same columns, pending expressions included, over a new frame made from `frame` by an operation
         that keeps its columns (filter, sort, limit); with `pending`, these correlated predicates instead."""
-        out = Relation(frame, self.names, self.types, self.hidden, self.pending, self.keyed, self.count_bug)
+        correlation = self.correlation
         if pending is not None:
-            out.pending = pending
-            out.hidden = out.carried(self.names)
-        if self.exprs is not None:
-            out.exprs, out.frame_names = dict(self.exprs), self.frame_names
-        return out
+            correlation = replace(correlation, pending=tuple(pending))
+            correlation = replace(correlation, hidden=correlation.carried(self.names))
+        return Relation(frame, self.names, self.types, correlation, self.projection)
 
-    def carried(self, visible: Sequence[str]) -> list[str]:
+    def carried(self, visible: Sequence[str]) -> tuple[str, ...]:
         """Columns pending predicates still need that `visible` does not hold: they travel as hidden."""
-        need = dict.fromkeys(n for p in self.pending for n in p.inner)
-        need.update(dict.fromkeys(self.hidden))
-        return [n for n in need if n not in set(visible)]
+        return self.correlation.carried(visible)
 
-    def derive(self, df: DataFrame, names: list[str], types: list[T.DataType], hidden: list[str]) -> Relation:
-        """A relation computed from this one, keeping its correlation state."""
-        return Relation(df, names, types, hidden, self.pending, self.keyed, self.count_bug)
+    def derive(
+        self, df: DataFrame, names: Sequence[str], types: Sequence[T.DataType], hidden: Sequence[str]
+    ) -> Relation:
+        """A relation computed from this one, keeping its correlation state (with these hidden columns)."""
+        return Relation(df, tuple(names), tuple(types), replace(self.correlation, hidden=tuple(hidden)))
 
     def correlated(self) -> bool:
         return bool(self.pending)
@@ -214,66 +283,74 @@ class Relation:
         """Whether this relation may enter a join or emit with its projection pending: it is uncorrelated."""
         return not (self.pending or self.hidden)
 
-    def project(self, names: list[str], types: list[T.DataType], exprs: dict[str, Column]) -> Relation:
+    def project(self, names: Sequence[str], types: Sequence[T.DataType], exprs: Mapping[str, Column]) -> Relation:
         """A pending projection over this relation: `names`, with `exprs` for those that are not columns of
         this relation under the same name (the hidden columns are carried). No DataFrame operation."""
         hidden = self.carried(names)
-        inherited = self.exprs or {}
+        inherited = _exprs(self)
         pending = {
             n: exprs[n] if n in exprs else inherited[n] for n in (*names, *hidden) if n in exprs or n in inherited
         }
-        return Relation(
-            self.frame, names, types, hidden, self.pending, self.keyed, self.count_bug, pending, self.columns()
-        )
+        correlation = replace(self.correlation, hidden=hidden)
+        return Relation(self.frame, tuple(names), tuple(types), correlation, Projection(pending, self.columns()))
 
     def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
         """Keep the given positions in order; repeated positions get fresh names so they stay distinct."""
-        if not self.can_defer():
-            self.materialized()
+        rel = self if self.can_defer() else self.materialized()
         seen: set[str] = set()
         out_names: list[str] = []
         renamed: dict[str, Column] = {}
         for p in positions:
-            name = self.names[p]
+            name = rel.names[p]
             if name in seen:
                 new = names.fresh()
-                renamed[new] = self.col(p)
+                renamed[new] = rel.col(p)
                 out_names.append(new)
             else:
                 seen.add(name)
                 out_names.append(name)
-        if out_names == self.names:
-            return self
-        types = [self.types[p] for p in positions]
-        if self.can_defer():
-            return self.project(out_names, types, renamed)
-        hidden = self.carried(out_names)
+        if tuple(out_names) == rel.names:
+            return rel
+        types = [rel.types[p] for p in positions]
+        if rel.can_defer():
+            return rel.project(out_names, types, renamed)
+        hidden = rel.carried(out_names)
         cols = [renamed[n].alias(n) if n in renamed else column(n) for n in out_names]
-        df = self.df.select(*cols, *[column(n) for n in hidden])
-        return self.derive(df, out_names, types, hidden)
+        df = rel.df.select(*cols, *[column(n) for n in hidden])
+        return rel.derive(df, out_names, types, hidden)
 
     def renamed(self, names: NameSource) -> Relation:
         """The same rows with all-new column names: for a subtree used twice in one plan."""
         assert not self.hidden and not self.pending, "only uncorrelated relations are shared"
         new = [names.fresh() for _ in self.names]
-        return self.project(new, list(self.types), {n: self.col(i) for i, n in enumerate(new)})
+        return self.project(new, self.types, {n: self.col(i) for i, n in enumerate(new)})
 
 
 def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
     """Two uncorrelated relations whose frames can be joined: pending projections are applied (right first)
     while the frames share a column name, which Spark could not resolve (a table read twice keeps its own
     names in its frame until then)."""
-    for rel in (right, left):
-        if not {n.lower() for n in left.columns()} & {n.lower() for n in right.columns()}:
-            break
-        rel.materialized()
+    if _clash(left, right):
+        right = right.materialized()
+        if _clash(left, right):
+            left = left.materialized()
     return left, right
 
 
-def beside(left: Relation, right: Relation, names: list[str], types: list[T.DataType], frame: DataFrame) -> Relation:
+def _exprs(rel: Relation) -> Mapping[str, Column]:
+    return rel.projection.exprs if rel.projection is not None else {}
+
+
+def _clash(left: Relation, right: Relation) -> bool:
+    return bool({n.lower() for n in left.columns()} & {n.lower() for n in right.columns()})
+
+
+def beside(
+    left: Relation, right: Relation, names: Sequence[str], types: Sequence[T.DataType], frame: DataFrame
+) -> Relation:
     """The relation over `frame`, a join of the two frames (see `side_by_side`), with both inputs' pending
     projections still pending."""
-    if left.exprs is None and right.exprs is None:
+    if left.projection is None and right.projection is None:
         return Relation(frame, names, types)
-    exprs = {**(left.exprs or {}), **(right.exprs or {})}
-    return Relation(frame, names, types, exprs=exprs, frame_names=(*left.columns(), *right.columns()))
+    exprs = {**_exprs(left), **_exprs(right)}
+    return Relation(frame, names, types, projection=Projection(exprs, (*left.columns(), *right.columns())))

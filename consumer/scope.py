@@ -52,9 +52,9 @@ _NEGATED_TRUTH = {Truth.VALUE: Truth.VALUE, Truth.TRUE: Truth.NOT_FALSE, Truth.N
 class Scope:
     """The record an expression sees.
 
-    `rel` is the input relation; subquery translation may replace it with a joined relation that keeps the
-    same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the query
-    enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
+    `rel` is the input relation; subquery translation may replace it (through `host()`) with a joined relation
+    that keeps the same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the
+    query enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
     enclosing lambdas, innermost last (lambda parameter references count `steps_out` from the end).
     `native`: outer references to this scope are Spark 4 outer references (`Column.outer()`), which Spark
     resolves itself (a lateral join's left row), instead of correlated predicates pulled up into a join.
@@ -66,6 +66,12 @@ class Scope:
     lambdas: tuple[tuple[Typed, ...], ...] = ()
     native: bool = False
     truth: Mapping[str, Truth] = field(default_factory=dict)
+
+    def host(self) -> Relation:
+        """The input relation with its pending projection applied, as a subquery join needs it; `rel` becomes
+        that relation, so what is built next over this scope sees the frame the join extends."""
+        self.rel = self.rel.materialized()
+        return self.rel
 
     def native_levels(self, levels: set[int]) -> bool:
         """Whether every enclosing scope an expression reads (`levels` > 0) takes Spark 4 outer references."""

@@ -149,6 +149,7 @@ def _folder(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> N
 
 
 def _table(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
+    assert target is not None, "a table sink has a target (Sink.kind)"
     counted, obs = _observed(df)
     counted.write.mode(sink.mode).saveAsTable(target)
     out.rows = _rows(obs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -27,7 +27,7 @@ from substrait import algebra_pb2 as alg
 from . import marks
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import COMPARISONS
-from .relation import Relation, column, quote, side_by_side
+from .relation import Relation, all_of, column, conjunction, quote, side_by_side
 from .scope import Scope, Truth, Typed
 from .walk import children, descendants, value_args
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 Subquery = alg.Expression.Subquery
 _CMP = Subquery.SetComparison
-_OPS = {
+_OPS: dict[int, marks.Comparison] = {
     _CMP.COMPARISON_OP_EQ: operator.eq,
     _CMP.COMPARISON_OP_NE: operator.ne,
     _CMP.COMPARISON_OP_LT: operator.lt,
@@ -44,7 +44,7 @@ _OPS = {
     _CMP.COMPARISON_OP_LE: operator.le,
     _CMP.COMPARISON_OP_GE: operator.ge,
 }
-_NEGATED = {
+_NEGATED: dict[int, int] = {
     _CMP.COMPARISON_OP_EQ: _CMP.COMPARISON_OP_NE,
     _CMP.COMPARISON_OP_NE: _CMP.COMPARISON_OP_EQ,
     _CMP.COMPARISON_OP_LT: _CMP.COMPARISON_OP_GE,
@@ -166,7 +166,8 @@ def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bo
     refuse_unmarked_correlation(cx, rel, path)
     body = cx.rel(rel, path, outer=scope)
     if semi and body.can_defer():
-        return side_by_side(scope.rel, body)[1]
+        scope.rel, body = side_by_side(scope.rel, body)
+        return body
     return body.materialized()
 
 
@@ -196,16 +197,13 @@ def _bare_field(e: alg.Expression) -> bool:
     return e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
 
 
-def _and(conds: list[Column]) -> Column | None:
-    return functools.reduce(operator.and_, conds) if conds else None
-
-
 def _pending(body: Relation) -> list[Column]:
     return [p.cond for p in body.pending]
 
 
 def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
-    scope.rel = scope.rel.with_df(scope.rel.df.join(body.frame, on=cond, how=how))
+    host = scope.host()
+    scope.rel = host.with_df(host.df.join(body.frame, on=cond, how=how))
 
 
 # --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
@@ -224,7 +222,7 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return False
         body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
-        _semi_or_anti(scope, body, _and(_pending(body)), "left_anti" if negated else "left_semi")
+        _semi_or_anti(scope, body, conjunction(_pending(body)), "left_anti" if negated else "left_semi")
         return True
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
@@ -248,7 +246,7 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     return True
 
 
-def _comparison(op: int, path: str):
+def _comparison(op: int, path: str) -> marks.Comparison:
     if op not in _OPS:
         raise PlanInvalidError("set comparison without a comparison operator", path)
     return _OPS[op]
@@ -263,7 +261,7 @@ def _apply_any(scope: Scope, body: Relation, match: Column, negated: bool) -> No
     """`x op ANY body` as a semi join; its negation as a null-aware anti join."""
     if negated:
         match = match | match.isNull()
-    cond = _and([match, *_pending(body)])
+    cond = conjunction([match, *_pending(body)])
     _semi_or_anti(scope, body, cond, "left_anti" if negated else "left_semi")
 
 
@@ -344,12 +342,10 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         )
     value = body.names[0]
     if body.keyed:
-        host = scope.rel
+        host = scope.host()
         # The body holds its one column and the correlation keys (hidden): joined as it is.
-        joined = host.df.join(body.df, on=_and(_pending(body)), how="left")
-        scope.rel = Relation(
-            joined, host.names, host.types, [*host.hidden, value], host.pending, host.keyed, host.count_bug
-        )
+        df = host.df.join(body.df, on=conjunction(_pending(body)), how="left")
+        scope.rel = host.widened(df, [value])
         col = column(value)
         if count_output:
             # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
@@ -359,7 +355,7 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         return _single_by_keys(cx, scope, body, path)
     from .relations.join import single_join
 
-    joined, value_name = single_join(cx, scope.rel, body, _and(_pending(body)), path)
+    joined, value_name = single_join(cx, scope.host(), body, conjunction(_pending(body)), path)
     scope.rel = joined
     return Typed(column(value_name), body.types[0])
 
@@ -372,7 +368,7 @@ def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: s
     right = body.df.groupBy(*[column(n) for n in inner]).agg(
         F.count(F.lit(1)).alias(rows), F.first(body.col(0)).alias(value)
     )
-    marks.join_left(scope, right, _and(_pending(body)), [rows, value], inner)
+    marks.join_left(scope, right, all_of(_pending(body)), [rows, value], inner)
     message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
     return Typed(F.when(column(rows) > 1, F.raise_error(message)).otherwise(column(value)), body.types[0])
 
@@ -389,7 +385,7 @@ def _count_output(cx: SubstraitConsumer, rel: alg.Rel) -> bool:
     position = 0
     while True:
         kind = rel.WhichOneof("rel_type")
-        body = getattr(rel, kind) if kind else None
+        body: Any = getattr(rel, kind) if kind else None  # the relation message, of any kind
         common = getattr(body, "common", None)
         if common is not None and common.WhichOneof("emit_kind") == "emit":
             mapping = list(common.emit.output_mapping)
@@ -425,7 +421,7 @@ def _count_output(cx: SubstraitConsumer, rel: alg.Rel) -> bool:
 def _width(cx: SubstraitConsumer, rel: alg.Rel) -> int | None:
     """The number of output columns of an aggregate or of a projection over one (None: not worked out here)."""
     kind = rel.WhichOneof("rel_type")
-    body = getattr(rel, kind) if kind else None
+    body: Any = getattr(rel, kind) if kind else None  # the relation message, of any kind
     common = getattr(body, "common", None)
     if common is not None and common.WhichOneof("emit_kind") == "emit":
         return len(common.emit.output_mapping)

@@ -204,9 +204,8 @@ def _decimal(t: tp.Type, path: str) -> T.DataType:
     return T.DecimalType(precision, t.decimal.scale)
 
 
-def _timestamp(spark: T.DataType) -> Callable[[tp.Type, str], T.DataType]:
+def _timestamp(kind: str, spark: T.DataType) -> Callable[[tp.Type, str], T.DataType]:
     def build(t: tp.Type, path: str) -> T.DataType:
-        kind = t.WhichOneof("kind")
         precision = getattr(t, kind).precision
         if precision > _MAX_TS_PRECISION:
             raise UnsupportedFeatureError(
@@ -251,8 +250,8 @@ def _map(t: tp.Type, path: str) -> T.DataType:
 # Types with parameters or inner types: Substrait kind -> builder(type, path).
 _BUILT: dict[str, Callable[[tp.Type, str], T.DataType]] = {
     "decimal": _decimal,
-    "precision_timestamp": _timestamp(T.TimestampNTZType()),
-    "precision_timestamp_tz": _timestamp(T.TimestampType()),
+    "precision_timestamp": _timestamp("precision_timestamp", T.TimestampNTZType()),
+    "precision_timestamp_tz": _timestamp("precision_timestamp_tz", T.TimestampType()),
     "interval_day": _interval_day,
     "struct": _struct,
     "list": _list,
@@ -301,7 +300,7 @@ _SIMPLE_REVERSE: dict[type[T.DataType], str] = {
 }
 
 
-def _n(is_nullable: bool) -> int:
+def _n(is_nullable: bool) -> tp.Type.Nullability.ValueType:
     return tp.Type.NULLABILITY_NULLABLE if is_nullable else tp.Type.NULLABILITY_REQUIRED
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
@@ -50,7 +50,10 @@ def nodes(msg: Message, path: str = "") -> Iterator[tuple[Message, str]]:
         stack.extend(reversed(list(children(m, p))))
 
 
-def descendants(msg: Message, kind: type[Message] = Message) -> Iterator[Message]:
+M = TypeVar("M", bound=Message)
+
+
+def descendants(msg: Message, kind: type[M] = Message) -> Iterator[M]:  # type: ignore[assignment]  # default: all
     """Every message of type `kind` inside `msg` (not `msg` itself), depth first."""
     for child in messages(msg):
         if isinstance(child, kind):

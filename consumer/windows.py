@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from google.protobuf.message import Message
 from pyspark.sql import Column
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
@@ -137,7 +138,7 @@ def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: st
             yield f"{ref.name}: argument {i + 1} computed by an expression (Spark takes only a constant)", path
 
 
-def window_paths(e: alg.Expression, path: str) -> Iterator[str]:
+def window_paths(e: Message, path: str) -> Iterator[str]:
     """Paths of the window functions in an expression evaluated over its own input (not in subquery bodies)."""
     if isinstance(e, WindowFunction):
         yield path

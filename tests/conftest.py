@@ -43,13 +43,53 @@ from spark_modes import (  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "corpus: runs plans or oracles from ../shared/corpus (needs the corpus and TPC-H data)"
-    )
-    # Every plan a test runs is checked for cartesian products the plan does not ask for (plan_invariants.py).
+    # Markers are declared in pyproject.toml (--strict-markers). Every plan a test runs is checked for cartesian
+    # products the plan does not ask for (plan_invariants.py).
     import plan_invariants
 
     plan_invariants.register(config)
+
+
+# --------------------------------------------------------------------------------------------------
+# Test tiers
+# --------------------------------------------------------------------------------------------------
+
+TIERS = ("unit", "spark", "iceberg", "airflow", "dagster", "browser")
+# A test using one of these fixtures (directly or through another fixture) carries the marker: the tiers are
+# what `make test-fast` and `-m` select by, so a marker that does not match a test's fixtures would misfile it.
+FIXTURE_MARKERS = {
+    "spark": "spark",
+    "iceberg_spark": "spark",
+    "connect_url": "spark",
+    "spark_master_url": "spark",
+    "lake": "iceberg",
+    "postgres_uri": "iceberg",
+    "corpus": "corpus",
+}
+HEAVY_MARKERS = set(TIERS) - {"unit"}
+
+
+def tier_problems(items: list[pytest.Item]) -> list[str]:
+    """The tests whose markers do not say what they need: no tier, `unit` beside a heavier tier, or a fixture
+    that needs a marker the test lacks."""
+    problems: dict[str, str] = {}
+    for item in items:
+        marks = {m.name for m in item.iter_markers()}
+        module = item.nodeid.split("::")[0]
+        if not marks & set(TIERS):
+            problems[module] = f"{module}: no tier marker (one of {', '.join(TIERS)}): set `pytestmark`"
+        elif "unit" in marks and marks & HEAVY_MARKERS:
+            problems[module] = f"{module}: marked unit and {', '.join(sorted(marks & HEAVY_MARKERS))}"
+        missing = sorted({FIXTURE_MARKERS[f] for f in item.fixturenames if f in FIXTURE_MARKERS} - marks)
+        if missing:  # one line per module (the first such test named)
+            problems.setdefault(f"{module}:{missing}", f"{item.nodeid}: uses fixtures that need {', '.join(missing)}")
+    return sorted(problems.values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    problems = tier_problems(items)
+    if problems:
+        raise pytest.UsageError("test tier markers:\n" + "\n".join(problems))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -23,11 +23,13 @@ from pathlib import Path
 
 import pytest
 from local_stack import AirflowStack, seed_plans
-from oracles import DuckDBOracle, assert_same_result
+from oracles import DuckDBOracle, assert_same_result, tpch_q01_until
 from spark_modes import needs_spark35_classic
-from test_airflow_e2e import DAY, _oracle_q01, _put_plan, _slow_plan
+from test_airflow_e2e import DAY, _put_plan, _slow_plan
 
 pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.airflow,
     pytest.mark.corpus,
     # One kind of session per process on pyspark 3.5: this run's own session is classic; Airflow and the CLI talk
     # to the Connect server from subprocesses.
@@ -103,7 +105,7 @@ def test_daily_report_over_spark_connect_without_java(connect_stack, tpch_dir, s
     assert connect["operation_ids"] is None
     assert report["spark_application_id"].startswith("local-")  # the Connect server's application
     out = report["outputs"][0]
-    expected = _oracle_q01(tpch_dir, DAY)
+    expected = tpch_q01_until(tpch_dir, DAY)
     rows = [tuple(r) for r in spark.read.parquet(out["location"]).collect()]
     assert out["rows"] == len(rows) == len(expected.rows)
     assert_same_result(rows, expected.rows, context=f"daily report over Spark Connect {DAY}")

@@ -24,7 +24,7 @@ from local_stack import PLANS_BUCKET, AirflowStack, s3_client, seed_plans
 from oracles import DuckDBOracle, assert_same_result, tpch_q01_until
 from plan_builder import PlanBuilder, aggregate, cross, i32, i64, named, project, string
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.airflow, pytest.mark.corpus]
 
 TESTS = Path(__file__).resolve().parent
 DAY = "1995-06-17"

@@ -28,6 +28,8 @@ from plan_builder import (
     virtual,
 )
 
+pytestmark = [pytest.mark.spark]
+
 DECIMAL_URN = "extension:io.substrait:functions_arithmetic_decimal"
 LOG_URN = "extension:io.substrait:functions_logarithmic"
 

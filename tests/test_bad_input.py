@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from substrait_spark.cli import main
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 CLI = str(Path(sys.executable).parent / "substrait-spark")
 IBM = "ibm-substrait-compliance-tpch"
 

@@ -10,6 +10,8 @@ from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.hooks.iceberg import Catalogs, session_conf
 from substrait_spark.hooks.iceberg_hook import catalogs_from_connections
 
+pytestmark = [pytest.mark.unit]
+
 CONFIG = {
     "default": "lake",
     "catalogs": {

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from substrait_spark.cli import main
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 IBM = "ibm-substrait-compliance-tpch"
 Q06_REVENUE = 1193053.2253  # expected/q06.csv (sf 0.01); q06 reads only numeric columns, so tpchgen matches
 EMPTY_URL = "type.googleapis.com/google.protobuf.Empty"  # an extension relation no consumer class registers

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from plan_builder import PlanBuilder, field, i32, named, project, run, tuples, view
 
+pytestmark = [pytest.mark.spark]
+
 ROWS = [(1, 5, 3), (None, 2, 7), (None, None, None), (4, None, 0)]
 
 

@@ -7,10 +7,13 @@ regression; a case that starts passing must be removed from the file (regenerate
 
 from __future__ import annotations
 
+import pytest
 from conformance.cases import load_cases
 from conformance.configurations import EXTRA_FAILURES
 from conformance.runner import EXPECTED_FAILURES, Runner, read_expected_failures
 from spark_modes import configuration
+
+pytestmark = [pytest.mark.spark]
 
 
 def test_cases_parse():

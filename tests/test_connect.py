@@ -33,6 +33,8 @@ from plan_builder import (
 )
 from spark_modes import SparkMode, current_mode, spark_major
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 CANCEL_WITHIN_S = 15
 
 

@@ -12,6 +12,8 @@ import pytest
 from pyspark.sql import types as T
 from substrait_spark.consumer.conversions import Conversion, conversion
 
+pytestmark = [pytest.mark.spark]
+
 B, S, I, L = T.ByteType(), T.ShortType(), T.IntegerType(), T.LongType()  # noqa: E741
 F4, F8 = T.FloatType(), T.DoubleType()
 DATE, TS, NTZ = T.DateType(), T.TimestampType(), T.TimestampNTZType()

@@ -29,6 +29,8 @@ from dagster import AssetKey, DagsterInstance, DailyPartitionsDefinition, materi
 from substrait_spark.dagster import SubstraitSparkResource, substrait_assets  # noqa: E402
 from substrait_spark.dagster import metadata as md  # noqa: E402
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.dagster]
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = ROOT / "dags_examples" / "dagster" / "definitions.py"
 PLANS = ROOT / "dags_examples" / "plans"
@@ -543,6 +545,7 @@ def dagster_dev(tmp_path, tpch_dir):
         pytest.fail(str(exc))
 
 
+@pytest.mark.browser
 def test_dagster_dev_shows_the_plans_asset_graph_in_chromium(dagster_dev):
     playwright = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():

@@ -25,6 +25,8 @@ from producers.check import assert_gives_duckdb_answer, run_generated
 from producers.function_sql import FUNCTION_SQL
 from producers.relation_sql import RELATION_SQL
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 TPCH_SQL = Path(__file__).resolve().parent / "tpch_sql" / "standard"
 QUERIES = range(1, 23)
 

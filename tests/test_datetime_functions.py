@@ -25,6 +25,8 @@ from plan_builder import (
     virtual,
 )
 
+pytestmark = [pytest.mark.spark]
+
 DATETIME_URN = "extension:io.substrait:functions_datetime"
 TS = dt.datetime(2016, 1, 1, 13, 30, 15, 220000)  # a Friday; ISO week 53 of 2015
 INSTANT = dt.datetime(2016, 12, 31, 20, 0, 0, tzinfo=dt.UTC)  # 2017-01-01 05:00 in Tokyo

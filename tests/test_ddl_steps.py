@@ -9,6 +9,8 @@ from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, Un
 from substrait_spark.consumer.steps.log import KEY_PROPERTY
 from test_write_steps import NAMES, TYPES, catalogs_fixture, content, ns_fixture, rows_of, run, spark_rows, table  # noqa: F401
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 D = DdlRel
 
 

@@ -45,6 +45,8 @@ from substrait_spark.consumer.loader import load_plan
 from substrait_spark.consumer.resolver import SessionCatalogResolver
 from substrait_spark.consumer.walk import nodes
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.corpus]
+
 IBM = "ibm-substrait-compliance-tpch"
 AMOUNTS = [(1, Decimal("1.50")), (2, Decimal("999.99")), (3, Decimal("1000.00")), (4, Decimal("-12345.67"))]
 NARROW = "column 'amount' is decimal(10,2), plan says decimal(5,2) (a cast would lose information)"

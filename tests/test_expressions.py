@@ -57,6 +57,8 @@ from plan_builder import (
     virtual,
 )
 
+pytestmark = [pytest.mark.spark]
+
 T_ROWS = [
     (1, "a", dt.date(2020, 1, 31)),
     (2, "b", dt.date(2021, 6, 15)),

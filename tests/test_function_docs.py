@@ -6,10 +6,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
 sys.path.insert(0, str(TOOLS))
 
 import functions_doc  # noqa: E402
+
+pytestmark = [pytest.mark.unit]
 
 
 def test_every_standard_function_is_mapped_or_has_a_reason():

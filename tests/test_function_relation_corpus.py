@@ -38,6 +38,8 @@ from function_corpus import (
 )
 from oracles import assert_same_result
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 EXPECTED_PLANS = 548
 EXPECTED_GROUPS = 159
 EXPECTED_PRODUCERS = {

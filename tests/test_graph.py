@@ -12,6 +12,8 @@ from substrait_spark.cli import main
 from substrait_spark.consumer.loader import load_plan
 from substrait_spark.graph import build_graph, esc, plan_html, plan_svg
 
+pytestmark = [pytest.mark.unit, pytest.mark.corpus]
+
 SVG = "{http://www.w3.org/2000/svg}"
 ROOT = Path(__file__).resolve().parent.parent
 BIG_ORDERS = ROOT / "dags_examples" / "plans" / "big_orders_pipeline.json"

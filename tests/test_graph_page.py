@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pytest
 from local_stack import AirflowStack, ServerDidNotStart, free_port, seed_plans, serving
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.airflow, pytest.mark.browser, pytest.mark.corpus]
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / ".data" / "artifacts"

@@ -20,6 +20,8 @@ from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.resolver import ChainResolver
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 COLUMNS = (["id", "name", "amount"], [i64(), string(), fp64()])
 

@@ -21,6 +21,8 @@ from iceberg_stack import (
 )
 from substrait_spark.hooks import iceberg_spark as ib
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 ARROW_SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 
 

@@ -27,6 +27,8 @@ from plan_builder import (
 from substrait import plan_pb2
 from substrait_spark.consumer.errors import PlanInvalidError
 
+pytestmark = [pytest.mark.spark]
+
 ROWS = [
     (1, [1, 2, 3], [[1, 2], [3]]),
     (2, [5, None, 0], [[], [4, None]]),

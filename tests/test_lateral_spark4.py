@@ -29,6 +29,8 @@ from plan_builder import (
 from spark_modes import spark_major
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 
+pytestmark = [pytest.mark.spark]
+
 J = JoinRel
 TABLES = {
     "lat_l": ("k int, a string", [(1, "a"), (2, "b"), (2, "b2"), (3, "c"), (None, "n")]),

@@ -41,6 +41,8 @@ from substrait_spark.consumer.errors import PlanInvalidError
 from substrait_spark.consumer.loader import LoadedPlan, parse_plan_bytes
 from substrait_spark.consumer.superset import SupersetPlan
 
+pytestmark = [pytest.mark.spark]
+
 ROWS = [(1, "a", 10), (2, "b", 20), (2, "c", 30), (3, None, 40)]
 ASC = alg.SortField.SORT_DIRECTION_ASC_NULLS_LAST
 GITHUB = "https://github.com/substrait-io/substrait/blob/main/extensions/"

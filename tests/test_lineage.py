@@ -62,6 +62,8 @@ from substrait_spark.consumer.lineage import LineageWalker, column_lineage
 from substrait_spark.consumer.loader import load_plan
 from substrait_spark.consumer.walk import nodes
 
+pytestmark = [pytest.mark.unit, pytest.mark.corpus]
+
 IBM = "ibm-substrait-compliance-tpch"
 SNAP = "consumer-testing-tpch-snapshots"
 IBIS = "ibis-substrait-tpch"

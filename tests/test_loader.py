@@ -21,6 +21,8 @@ from substrait_spark.consumer.loader import (
     read_plan_bytes,
 )
 
+pytestmark = [pytest.mark.unit, pytest.mark.corpus]
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = (ROOT / ".." / "shared" / "corpus").resolve()
 BAD = Path(__file__).resolve().parent / "data" / "bad_plans"

@@ -9,6 +9,8 @@ from plan_builder import PlanBuilder, _schema, decimal_, field, filter_, i32, li
 from substrait import algebra_pb2 as alg
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 
+pytestmark = [pytest.mark.spark]
+
 Rel = alg.Rel
 FileOrFiles = alg.ReadRel.LocalFiles.FileOrFiles
 NAMES = ["k", "s"]

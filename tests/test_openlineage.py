@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from local_stack import PLANS_BUCKET, AirflowStack, s3_client
 from plan_builder import PlanBuilder, WriteRel, field, fp64, i64, join, named, project, string, write
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.airflow, pytest.mark.corpus]
 
 TESTS = Path(__file__).resolve().parent
 NS = "ol_e2e"

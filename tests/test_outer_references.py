@@ -14,6 +14,8 @@ from substrait_spark.consumer.errors import UnsupportedFeatureError
 from substrait_spark.consumer.loader import parse_plan_bytes
 from substrait_spark.consumer.walk import nodes
 
+pytestmark = [pytest.mark.spark]
+
 ROWS = [(1, 10, 100), (2, 10, 200), (3, 20, 150), (4, None, 50)]
 NAMES = ["id", "dept", "sal"]
 ANCHOR = 7

@@ -38,6 +38,8 @@ from substrait_spark.consumer import to_dataframe
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
 from substrait_spark.consumer.resolver import SessionCatalogResolver
 
+pytestmark = [pytest.mark.spark]
+
 ROWS = [(1, dt.date(2024, 1, 30)), (2, dt.date(2024, 1, 31)), (3, dt.date(2024, 2, 1)), (4, None)]
 
 

@@ -60,6 +60,8 @@ from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeature
 from substrait_spark.consumer.registry import register_extension_relation, unregister_extension_relation
 from substrait_spark.consumer.relation import Relation
 
+pytestmark = [pytest.mark.spark]
+
 TABLES = {
     "phy_l": ("k int, a string", [(1, "a"), (2, "b"), (2, "b2"), (3, "c"), (None, "n")]),
     "phy_r": ("k int, b string", [(2, "x"), (3, "y"), (3, "y2"), (4, "z"), (None, "m")]),

@@ -12,11 +12,14 @@ import contextlib
 import io
 import json
 
+import pytest
 from cartesian_check import Link, equi_links, offences, parse_physical
 from plan_builder import JoinRel, PlanBuilder, cross, field, filter_, i64, join, named, run, string
 from plan_invariants import PlanInvariant
 from pyspark.sql import functions as F
 from substrait.plan_pb2 import Plan
+
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
 
 IBM = "ibm-substrait-compliance-tpch"
 

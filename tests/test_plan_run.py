@@ -13,6 +13,8 @@ from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanChangedError
 from test_cli import IBM, unsupported_window_plan
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.corpus]
+
 
 def no_session(catalog_conf):
     raise AssertionError("a Spark session was asked for")

@@ -32,6 +32,8 @@ from substrait_spark.hooks.plan_store import (
     PlanStoreError,
 )
 
+pytestmark = [pytest.mark.unit]
+
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "ibm-substrait-compliance-tpch"
 BIN_PLAN = CORPUS / "q06.bin"
 JSON_PLAN = CORPUS / "q06.json"

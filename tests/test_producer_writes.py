@@ -33,6 +33,8 @@ from substrait_spark.consumer.steps.log import KEY_PROPERTY
 from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, register_catalog
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 FIXTURES = Path(__file__).resolve().parent / "data" / "producers" / "substrait_go"
 CATALOG = "golake"  # this module's own catalog: Spark keeps each catalog it loaded for the whole session
 NS = "main"

@@ -47,6 +47,8 @@ from plan_builder import (
     with_emit,
 )
 
+pytestmark = [pytest.mark.spark]
+
 L_ROWS = [(1, "a"), (2, "b"), (2, "b2"), (3, "c"), (None, "n")]
 R_ROWS = [(2, "x"), (3, "y"), (3, "y2"), (4, "z"), (None, "m")]
 RU_ROWS = [(2, "x"), (3, "y"), (4, "z"), (None, "m")]  # unique keys
@@ -710,3 +712,27 @@ def test_set_operation_over_named_tables_with_different_column_names(spark):
     rel = set_(SetRel.SET_OP_MINUS_PRIMARY_ALL, tbl("rel_r"), tbl("rel_ru"))
     got = run(b.plan(rel, ["k", "b"]), spark)
     assert_same_rows(got, spark.sql("select * from rel_r except all select * from rel_ru"))
+
+
+def test_a_relation_is_a_value_and_its_pending_projection_is_applied_once(spark):
+    """Translators share relations (ReferenceRel, a join's inputs, a subquery's host): an operation never changes
+    one. A pending projection is a value of its own; `materialized()` applies it with one select, and `df` is
+    refused while it is pending (Columns from `col(i)` would not resolve against the applied frame)."""
+    import dataclasses
+
+    from pyspark.sql import functions as F
+    from substrait_spark.consumer.relation import NameSource, Relation
+
+    names = NameSource()
+    base = Relation(spark.range(3).select(F.col("id").alias("_s0")), ["_s0"])
+    lazy = base.project(["_s1"], base.types, {"_s1": base.col(0) + 1})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lazy.names = ("x",)
+    with pytest.raises(AssertionError, match="materialized"):
+        lazy.df  # noqa: B018
+    applied = lazy.materialized()
+    assert lazy.projection is not None and applied.projection is None  # the lazy one is unchanged
+    assert applied.materialized() is applied and base.materialized() is base  # nothing left to apply
+    assert applied.df.columns == ["_s1"] and sorted(r[0] for r in applied.df.collect()) == [1, 2, 3]
+    twice = lazy.select_positions([0, 0], names)  # a repeated position gets a fresh name
+    assert len(set(twice.names)) == 2 and twice.projection is not None

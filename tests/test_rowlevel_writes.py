@@ -41,6 +41,8 @@ from substrait_spark.hooks import iceberg_jvm, iceberg_stage
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 W = WriteRel
 NAMES = ["id", "grp", "amount"]
 TYPES = [i64(), string(), fp64()]

@@ -25,6 +25,8 @@ from substrait_spark.hooks import spark as sessions
 from substrait_spark.hooks.spark import SparkTarget, cancel_job_group, get_session, job_group, normalize_master
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 
+pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.corpus]
+
 IBM = "ibm-substrait-compliance-tpch"
 
 # Importing Airflow points logging at the stream pytest captures; py4j's INFO line at interpreter exit would then

@@ -7,6 +7,7 @@ table of version 2 gains the column), and a report written before the kind was r
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from plan_builder import DdlRel, PlanBuilder, ddl, write
 from substrait_spark.consumer.report import RunReport, Skip, Step, StepStatus, changed_tables
 from substrait_spark.graph import build_graph
@@ -25,6 +26,8 @@ from test_write_steps import (  # noqa: F401
     table,
     values,
 )
+
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 
 
 def three_skips(ns: str):

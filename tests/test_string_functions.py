@@ -7,6 +7,8 @@ import pytest
 from plan_builder import PlanBuilder, field, i32, i64, list_, lit, named, project, run, string, tuples, view
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 
+pytestmark = [pytest.mark.spark]
+
 ROWS = [("Hello World",), ("a.b.c",), ("abcABC",), ("A\nc x",), (None,), ("ÉtÉ été",), ("xxabcxx",), ("😊a😊b",)]
 
 

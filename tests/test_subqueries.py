@@ -55,6 +55,8 @@ from plan_builder import (
     virtual,
 )
 
+pytestmark = [pytest.mark.spark]
+
 EMP = [(1, 10, 100), (2, 10, 200), (3, 20, 150), (4, 20, None), (5, 30, 300), (6, None, 50), (7, 10, 120)]
 DEPT = [(10, "eng"), (20, "ops"), (30, "hr"), (40, "empty"), (None, "nodept")]
 TABLES = {

@@ -11,6 +11,8 @@ from producers import substrait_python
 from producers.check import assert_gives_duckdb_answer
 from producers.substrait_cases import CASES
 
+pytestmark = [pytest.mark.spark]
+
 # Plans the package writes that the engine refuses, with the error expected (an exact list: a fix shrinks it).
 REFUSED: dict[str, str] = {}
 

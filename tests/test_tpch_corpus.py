@@ -38,6 +38,8 @@ from oracles import (
     read_ibm_csv,
 )
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 TESTS_DIR = Path(__file__).resolve().parent
 SQL_DIR = TESTS_DIR / "tpch_sql"
 

@@ -14,7 +14,7 @@ from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import IcebergCatalogResolver
 from substrait_spark.hooks.iceberg_spark import register_catalog
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.corpus]
 
 TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier")
 

@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 import types_doc
 
+pytestmark = [pytest.mark.spark]
+
 Type = pb.Type
 Lit = pb.Expr.Literal
 

@@ -33,6 +33,8 @@ from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
 from substrait_spark.consumer.loader import load_plan, parse_plan_bytes
 
+pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+
 CLI = str(Path(sys.executable).parent / "substrait-spark")
 FUNCTION_RELATION = "consumer-testing-function-relation-snapshots"
 IBM = "ibm-substrait-compliance-tpch"

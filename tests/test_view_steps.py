@@ -15,6 +15,8 @@ from substrait_spark.consumer.steps.log import KEY_PROPERTY
 from substrait_spark.hooks.iceberg_views import SUBSTRAIT_DIALECT, views_of
 from test_write_steps import NAMES, TYPES, catalogs_fixture, ns_fixture, rows_of, run, table  # noqa: F401
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 D = DdlRel
 
 

@@ -39,6 +39,8 @@ from window_builder import (
     window_rel_function,
 )
 
+pytestmark = [pytest.mark.spark]
+
 # g (partition), k (order key, ties and a NULL), v (value, NULLs), d (a date)
 ROWS_W = [
     ("a", 1, 10, "2024-01-01"),

@@ -8,6 +8,8 @@ from plan_builder import PlanBuilder, WriteRel, aggregate, field, filter_, i64, 
 from substrait_spark.consumer.errors import UnsupportedFeatureError
 from test_write_steps import NAMES, TYPES, catalogs_fixture, content, ns_fixture, rows_of, run, table, values  # noqa: F401
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 W = WriteRel
 
 

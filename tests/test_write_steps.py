@@ -41,6 +41,8 @@ from substrait_spark.consumer.steps.update_key import UPDATE_KEY_FIELD, enhancem
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+
 NAMES = ["id", "name", "amount"]
 TYPES = [i64(), string(), fp64()]
 ARROW = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])

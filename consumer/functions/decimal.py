@@ -69,7 +69,7 @@ def decimal_overflow(c: Call, col: Column, inputs_present: Column, sign: Column,
 def _binary(op: Callable[[Column, Column], Column]) -> Handler:
     def build(c: Call) -> Column:
         a, b = c.arity(2).values
-        if c.families() != ("decimal", "decimal"):
+        if not (isinstance(a.type, T.DecimalType) and isinstance(b.type, T.DecimalType)):
             return op(a.col, b.col)
         out = c.output_type if isinstance(c.output_type, T.DecimalType) else _result_type(c.name, a.type, b.type)
         sign = op(a.col.cast("double"), b.col.cast("double"))
@@ -108,10 +108,11 @@ def _join(hi: Column, lo: Column) -> Column:
 def _bitwise(op: Callable[[Column, Column], Column]) -> Handler:
     def build(c: Call) -> Column:
         a, b = c.arity(2).values
-        if any(not isinstance(v.type, T.DecimalType) or v.type.scale != 0 for v in (a, b)):
+        ta, tb = a.type, b.type
+        if not (isinstance(ta, T.DecimalType) and isinstance(tb, T.DecimalType) and ta.scale == tb.scale == 0):
             raise c.unsupported("bitwise operators take decimal<P, 0> arguments")
         (ah, al), (bh, bl) = _halves(a.col), _halves(b.col)
-        out = c.output_type or T.DecimalType(max(a.type.precision, b.type.precision), 0)
+        out = c.output_type or T.DecimalType(max(ta.precision, tb.precision), 0)
         return cast(_join(op(ah, bh), op(al, bl)), out)
 
     return build
@@ -156,7 +157,10 @@ def _power(c: Call) -> Column:
 
 def _sum_type(c: Call) -> T.DecimalType:
     (x,) = c.values
-    return c.output_type if isinstance(c.output_type, T.DecimalType) else T.DecimalType(38, x.type.scale)
+    if isinstance(c.output_type, T.DecimalType):
+        return c.output_type
+    assert isinstance(x.type, T.DecimalType), "the handler is registered for a decimal argument"
+    return T.DecimalType(38, x.type.scale)
 
 
 def _sum(zero_if_empty: bool) -> AggregateHandler:

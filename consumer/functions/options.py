@@ -25,7 +25,7 @@ def bounds(t: T.DataType) -> tuple[int, int]:
 
 def int_output(c: Call) -> T.DataType:
     """The integer type of the result: the plan's declared type, else the widest argument type."""
-    if type(c.output_type) in INT_RANGE:
+    if c.output_type is not None and type(c.output_type) in INT_RANGE:
         return c.output_type
     return max((v.type for v in c.values if type(v.type) in INT_RANGE), key=lambda t: INT_RANGE[type(t)][1])
 

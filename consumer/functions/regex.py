@@ -168,10 +168,10 @@ def _replace(c: Call) -> Column:
         replacement = F.lit(_java_replacement(r.value))
     else:
         replacement = F.regexp_replace(r.col, r"\\(\d)", r"\$$1")
-    if _is_literal(occurrence, 0):
+    if occurrence is None or _is_literal(occurrence, 0):
         # Not Spark's own position argument: it must be a constant and counts UTF-16 units, not characters.
         every = F.call_function("regexp_replace", _from(s.col, position), regex, replacement)
-        if _is_literal(position, 1):
+        if position is None or _is_literal(position, 1):
             return every
         return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), every)
     if not (occurrence.is_literal and r.is_literal):
@@ -186,7 +186,7 @@ def _replace(c: Call) -> Column:
         F.call_function("substr", text, offset + F.length(match) + 1),
     )
     out = F.when(found, cut).otherwise(text)
-    if _is_literal(position, 1):
+    if position is None or _is_literal(position, 1):
         return out
     return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), out)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -26,6 +27,11 @@ _STANDARD_URI = re.compile(
     r"|(?:www\.)?substrait\.io/extensions/)"
     r"|/)(functions_\w+)\.yaml$"
 )
+
+
+# A message of the superset pool (superset.py): built at run time with the removed fields, which no stub declares,
+# so the rules read and write them untyped.
+Old = Any
 
 
 def urn_for_uri(uri: str) -> str:
@@ -55,7 +61,7 @@ def _at(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _extension_uris(plan: Message, path: str, notes: Notes) -> None:
+def _extension_uris(plan: Old, path: str, notes: Notes) -> None:
     """extension_uris → extension_urns; each declaration's extension_uri_reference → extension_urn_reference."""
     decls = [getattr(e, kind) for e in plan.extensions if (kind := e.WhichOneof("mapping_type"))]
     if not len(plan.extension_uris) and not any(d.extension_uri_reference for d in decls):
@@ -81,7 +87,7 @@ def _extension_uris(plan: Message, path: str, notes: Notes) -> None:
     notes.add("extension_uris read as extension_urns (standard extension files by name)", path)
 
 
-def _fetch(rel: Message, path: str, notes: Notes) -> None:
+def _fetch(rel: Old, path: str, notes: Notes) -> None:
     """FetchRel.offset/count → offset_expr/count_expr i64 literals; the old count -1 (ALL) is no count."""
     for old, new in (("offset", "offset_expr"), ("count", "count_expr")):
         if not rel.HasField(old):
@@ -97,7 +103,7 @@ def _fetch(rel: Message, path: str, notes: Notes) -> None:
         notes.add(f"FetchRel.{old} read as {new}", path)
 
 
-def _virtual_table(table: Message, path: str, notes: Notes) -> None:
+def _virtual_table(table: Old, path: str, notes: Notes) -> None:
     """VirtualTable.values (rows as struct literals) → expressions (rows of literal expressions)."""
     if not len(table.values):
         return
@@ -111,7 +117,7 @@ def _virtual_table(table: Message, path: str, notes: Notes) -> None:
     notes.add("VirtualTable.values read as expressions", path)
 
 
-def _args(fn: Message, path: str, notes: Notes) -> None:
+def _args(fn: Old, path: str, notes: Notes) -> None:
     """args → arguments[{value}] (ignored, as before, when arguments is set too); enum args → arguments[{enum}]."""
     if not len(fn.args):
         return
@@ -128,11 +134,11 @@ def _args(fn: Message, path: str, notes: Notes) -> None:
     notes.add(f"{fn.DESCRIPTOR.name}.args read as arguments", path)
 
 
-def _blob(e: Message) -> bytes:
+def _blob(e: Old) -> bytes:
     return e.SerializeToString(deterministic=True)
 
 
-def _check_both(rel: Message, grouping: Message, path: str) -> None:
+def _check_both(rel: Old, grouping: Old, path: str) -> None:
     """A grouping written both ways (DataFusion 55 does, for older consumers) must say the same thing twice:
     its inline expressions are, in order, the AggregateRel expressions its references name."""
     inline, refs = grouping.grouping_expressions, grouping.expression_references
@@ -155,7 +161,7 @@ def _check_both(rel: Message, grouping: Message, path: str) -> None:
             )
 
 
-def _groupings(rel: Message, path: str, notes: Notes) -> None:
+def _groupings(rel: Old, path: str, notes: Notes) -> None:
     """Grouping.grouping_expressions → AggregateRel.grouping_expressions (equal ones once) + expression_references.
 
     A grouping that also has expression_references keeps them, once checked to agree with its inline copy."""
@@ -181,7 +187,7 @@ def _groupings(rel: Message, path: str, notes: Notes) -> None:
         notes.add("Grouping.grouping_expressions read as AggregateRel.grouping_expressions", path)
 
 
-def _join_keys(rel: Message, path: str, notes: Notes) -> None:
+def _join_keys(rel: Old, path: str, notes: Notes) -> None:
     """left_keys/right_keys (pairwise equality) → keys with the simple comparison EQ."""
     if not len(rel.left_keys) and not len(rel.right_keys):
         return
@@ -206,7 +212,7 @@ _PRECISION_KINDS = {
 }
 
 
-def _type(t: Message, path: str, notes: Notes) -> None:
+def _type(t: Old, path: str, notes: Notes) -> None:
     """Type.timestamp/timestamp_tz/time → precision_* with precision 6; user_defined_type_reference → user_defined."""
     kind = t.WhichOneof("kind")
     if kind in _PRECISION_KINDS:
@@ -221,7 +227,7 @@ def _type(t: Message, path: str, notes: Notes) -> None:
         notes.add("type user_defined_type_reference read as user_defined", path)
 
 
-def _literal(lit: Message, path: str, notes: Notes) -> None:
+def _literal(lit: Old, path: str, notes: Notes) -> None:
     """Literal.timestamp/timestamp_tz/time (microseconds) → precision_* literals with precision 6."""
     kind = lit.WhichOneof("literal_type")
     if kind in _PRECISION_KINDS:
@@ -232,7 +238,7 @@ def _literal(lit: Message, path: str, notes: Notes) -> None:
         notes.add(f"literal {kind} read as {_PRECISION_KINDS[kind]}({MICROS})", path)
 
 
-def _interval(i: Message, path: str, notes: Notes) -> None:
+def _interval(i: Old, path: str, notes: Notes) -> None:
     """IntervalDayToSecond.microseconds → subseconds with precision 6."""
     if not i.HasField("microseconds"):
         return
@@ -244,13 +250,13 @@ def _interval(i: Message, path: str, notes: Notes) -> None:
     notes.add(f"IntervalDayToSecond.microseconds read as subseconds (precision {MICROS})", path)
 
 
-def _expression(e: Message, path: str, notes: Notes) -> None:
+def _expression(e: Old, path: str, notes: Notes) -> None:
     """Expression.enum outside a function's args had no defined meaning, and has no modern form."""
     if e.WhichOneof("rex_type") == "enum":
         raise PlanInvalidError("Expression.enum (removed from Substrait) has a meaning only as a function's arg", path)
 
 
-Rule = Callable[[Message, str, Notes], None]
+Rule = Callable[[Old, str, Notes], None]
 RULES: dict[str, Rule] = {
     "substrait.Plan": _extension_uris,
     "substrait.ExtendedExpression": _extension_uris,

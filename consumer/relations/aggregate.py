@@ -13,7 +13,7 @@ from substrait import algebra_pb2 as alg
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..expressions import function_arguments, options_of
 from ..functions import Call
-from ..relation import Relation, column, union_all
+from ..relation import Correlation, Relation, column, union_all
 from ..scope import Scope, Typed
 from ..types import spark_type
 
@@ -100,7 +100,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
             raise UnsupportedFeatureError(
                 "aggregate over a non-equality correlated predicate (cannot be decorrelated)", path
             )
-        absorbed = list(dict.fromkeys(p.equality for p in source.pending))
+        absorbed = list(dict.fromkeys(p.equality for p in source.pending if p.equality is not None))
         if len(sets) > 1:
             raise UnsupportedFeatureError("grouping sets inside a correlated subquery", path)
 
@@ -139,4 +139,4 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
     count_bug = bool(absorbed) and any(
         cx.extensions.function(m.measure.function_reference, path).base in _COUNTS for m in rel.measures
     )
-    return Relation(df, names, types, absorbed, list(source.pending), keyed, count_bug)
+    return Relation(df, names, types, Correlation(source.pending, tuple(absorbed), keyed, count_bug))

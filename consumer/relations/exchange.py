@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from substrait import algebra_pb2 as alg
 
@@ -34,8 +34,9 @@ ExchangeRel = alg.ExchangeRel
 Partitioner = Callable[["SubstraitConsumer", ExchangeRel, Relation, Scope, str], DataFrame]
 
 
-def _count(rel: ExchangeRel) -> list[int]:
-    return [rel.partition_count] if rel.partition_count else []
+def _repartition(frame: DataFrame, rel: ExchangeRel, cols: list[Column]) -> DataFrame:
+    """Hash-partitioned by `cols`, into the plan's partition count if it sets one."""
+    return frame.repartition(rel.partition_count, *cols) if rel.partition_count else frame.repartition(*cols)
 
 
 def _scatter(cx: SubstraitConsumer, rel: ExchangeRel, source: Relation, scope: Scope, path: str) -> DataFrame:
@@ -46,14 +47,14 @@ def _scatter(cx: SubstraitConsumer, rel: ExchangeRel, source: Relation, scope: S
         cx.expression(alg.Expression(selection=f), scope, f"{path}.scatter_by_fields.fields[{i}]").col
         for i, f in enumerate(fields)
     ]
-    return source.frame.repartition(*_count(rel), *cols)
+    return _repartition(source.frame, rel, cols)
 
 
 def _single(cx: SubstraitConsumer, rel: ExchangeRel, source: Relation, scope: Scope, path: str) -> DataFrame:
     p = f"{path}.single_target.expression"
     if not rel.single_target.HasField("expression"):
         raise PlanInvalidError("single-target exchange with no bucket expression", p)
-    return source.frame.repartition(*_count(rel), cx.expression(rel.single_target.expression, scope, p).col)
+    return _repartition(source.frame, rel, [cx.expression(rel.single_target.expression, scope, p).col])
 
 
 def _round_robin(cx: SubstraitConsumer, rel: ExchangeRel, source: Relation, scope: Scope, path: str) -> DataFrame:

@@ -52,7 +52,7 @@ def translate_expand(cx: SubstraitConsumer, rel: alg.ExpandRel, path: str, outer
     if not source.can_defer():
         raise UnsupportedFeatureError("expand inside a correlated subquery", path)
     scope = Scope(source, outer)
-    ids: list[Column] = []
+    ids: list[Column | str] = []
     switching: list[tuple[str, list[Typed], T.DataType]] = []  # (struct field name, duplicates, type)
     names: list[str] = []
     types: list[T.DataType] = []
@@ -84,14 +84,14 @@ def translate_expand(cx: SubstraitConsumer, rel: alg.ExpandRel, path: str, outer
     if not switching:
         df = source.frame.select(*ids, F.lit(0).cast(T.LongType()).alias(ordinal))
         return _expanded(cx, df, names, types, ordinal)
-    value = cx.names.fresh()
-    structs = []
+    value_name = cx.names.fresh()
+    structs: list[Column | str] = []
     for k in range(copies):
         parts = [_duplicate(d, k, t).alias(n) for n, d, t in switching]
         structs.append(F.struct(*parts).alias(str(k)))
     variable = cx.names.fresh()
-    df = source.frame.unpivot(ids, structs, variable, value)
-    cols = [F.col(f"{value}.{n}").alias(n) if n in switched else column(n) for n in names]
+    df = source.frame.unpivot(ids, structs, variable, value_name)
+    cols = [F.col(f"{value_name}.{n}").alias(n) if n in switched else column(n) for n in names]
     df = df.select(*cols, F.col(variable).cast(T.LongType()).alias(ordinal))
     return _expanded(cx, df, names, types, ordinal)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import operator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from substrait import algebra_pb2 as alg
 
 from ..errors import UnsupportedFeatureError
-from ..relation import Pending, Relation, column
+from ..relation import Pending, Projection, Relation, column
 from ..scope import Scope, Truth
 from ..subqueries import conjunct_paths, predicate_truth, try_filter_conjunct
 from ..walk import contains, local_fields, reference_levels, value_args
@@ -25,7 +26,7 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     if not rel.HasField("condition"):
         return source
     parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
-    if (source.exprs is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
+    if (source.projection is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
         return _filter_frame(cx, source, parts, outer)
     return filter_relation(cx, source.materialized(), parts, outer)
 
@@ -58,14 +59,14 @@ def filter_relation(
     df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df
     if not pending and source.can_defer():
         # What subquery joins appended stays in the frame until an operation needs this relation's columns.
-        return Relation(df, source.names, source.types, exprs={}, frame_names=out.columns())
+        return Relation(df, source.names, source.types, projection=Projection({}, out.columns()))
     # Drop what subquery joins appended; keep the input's columns and the correlation state.
-    result = Relation(df, source.names, source.types, [], pending, source.keyed, source.count_bug)
-    hidden = result.carried(source.names)
+    correlation = replace(source.correlation, pending=tuple(pending), hidden=())
+    hidden = correlation.carried(source.names)
     keep = [*source.names, *hidden]
     if list(df.columns) != keep:
         df = df.select(*[column(n) for n in keep])
-    return Relation(df, source.names, source.types, hidden, pending, source.keyed, source.count_bug)
+    return Relation(df, source.names, source.types, replace(correlation, hidden=hidden))
 
 
 def _filter_frame(cx: SubstraitConsumer, source: Relation, parts, outer: Scope | None) -> Relation:

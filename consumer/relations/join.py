@@ -9,10 +9,9 @@ condition, the general split (`marks.split_mark`).
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
@@ -22,7 +21,7 @@ from substrait import algebra_pb2 as alg
 from .. import marks
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..expressions import comparable
-from ..relation import Relation, beside, column, side_by_side
+from ..relation import Correlation, Relation, beside, column, conjunction, side_by_side
 from ..scope import Scope, Truth
 from ..subqueries import conjunct_paths, predicate_truth
 from ..walk import contains, local_fields, record_fields, reference_levels, shift_record_fields, value_args
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
 JoinRel = alg.JoinRel
+JoinType: TypeAlias = JoinRel.JoinType.ValueType  # an int at run time
 _SPARK_HOW = {
     JoinRel.JOIN_TYPE_INNER: "inner",
     JoinRel.JOIN_TYPE_OUTER: "full",
@@ -69,12 +69,10 @@ def _concat(left: Relation, right: Relation) -> Relation:
 def _merge_correlation(left: Relation, right: Relation, df, names, types, path: str) -> Relation:
     if left.keyed or right.keyed:
         raise UnsupportedFeatureError("join above a correlated aggregate inside a subquery", path)
-    pending = [*left.pending, *right.pending]
-    out = Relation(df, names, types, [], pending)
-    hidden = out.carried(names)
-    extra = [n for n in [*left.hidden, *right.hidden] if n not in hidden and n not in names]
-    out.hidden = hidden + extra
-    return out
+    pending = (*left.pending, *right.pending)
+    hidden = Correlation(pending).carried(names)
+    extra = tuple(n for n in (*left.hidden, *right.hidden) if n not in hidden and n not in names)
+    return Relation(df, names, types, Correlation(pending, hidden + extra))
 
 
 # The join condition over the record of both inputs (None: every pair matches).
@@ -122,13 +120,19 @@ def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
 def _conjunction(cx: SubstraitConsumer, parts: list[tuple[alg.Expression, str]], extra: list[Column]) -> Condition:
     def condition(scope: Scope) -> Column | None:
         conds = [cx.expression(c, scope, p).col for c, p in parts] + extra
-        return functools.reduce(operator.and_, conds) if conds else None
+        return conjunction(conds)
 
     return condition
 
 
 def _flag_one_side(
-    cx: SubstraitConsumer, left: Relation, right: Relation, c: alg.Expression, path: str, outer: Scope | None, jt: int
+    cx: SubstraitConsumer,
+    left: Relation,
+    right: Relation,
+    c: alg.Expression,
+    path: str,
+    outer: Scope | None,
+    jt: JoinType,
 ) -> tuple[Relation, Relation, Column]:
     """A condition conjunct holding a subquery, of a join that is not INNER, as a boolean column of the one input
     it reads (its value is all the join condition needs from it)."""
@@ -147,7 +151,7 @@ def _flag_one_side(
     value = cx.expression(expr, scope, path).col
     flag = cx.names.fresh()
     # The flag rides in the frame, not among the input's columns: the join's result keeps only those.
-    flagged = host.with_df(scope.rel.df.withColumn(flag, value))
+    flagged = host.with_df(scope.host().df.withColumn(flag, value))
     sides = [left, right]
     sides[side] = flagged
     return sides[0], sides[1], column(flag)
@@ -161,7 +165,7 @@ def join_inputs(
     cx: SubstraitConsumer,
     left: Relation,
     right: Relation,
-    jt: int,
+    jt: JoinType,
     condition: Condition,
     post_join_filter: alg.Expression | None,
     expressions: list[alg.Expression],
@@ -179,9 +183,10 @@ def join_inputs(
     deferred = jt in _NULLABLE and left.can_defer() and right.can_defer()
     if deferred:
         # Pending projections stay pending through the join, except on a side the join may fill with NULLs.
-        left, right = side_by_side(left, right)
+        sides = list(side_by_side(left, right))
         for side in _NULLABLE[jt]:
-            (left, right)[side].materialized()
+            sides[side] = sides[side].materialized()
+        left, right = sides
     else:
         left, right = left.materialized(), right.materialized()
     if (left.correlated() or right.correlated()) and jt != JoinRel.JOIN_TYPE_INNER:
@@ -232,6 +237,7 @@ def join_inputs(
         out = out.over(out.frame.filter(post))
     if deferred:  # uncorrelated inputs: the frame holds the columns `out` says it does
         return out
+    out = out.materialized()
     keep = [*out.names, *out.hidden]
     if list(out.df.columns) != keep:
         out = out.with_df(out.df.select(*[column(n) for n in keep]))
@@ -245,7 +251,7 @@ def translate_cross(cx: SubstraitConsumer, rel: alg.CrossRel, path: str, outer: 
         left, right = side_by_side(left, right)
         names, types = [*left.names, *right.names], [*left.types, *right.types]
         return beside(left, right, names, types, left.frame.crossJoin(right.frame))
-    df = left.df.crossJoin(right.df)
+    df = left.materialized().df.crossJoin(right.materialized().df)
     return _merge_correlation(left, right, df, [*left.names, *right.names], [*left.types, *right.types], path)
 
 
@@ -266,8 +272,7 @@ def single_join(
     checked = F.when(matches > 1, F.raise_error(message)).otherwise(column(first)).alias(first)
     rest = [column(n) for n in right.names[1:]]
     df = joined.select(*left.cols(), *left.hidden_cols(), checked, *rest)
-    out = Relation(df, left.names, left.types, [*left.hidden, *right.names], left.pending, left.keyed, left.count_bug)
-    return out, first
+    return left.widened(df, right.names), first
 
 
 def mark_join(cx: SubstraitConsumer, left: Relation, right: Relation, cond: Column | None) -> tuple[Relation, str]:
@@ -281,8 +286,8 @@ def mark_join(cx: SubstraitConsumer, left: Relation, right: Relation, cond: Colu
 
 def _with_mark(cx: SubstraitConsumer, left: Relation, scope: Scope, value: Column) -> tuple[Relation, str]:
     name = cx.names.fresh()
-    df = scope.rel.df.select(*left.cols(), *left.hidden_cols(), value.alias(name))
-    return Relation(df, left.names, left.types, [*left.hidden, name], left.pending, left.keyed, left.count_bug), name
+    df = scope.host().df.select(*left.cols(), *left.hidden_cols(), value.alias(name))
+    return left.widened(df, [name]), name
 
 
 # Comparison functions a MARK join condition may be made of, and their mirror image (a op b == b mirror(op) a).

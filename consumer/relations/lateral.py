@@ -17,8 +17,6 @@ join types the spec does not allow for lateral joins (RIGHT, OUTER and the right
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -28,7 +26,7 @@ from substrait import algebra_pb2 as alg
 
 from ..clients import has_outer_references
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..relation import Relation
+from ..relation import Relation, conjunction
 from ..scope import Scope
 from ..walk import children
 from . import join
@@ -79,7 +77,7 @@ def _rebase(msg: Message, anchor: int, depth: int, in_filter: bool, path: str, e
         _rebase(child, anchor, inner, filtering, p, escapes)
 
 
-def checked_type(rel: alg.LateralJoinRel, path: str) -> int:
+def checked_type(rel: alg.LateralJoinRel, path: str) -> join.JoinType:
     jt = rel.type
     if jt == JoinRel.JOIN_TYPE_UNSPECIFIED:
         raise PlanInvalidError("join type unspecified", f"{path}.type")
@@ -107,7 +105,7 @@ def refusals(rel: alg.LateralJoinRel, path: str) -> Iterator[tuple[str, str]]:
 _NATIVE_HOW = {JoinRel.JOIN_TYPE_INNER: "inner", JoinRel.JOIN_TYPE_LEFT: "left"}
 
 
-def _native(jt: int) -> bool:
+def _native(jt: join.JoinType) -> bool:
     """Spark 4 runs the lateral join itself: the right input reads the left row through `Column.outer()`."""
     return has_outer_references() and jt in _NATIVE_HOW
 
@@ -152,7 +150,7 @@ def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path:
         conds = list(correlation)
         if rel.HasField("expression"):
             conds.append(cx.expression(rel.expression, scope, f"{path}.expression").col)
-        return _and(conds)
+        return conjunction(conds)
 
     post = rel.post_join_filter if rel.HasField("post_join_filter") else None
     out = join.join_inputs(cx, left, widened, jt, condition, post, [rel.expression, rel.post_join_filter], path, outer)
@@ -162,7 +160,12 @@ def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path:
 
 
 def _lateral_join(
-    cx: SubstraitConsumer, rel: alg.LateralJoinRel, jt: int, right_rel: alg.Rel, path: str, outer: Scope | None
+    cx: SubstraitConsumer,
+    rel: alg.LateralJoinRel,
+    jt: join.JoinType,
+    right_rel: alg.Rel,
+    path: str,
+    outer: Scope | None,
 ) -> Relation:
     """Spark 4: `left.lateralJoin(right, on, how)`, the right input reading the left row through `outer()`
     columns."""
@@ -177,12 +180,10 @@ def _lateral_join(
     on = None
     if rel.HasField("expression"):
         on = cx.expression(rel.expression, Scope(both, outer), f"{path}.expression").col
-    out = Relation(left.df.lateralJoin(right.df, on=on, how=_NATIVE_HOW[jt]), both.names, both.types)
+    # lateralJoin is Spark 4's: pyspark 3.5's stubs, which mypy reads, take it for a column by name.
+    lateral = left.df.lateralJoin(right.df, on=on, how=_NATIVE_HOW[jt])  # type: ignore[operator]
+    out = Relation(lateral, both.names, both.types)
     if rel.HasField("post_join_filter"):
         post = cx.expression(rel.post_join_filter, Scope(out, outer), f"{path}.post_join_filter").col
         out = out.with_df(out.df.filter(post))
     return out
-
-
-def _and(conds: list[Column]) -> Column | None:
-    return functools.reduce(operator.and_, conds) if conds else None

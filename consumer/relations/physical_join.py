@@ -46,7 +46,7 @@ _SEMI_ANTI = {
 }
 
 
-def join_type(rel: Any, path: str) -> int:
+def join_type(rel: Any, path: str) -> join.JoinType:
     """The physical join's type as a JoinRel join type (the enums list the same names, numbered differently)."""
     enum = type(rel).JoinType
     if rel.type not in enum.values():

@@ -53,7 +53,7 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     hidden = source.carried(names)
     # Subquery joins may have widened scope.rel; select from it, then only the declared outputs remain.
     cols = [new[n].alias(n) if n in new else column(n) for n in names]
-    df = scope.rel.df.select(*cols, *[column(n) for n in hidden])
+    df = scope.host().df.select(*cols, *[column(n) for n in hidden])
     return source.derive(df, names, types, hidden)
 
 

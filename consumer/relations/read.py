@@ -12,7 +12,7 @@ from substrait import algebra_pb2 as alg
 
 from ..conversions import Conversion, conversion
 from ..errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
-from ..relation import Relation, column, union_all
+from ..relation import Projection, Relation, column, union_all
 from ..resolver import CSV_OPTIONS
 from ..scope import Scope, Typed
 from ..types import cast, compatible, nullable, schema_of
@@ -37,7 +37,7 @@ def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope 
         "extension_table": cx.read_extension_table,
         "iceberg_table": cx.read_iceberg_table,
     }.get(kind or "")
-    if source is None:
+    if kind is None or source is None:
         raise PlanInvalidError("read with no source set", path)
     if kind == "named_table" and types is not None:
         _check_catalog_schema(cx, rel, names, types, f"{path}.{kind}")
@@ -160,7 +160,7 @@ def conform(
         exprs[new] = column(f.name) if kind is Conversion.SAME else cast(column(f.name), declared)
         if kind is Conversion.LOSSY:
             cx.record_lossy_cast(what, name, f.dataType, declared, path)
-    return Relation(df, fresh, list(types), exprs=exprs, frame_names=tuple(f.name for f in fields))
+    return Relation(df, fresh, list(types), projection=Projection(exprs, tuple(f.name for f in fields)))
 
 
 def read_named_table(
@@ -200,10 +200,11 @@ def read_virtual_table(
 ) -> Relation:
     """VALUES rows as one-row selects, unioned (constants fold; no data leaves the driver)."""
     rows: list[tuple[list[Typed], str]] = []
-    no_input = Scope(Relation(cx.spark.range(1).select(), [], [])) if len(table.expressions) else None
-    for r, rec in enumerate(table.expressions):
-        p = f"{path}.expressions[{r}]"
-        rows.append(([cx.expression(f, no_input, f"{p}.fields[{i}]") for i, f in enumerate(rec.fields)], p))
+    if len(table.expressions):
+        no_input = Scope(Relation(cx.spark.range(1).select(), [], []))
+        for r, rec in enumerate(table.expressions):
+            p = f"{path}.expressions[{r}]"
+            rows.append(([cx.expression(f, no_input, f"{p}.fields[{i}]") for i, f in enumerate(rec.fields)], p))
     if not types and rows:
         # No base schema (DuckDB 1.1 writes VALUES this way): the first row's literals give the types.
         types = [f.type for f in rows[0][0]]
@@ -232,7 +233,9 @@ def read_local_files(
 ) -> Relation:
     if not files.items:
         raise PlanInvalidError("local files read with no items", path)
-    fmt, options, uris = None, {}, []
+    fmt: str | None = None
+    options: dict[str, str] = {}
+    uris: list[str] = []
     for i, item in enumerate(files.items):
         p = f"{path}.items[{i}]"
         kind = item.WhichOneof("file_format")
@@ -252,6 +255,7 @@ def read_local_files(
         uris.append(uri)
         if kind == "text":
             options.update(_text_options(item.text, p))
+    assert fmt is not None, "set by the first item"
     more = f" (and {len(uris) - 1} more)" if len(uris) > 1 else ""
     what = f"local files {uris[0]!r}{more}"
     if fmt == "csv":  # text, parsed as the declared types

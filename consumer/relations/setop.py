@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
 SetRel = alg.SetRel
 
 
-def _minus_multiset(cx: SubstraitConsumer, primary: DataFrame, others: list[DataFrame], cols: list[str]) -> DataFrame:
+def _minus_multiset(
+    cx: SubstraitConsumer, primary: DataFrame, others: list[DataFrame], cols: Sequence[str]
+) -> DataFrame:
     """Each primary row m - min(n_1..n_k) times: drop rows present in *all* secondaries."""
     tag = cx.names.fresh()
     tagged = [df.withColumn(tag, F.lit(i)) for i, df in enumerate([primary, *others])]
@@ -47,6 +50,8 @@ def translate_set(cx: SubstraitConsumer, rel: SetRel, path: str, outer: Scope | 
                 f"set input {i} has {len(r.names)} columns, input 0 has {len(first.names)}", f"{path}.inputs[{i}]"
             )
     # Positional: rename every input's columns to the first input's names.
+    inputs = [r.materialized() for r in inputs]
+    first = inputs[0]
     dfs = [first.df.select(*first.cols())] + [
         r.df.select(*[r.col(k).alias(first.names[k]) for k in range(len(r.names))]) for r in inputs[1:]
     ]

@@ -57,10 +57,10 @@ def drop_once(target: WriteTarget | ViewTarget, step: Step, what: str, path: str
     On a retry the object is gone (dropped by this step), still there with the recorded UUID (the earlier try
     crashed before dropping: drop it now), or there under another UUID (re-created since — by a later step of
     this plan, say — and left alone)."""
-    record = target.dropped_by()
-    mine = record is not None and step.idempotency_key is not None and record[0] == step.idempotency_key
+    key, dropped_uuid = target.dropped_by() or (None, None)
+    mine = key is not None and key == step.idempotency_key
     if target.exists():
-        if mine and record[1] is not None and record[1] != target.uuid():
+        if mine and dropped_uuid is not None and dropped_uuid != target.uuid():
             mark_committed(step, f"this step dropped an earlier {what}; the one there now was created since")
         else:
             target.drop(step.idempotency_key)
@@ -117,6 +117,7 @@ def check_input(inp: Relation, names: Sequence[str], types: Sequence[T.DataType]
 
 def named(inp: Relation, columns: Sequence[str]) -> DataFrame:
     """The input with the table's column names (Spark's writer assigns by name, with its store-assignment checks)."""
+    inp = inp.materialized()
     return inp.df.select(*[inp.col(i).alias(c) for i, c in enumerate(columns)])
 
 

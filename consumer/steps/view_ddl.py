@@ -10,7 +10,7 @@ replaces or drops a table of the same name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pyspark.sql import types as T
@@ -59,7 +59,7 @@ def consume_view_ddl(
     return c.empty(cx, schema.names, [f.dataType for f in schema.fields])
 
 
-def _locate(cx: SubstraitConsumer, log: StepLog, names: list[str], path: str) -> ViewTarget:
+def _locate(cx: SubstraitConsumer, log: StepLog, names: Sequence[str], path: str) -> ViewTarget:
     if not names:
         raise PlanInvalidError("view DDL with no name", path)
     find = getattr(log.targets, "view_target", None)

@@ -246,7 +246,8 @@ def _same_table_predicate(job: WriteJob) -> Result | None:
         hit = _condition_on(job, table, inp.filter.condition, f"{path}.condition")
         if hit is not None and row_level.is_plain_filter(resolved.df.filter(hit)):
             removed = rowlevel.delete_where(job, row_level, resolved, hit)
-            return Outcome(removed), job.records_if_wanted(lambda: resolved.df.filter(hit).select(*table.cols()))
+            cond: Column = hit
+            return Outcome(removed), job.records_if_wanted(lambda: resolved.df.filter(cond).select(*table.cols()))
         rowlevel.rewritten(job, "the DELETE's condition has a subquery or a non-deterministic function")
     # Materialized first: the condition's Columns must name what `source.df` holds (the read may rename lazily).
     scope = Scope(source.materialized(), job.outer)
@@ -287,7 +288,7 @@ def _plain_read_of_target(job: WriteJob, read: alg.Rel, path: str) -> ResolvedTa
 
 def _delete_matching(job: WriteJob) -> Result:
     """Remove the table's rows equal, null-safe, to any input row."""
-    inp, resolved = job.input(), job.table()
+    inp, resolved = job.input().materialized(), job.table()
     columns = job.columns(resolved.fields)
     before = _aliased(resolved.df, columns, "__t")
     rows = inp.df.select(*[inp.col(i).alias(f"__d{i}") for i in range(len(columns))])
@@ -305,14 +306,14 @@ def _delete_matching(job: WriteJob) -> Result:
     keep, kept = observed(counted.join(rows, match, "left_anti"), kept=c.count_rows())
     job.writer(keep.select(*back), **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
     rowlevel.rewrite_committed(job)
-    removed = before.join(rows, match, "left_semi").select(*back)
-    return Outcome(int(obs.get["total"]) - int(kept.get["kept"])), job.records(removed)
+    removed_rows = before.join(rows, match, "left_semi").select(*back)
+    return Outcome(int(obs.get["total"]) - int(kept.get["kept"])), job.records(removed_rows)
 
 
 def _update(job: WriteJob) -> Result:
     """After-images replace the rows with the same key values; other input rows match nothing."""
     key = _update_key(job)
-    inp, resolved = job.input(), job.table()
+    inp, resolved = job.input().materialized(), job.table()
     columns = job.columns(resolved.fields)
     at = _key_positions(job, key, columns)
     keys = [columns[i] for i in at]
@@ -399,6 +400,7 @@ def _matched_rows(after: DataFrame, before: DataFrame, at: list[int], keys: list
     per_key = after.groupBy(*[c.column(k) for k in keys]).agg(c.count_rows().alias("__n"))
     ranged = [(i, k) for i, k in zip(at, keys, strict=True) if isinstance(after.schema[k].dataType, _RANGED)]
     found = per_key.agg(F.max("__n"), *[f(c.column(k)) for _, k in ranged for f in (F.min, F.max)]).first()
+    assert found is not None, "an aggregate without grouping keys has one row"
     if (found[0] or 0) > 1:
         _refuse_duplicate_keys(after, keys, keys, path)
     if found[0] is None:  # no after-images
