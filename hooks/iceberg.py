@@ -177,7 +177,7 @@ class IcebergCatalogResolver:
         catalog_name, parts = self._split(names)
         catalog = self.catalogs.load(catalog_name)
         try:
-            ident = _find_table(catalog, catalog_name, parts)
+            ident = find_table(catalog, catalog_name, parts)
         except ResolutionError:
             view = _find_view(catalog, catalog_name, parts)
             if view is None:
@@ -205,7 +205,7 @@ class IcebergCatalogResolver:
         return self.catalogs.split(names)
 
 
-def _find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:
+def find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:
     """The table's identifier as the catalog spells it; a bare table name is searched in every namespace."""
     wanted = ".".join(parts)
     namespaces = [tuple(ns) for ns in catalog.list_namespaces()]

@@ -341,14 +341,14 @@ class IcebergViewTarget(CatalogObject):
 
 def view_target(catalogs: Any, names: Sequence[str]) -> IcebergViewTarget:
     """Names in a view DDL → the view (or the table of that name, which the step then refuses to touch)."""
-    from substrait_spark.hooks.iceberg import IcebergCatalogResolver, _find_table
+    from substrait_spark.hooks.iceberg import IcebergCatalogResolver, find_table
 
     catalog_name, parts = IcebergCatalogResolver(catalogs)._split(names)
     catalog = catalogs.load(catalog_name)
     ident = find_view(catalog, catalog_name, parts)
     if ident is None:
         try:
-            ident = _find_table(catalog, catalog_name, parts)
+            ident = find_table(catalog, catalog_name, parts)
         except ResolutionError:
             ident = _new_table(catalog, catalog_name, parts)
     return IcebergViewTarget(catalog, catalog_name, ident)

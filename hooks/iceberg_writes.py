@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 from substrait_spark.consumer.errors import ResolutionError, UnsupportedFeatureError
 from substrait_spark.consumer.relation import quote
 from substrait_spark.consumer.steps.targets import SchemaChange
-from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, _find_table
+from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, find_table
 from substrait_spark.hooks.iceberg_stage import STAGED_PROPERTY, IcebergRowLevel
 
 
@@ -210,7 +210,7 @@ class IcebergWriteTargets:
         catalog = self.catalogs.load(catalog_name)
         self.catalogs.configure(spark, catalog_name)
         try:
-            ident = _find_table(catalog, catalog_name, parts)
+            ident = find_table(catalog, catalog_name, parts)
         except ResolutionError:
             ident = _new_table(catalog, catalog_name, parts)
         return IcebergTarget(catalog, catalog_name, ident)

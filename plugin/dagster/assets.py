@@ -106,7 +106,7 @@ def substrait_assets(
     """
     resource = resource or SubstraitSparkResource()
     plan = PlanAssets.of(plan_uri, resource, expected_sha256)
-    op_name = name or _op_name(plan_uri)
+    op_name = name or op_name_of(plan_uri)
     root_key = AssetKey.from_coercible(root_asset) if root_asset is not None else None
     identity = {metadata.PLAN_URI: plan_uri, metadata.PLAN_SHA256: plan.planned.loaded.sha256}
     specs = [
@@ -200,7 +200,8 @@ def run_key(context: AssetExecutionContext, op_name: str, partition: str | None 
     return "/".join(p for p in ("dagster", root, op_name, partition) if p)
 
 
-def _op_name(plan_uri: str) -> str:
+def op_name_of(plan_uri: str) -> str:
+    """The op (and default asset group) name of a plan: its file name without the extension, as an identifier."""
     stem = re.sub(r"\.(json|pb|bin|binpb)$", "", plan_uri.rsplit("/", 1)[-1].split("?", 1)[0])
     return re.sub(r"\W", "_", stem) or "substrait_plan"
 

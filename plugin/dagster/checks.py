@@ -57,11 +57,11 @@ def table_schema(names: Sequence[str], resource: SubstraitSparkResource) -> Tabl
     catalogs = resource.catalogs.catalogs()
     if catalogs is None:
         raise LookupError(f"table {'.'.join(names)!r} is in no table map and no catalog is configured")
-    from substrait_spark.hooks.iceberg import _find_table
+    from substrait_spark.hooks.iceberg import find_table
 
     catalog_name, inner = catalogs.split(names)
     catalog = catalogs.load(catalog_name)
-    ident = _find_table(catalog, catalog_name, inner)
+    ident = find_table(catalog, catalog_name, inner)
     schema = catalog.load_table(ident).schema().as_arrow()
     return TableSchema(".".join((catalog_name, *ident)), _spark_fields(schema), schema.names, strict=True)
 
@@ -105,7 +105,7 @@ def substrait_asset_checks(
     name: str | None = None,
 ) -> list[AssetChecksDefinition]:
     """One check per table the plan reads (on that table's asset key, `keys.py`): its schema is the plan's."""
-    from substrait_spark.dagster.assets import PlanAssets, _op_name
+    from substrait_spark.dagster.assets import PlanAssets, op_name_of
 
     resource = resource or SubstraitSparkResource()
     plan = PlanAssets.of(plan_uri, resource, expected_sha256)
@@ -118,7 +118,7 @@ def substrait_asset_checks(
         return []
     specs = [AssetCheckSpec(SCHEMA_CHECK, asset=k, description=f"{plan_uri}'s base schema") for k in reads]
 
-    @multi_asset_check(specs=specs, name=f"{name or _op_name(plan_uri)}_schema_checks")
+    @multi_asset_check(specs=specs, name=f"{name or op_name_of(plan_uri)}_schema_checks")
     def _schema_checks() -> Iterator[AssetCheckResult]:
         for key, read in reads.items():
             try:
