@@ -320,7 +320,7 @@ TEXT = "id|amount\n1|1.50\n2|1234.56\n3|\n"
 # The reason the run fails, on Spark 3.5 and 4 (which wraps it in FAILED_READ_FILE: the error unwraps it), except
 # through pyspark 3.5's Connect client: the server's Spark 4 sends it the wrapper alone (no way to fetch causes).
 MALFORMED = (
-    r"FAILED_READ_FILE.* its cause did not reach this client"
+    r"FAILED_READ_FILE.*its cause did not reach this client"
     if configuration() == "connect-3"
     else "MALFORMED_RECORD"
 )
