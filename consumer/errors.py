@@ -7,14 +7,49 @@ from typing import Any
 
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
+# A cause in a JVM stack trace, as py4j's text and the Spark Connect 4.x client's server stack trace show it.
+_CAUSED_BY = re.compile(r"^Caused by: (?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
+# Spark's error condition in a message: "[FAILED_READ_FILE.NO_HINT] ..." → FAILED_READ_FILE.
+_CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
+# Conditions whose message says where a task failed, not why (Spark 4 wraps a file's parse error in
+# FAILED_READ_FILE): the reason is their first cause that is not one of them.
+WRAPPER_CONDITIONS = frozenset({"FAILED_READ_FILE"})
+
+
+def _condition(text: str) -> str | None:
+    match = _CONDITION.search(text)
+    return match[1] if match else None
+
+
+# What a wrapper's message gets when no cause came with it (pyspark 3.5's Connect client has only the message).
+NO_CAUSE = "its cause did not reach this client: Spark Connect clients before pyspark 4 cannot fetch an error's causes"
+
+
+def _reason(lines: list[str]) -> str | None:
+    """The first cause in a stack trace that is not a wrapper."""
+    for match in filter(None, map(_CAUSED_BY.match, lines)):
+        if _condition(match[2]) not in WRAPPER_CONDITIONS:
+            return f"{match[1]}: {match[2]}"
+    return None
+
+
+def _server_trace(exc: BaseException) -> list[str]:
+    """The server's stack trace a Spark Connect 4.x error holds (causes included), shown in its text or not."""
+    get = getattr(exc, "getStackTrace", None)
+    trace = get() if callable(get) else None
+    return [line.strip() for line in trace.splitlines()] if isinstance(trace, str) else []
 
 
 def first_line(exc: BaseException, limit: int = 300) -> str:
     """What an exception says, in one line: a JVM exception's own message rather than py4j's
-    "An error occurred while calling o133.save"."""
+    "An error occurred while calling o133.save"; for a wrapper (WRAPPER_CONDITIONS), the reason first, then
+    the wrapper's own message, which says where."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     cause = next((m for m in map(_JAVA_CAUSE.match, lines) if m), None)
     text = f"{cause[1]}: {cause[2]}" if cause else (lines[0] if lines else type(exc).__name__)
+    if _condition(text) in WRAPPER_CONDITIONS:
+        reason = _reason(lines + _server_trace(exc))
+        text = f"{reason} ({text})" if reason else f"{text} ({NO_CAUSE})"
     return text[:limit]
 
 

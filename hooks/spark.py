@@ -5,6 +5,8 @@ No Airflow import here: the CLI and plain spark-submit drivers use this module t
 
 One JVM holds one SparkContext, so a process has at most one classic session: asking for the same target
 reuses it, asking for another master stops it first. Connect sessions are gRPC clients, kept one per URL.
+Asking for no master in particular reuses the open session, classic or Connect: the CLI run in-process, or
+`run_plan` without a session, never stops the caller's Connect session to start a local one.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -119,8 +122,10 @@ def normalize_master(host: str, port: int | str | None = None, default_scheme: s
 class SparkTarget:
     """Where and how to run: a master (`local[*]`, `spark://…`, `yarn`, `k8s://…`) or a Connect URL (`sc://…`).
 
-    `master=None` means "whatever classic session this process already has, else `local[*]`", which is what
-    the CLI and tests want. The URL is not shown by `repr` (a Connect URL may carry a token); use `display`.
+    `master=None` means "whatever session this process already has, else `local[*]`", which is what the CLI
+    and tests want: the running classic session, or, when there is none, an open Spark Connect session (never
+    stopped to start a local one: a session the caller made is theirs). The URL is not shown by `repr` (a
+    Connect URL may carry a token); use `display`.
     """
 
     master: str | None = field(default=None, repr=False)
@@ -279,14 +284,34 @@ def _remote_builder() -> Any:
     return RemoteSparkSession.builder
 
 
+def _is_open(session: SparkSession | None) -> bool:
+    return session is not None and not getattr(session.client, "is_closed", False)
+
+
+def _open_connect_session() -> SparkSession | None:
+    """A Spark Connect session this process has open: one made here, else the caller's own (pyspark's active
+    Connect session). Without the Connect client's module imported there is none."""
+    ours = next((s for s in _connect_sessions.values() if _is_open(s)), None)
+    if ours is not None:
+        return ours
+    module = sys.modules.get("pyspark.sql.connect.session")
+    theirs = module.SparkSession.getActiveSession() if module is not None else None
+    return theirs if _is_open(theirs) else None
+
+
+def _reuse_connect(session: SparkSession, target: SparkTarget) -> SparkSession:
+    """Apply the target's own settings (not the defaults) to an open Connect session."""
+    for key, value in target.conf.items():
+        session.conf.set(key, value)
+    return session
+
+
 def _connect_session(target: SparkTarget) -> SparkSession:
     assert target.master is not None
     with _lock:
         session = _connect_sessions.get(target.master)
-        if session is not None and not getattr(session.client, "is_closed", False):
-            for key, value in target.conf.items():
-                session.conf.set(key, value)
-            return session
+        if session is not None and _is_open(session):
+            return _reuse_connect(session, target)
         _switch_to_connect()
         if target.jars or target.packages:
             log.warning("Spark Connect: jars and packages are the server's; ignored for %s", target.display)
@@ -302,9 +327,19 @@ def _connect_session(target: SparkTarget) -> SparkSession:
 _SESSION_FACTORIES = {"classic": _classic_session, "connect": _connect_session}
 
 
+def _running_connect_for(target: SparkTarget) -> SparkSession | None:
+    """The open Connect session a target without a master reuses: when no classic session runs (SparkTarget)."""
+    if target.master is not None or _live_classic_session() is not None:
+        return None
+    return _open_connect_session()
+
+
 def session_for(target: SparkTarget) -> SparkSession:
     """The session for `target`: the running one when it fits, else a new one (see the module docstring)."""
     with _lock:
+        running = _running_connect_for(target)
+        if running is not None:
+            return _reuse_connect(running, target)
         return _SESSION_FACTORIES[target.kind](target)
 
 
@@ -325,7 +360,7 @@ def active_session(target: SparkTarget | None = None) -> SparkSession | None:
     """The session `target` would reuse, without starting one (for cancelling from another thread)."""
     if target is not None and target.is_connect:
         return _connect_sessions.get(target.master or "")
-    session = _live_classic_session()
+    session = _live_classic_session() or _running_connect_for(target or SparkTarget())
     if session is None or target is None or target.master is None:
         return session
     return session if _same_master(target.master, session.sparkContext.master) else None

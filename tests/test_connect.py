@@ -137,6 +137,42 @@ def test_run_report_counts_rows_and_names_the_connect_session(spark, corpus, tpc
         assert connect["operation_ids"] is None
 
 
+@pytest.mark.corpus
+def test_the_cli_in_process_runs_on_the_callers_session_and_leaves_it_open(
+    spark, corpus, tpch_dir, q06_revenue, tmp_path, capsys
+):
+    """`substrait-spark run` without `--master`, called in-process (`cli.main`), runs on the session this process
+    has — on Connect the caller's Connect session, which it must not stop to start a local classic one (it did
+    not create it) — and the caller's session still works afterwards. So does `run_plan` without a session."""
+    import json
+
+    from substrait_spark import run_plan
+    from substrait_spark.cli import main
+
+    plan = corpus / "ibm-substrait-compliance-tpch" / "q06.json"
+    out = tmp_path / "out"
+    argv = ["run", str(plan), "--tables-dir", str(tpch_dir), "--output-dir", str(out), "--output-format", "jsonl"]
+    assert main(argv) == 0, capsys.readouterr().err
+    (entry,) = json.loads((out / "summary.json").read_text())["plans"]
+    (line,) = (out / "q06.jsonl").read_text().splitlines()
+    (revenue,) = json.loads(line).values()
+    assert float(revenue) == pytest.approx(float(q06_revenue[0][0]))
+    if current_mode() is SparkMode.CONNECT:
+        assert entry["spark_connect"]["session_id"] == spark.session_id
+        assert not spark.is_stopped
+    else:
+        assert entry["spark_application_id"] == spark.sparkContext.applicationId
+    assert spark.range(3).count() == 3  # the caller's session, still usable
+
+    from substrait_spark.consumer.resolver import TableMapResolver
+
+    report = run_plan(str(plan), None, TableMapResolver.from_tables_dir(str(tpch_dir)), output="preview")
+    assert report.status == "success" and report.outputs[0].rows == 1
+    if current_mode() is SparkMode.CONNECT:
+        assert report.spark_connect["session_id"] == spark.session_id
+    assert spark.range(3).count() == 3
+
+
 @pytest.mark.skipif(
     current_mode() is not SparkMode.CONNECT,
     reason="Connect sessions only: classic 3.5 stages row-level commits (tests/test_rowlevel_writes.py)",

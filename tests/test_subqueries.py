@@ -499,6 +499,9 @@ def test_subquery_in_a_subquery_filter_uncorrelated_inner(spark):
 def test_outer_reference_two_levels_out(spark):
     # dept d where exists (emp e where e.dept = d.id and exists (emp e2 where e2.dept = d.id and e2.sal > e.sal)):
     # the innermost subquery reads d.id with steps_out=2 and e.sal with steps_out=1.
+    # Refused on every Spark here: Spark 4.3 itself does not resolve it either — the same query in Spark SQL and
+    # through the DataFrame API's `Column.outer()` fail analysis with UNRESOLVED_COLUMN for d.id (an outer reference
+    # resolves against the immediately enclosing query only; 4.3 has no nested-correlation setting).
     from substrait_spark.consumer.errors import UnsupportedFeatureError
 
     b = PlanBuilder()
