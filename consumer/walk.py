@@ -141,6 +141,14 @@ def value_args(fn: Message) -> list[alg.Expression]:
     return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
 
 
+def named_lambda(plan: Message, anchor: int, path: str) -> alg.Expression.Lambda:
+    """The definition of `Plan.named_lambdas[*]` with this anchor (the translator's and lineage's one lookup)."""
+    for nl in getattr(plan, "named_lambdas", ()):
+        if nl.lambda_anchor == anchor:
+            return getattr(nl, "lambda")
+    raise PlanInvalidError(f"named lambda {anchor} is not defined in the plan's named_lambdas", path)
+
+
 def nested_name_count(t: tp.Type | None) -> int:
     """Names a NamedStruct spends on the nested struct fields of a column (depth-first)."""
     if t is None:

@@ -23,6 +23,7 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError
+from ..walk import named_lambda
 from .model import (
     AGGREGATION,
     CONDITIONAL,
@@ -203,9 +204,22 @@ def lambda_(w: LineageWalker, e: Expression.Lambda, scope: Scope, path: str) -> 
     return apply(TRANSFORMATION, w.expr(e.body, scope, f"{path}.body"))
 
 
+def named_lambda_reference(w: LineageWalker, e: Expression.NamedLambdaReference, scope: Scope, path: str) -> Sources:
+    """A named lambda (`Plan.named_lambdas`) as a function value: its body's lineage, as an inline lambda's."""
+    return lambda_(w, named_lambda(w.plan, e.lambda_reference, path), scope, path)
+
+
 def lambda_invocation(w: LineageWalker, e: Expression.LambdaInvocation, scope: Scope, path: str) -> Sources:
+    """The body (inline or named) and the arguments bound to its parameters."""
+    kind = e.WhichOneof("lambda_type")
+    if kind == "lambda":
+        body = lambda_(w, getattr(e, "lambda"), scope, f"{path}.lambda")
+    elif kind == "named_lambda":
+        p = f"{path}.named_lambda"
+        body = lambda_(w, named_lambda(w.plan, e.named_lambda.lambda_reference, p), scope, p)
+    else:
+        raise PlanInvalidError("lambda invocation without a lambda", path)
     args = [(a, f"{path}.arguments.fields[{i}]") for i, a in enumerate(e.arguments.fields)]
-    body = lambda_(w, getattr(e, "lambda"), scope, f"{path}.lambda")
     return merge(body, each(w, TRANSFORMATION, args, scope))
 
 
@@ -261,6 +275,7 @@ EXPRESSIONS: dict[str, ExprHandler] = {
     "execution_context_variable": no_input,
     "lambda": lambda_,
     "lambda_invocation": lambda_invocation,
+    "named_lambda_reference": named_lambda_reference,
 }
 
 
