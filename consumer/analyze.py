@@ -29,9 +29,10 @@ from . import windows
 from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
 from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
-from .explain import PlanTree
+from .explain import UNKNOWN, PlanTree, subquery_inputs
+from .expressions import options_of
 from .extensions import Extensions, FunctionRef
-from .functions import AGGREGATE, SCALAR, lookup
+from .functions import AGGREGATE, AGGREGATE_OPTIONS, SCALAR, SCALAR_OPTIONS, OptionRule, lookup, matched_key
 from .functions.datetime import EXTRACT_COMPONENTS
 from .literals import python_value as literal_value
 from .loader import LoadedPlan
@@ -45,7 +46,7 @@ from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
 from .subqueries import KEYED_PREDICATE, _count_output, conjunct_paths, conjuncts, refuse_unmarked_correlation
 from .types import PlanTypes, schema_of, spark_type
-from .walk import children, contains, nodes, record_fields, reference_levels
+from .walk import children, contains, nodes, record_fields, reference_levels, value_args
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -80,9 +81,21 @@ class Context:
     extensions: Extensions
     quirks: Quirks
     _corr: dict[str, _Corr] = field(default_factory=dict)
+    _records: _Records | None = None
 
     def function(self, anchor: int, path: str) -> FunctionRef:
         return self.extensions.function(anchor, path)
+
+    def argument_families(self, fn: Any, ref: FunctionRef, path: str) -> tuple[str | None, ...]:
+        """The type families (`types.family`) of a call's value arguments as the plan states them — what the
+        handler tells its overloads apart by — else as its signature names them; None where neither says."""
+        if self._records is None:
+            self._records = _Records(self.plan, self.extensions, self.quirks)
+        stated = self._records.argument_types(fn, path)
+        signature = [_family(_SIGNATURE_TYPES.get(s, s)) for s in ref.signature]
+        if len(signature) != len(stated):
+            signature = [None] * len(stated)
+        return tuple(_family(t) or sig for t, sig in zip(stated, signature, strict=True))
 
     def overridden(self, method: str) -> bool:
         """Whether the consumer class replaces the base class's translator `method`."""
@@ -350,7 +363,67 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
     return _NONE
 
 
+# --- static types of function arguments (what the handlers tell overloads apart by) ---------------------------
+
+
+class _Records(PlanTree):
+    """The record (column types) each relation's own expressions see, by the relation's path, and the subquery
+    records outside it: explain's static schemas, for the argument types of function calls."""
+
+    def __init__(self, plan: Plan, extensions: Extensions, quirks: Quirks):
+        super().__init__(plan, extensions, quirks, [])
+        self.records: dict[str, tuple[list[str], list[list[str]]]] = {}
+        self.render()
+
+    def rel(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
+        kind = rel.WhichOneof("rel_type")
+        if kind is None:
+            return
+        body, p = getattr(rel, kind), f"{path}.{kind}"
+        record = self._record(body, kind, p, outer)
+        self.records[p] = (record, outer)
+        for child, cpath in children(body, p):
+            if isinstance(child, alg.Rel):
+                self.rel(child, cpath, depth + 1, outer)
+        for sub, spath, _ in subquery_inputs(body, p):
+            self.rel(sub, spath, depth + 1, [record, *outer])
+
+    def argument_types(self, fn: Any, path: str) -> list[str]:
+        """The stated types of a call's value arguments at `path` (UNKNOWN where the plan does not state one)."""
+        at = max((p for p in self.records if path.startswith(p + ".")), key=len, default=None)
+        record, outer = self.records[at] if at is not None else ([], [])
+        return [self.expr_type(v, record, outer) for v in value_args(fn)]
+
+
+# Substrait type names (as `explain.type_str` writes them, and signature abbreviations) -> `types.family`.
+_FAMILIES = {
+    **dict.fromkeys(("i8", "i16", "i32", "i64"), "int"),
+    **dict.fromkeys(("fp32", "fp64"), "float"),
+    "decimal": "decimal",
+    **dict.fromkeys(("string", "varchar", "fixed_char"), "string"),
+    "boolean": "bool",
+    "date": "date",
+    **dict.fromkeys(("timestamp", "timestamp_tz", "precision_timestamp", "precision_timestamp_tz"), "timestamp"),
+    "interval_year": "interval_year",
+    "interval_day": "interval_day",
+    **dict.fromkeys(("binary", "fixed_binary"), "binary"),
+}
+_SIGNATURE_TYPES = {
+    "dec": "decimal", "str": "string", "vchar": "varchar", "fchar": "fixed_char", "bool": "boolean",
+    "ts": "timestamp", "tstz": "timestamp_tz", "pts": "precision_timestamp", "ptstz": "precision_timestamp_tz",
+    "iyear": "interval_year", "iday": "interval_day", "vbin": "binary", "fbin": "fixed_binary",
+}  # fmt: skip
+
+
+def _family(type_name: str) -> str | None:
+    """`decimal<15,2>?` -> decimal; None for a type not stated (`?`) or of no family."""
+    if type_name == UNKNOWN:
+        return None
+    return _FAMILIES.get(type_name.rstrip("?").partition("<")[0])
+
+
 # --- expressions -------------------------------------------------------------------------------------------
+
 
 def _expression_kind(cx: Context, e: Expression, path: str) -> Iterator[Finding]:
     kind = e.WhichOneof("rex_type")
@@ -441,6 +514,7 @@ def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> I
     if handler is None:
         yield Finding(f"scalar function {ref.name}", path)
         return
+    yield from _options(cx, cx.consumer_class.scalar_functions, SCALAR, SCALAR_OPTIONS, ref, fn, path)
     for check in SCALAR_CHECKS.get(ref.base, ()) if handler is SCALAR.get(ref.base) else ():
         yield from check(ref, fn, path)
 
@@ -455,6 +529,7 @@ def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> It
     if handler is None:
         yield Finding(f"aggregate function {ref.name}", path)
         return
+    yield from _options(cx, cx.consumer_class.aggregate_functions, AGGREGATE, AGGREGATE_OPTIONS, ref, fn, path)
     for check in AGGREGATE_CHECKS.get(ref.base, ()) if handler is AGGREGATE.get(ref.base) else ():
         yield from check(ref, fn, path)
 
@@ -479,19 +554,31 @@ def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -
             yield Finding(feature, at)
 
 
-# What the default function handlers refuse beyond their name (options, enum values, DISTINCT). Each entry is
+def _options(
+    cx: Context,
+    table: dict[str, Any],
+    defaults: dict[str, Any],
+    rules: dict[str, OptionRule],
+    ref: FunctionRef,
+    fn: Any,
+    path: str,
+) -> Iterator[Finding]:
+    """The options the call's handler reads (declared next to it: `functions.*_OPTIONS`) that it would refuse.
+    Checked only while the consumer class keeps the default handler for that key."""
+    key = matched_key(table, ref)
+    rule = rules.get(key) if key is not None and table[key] is defaults.get(key) else None
+    if rule is None:
+        return
+    given = options_of(fn.options)
+    for option in rule(cx.argument_families(fn, ref, path)):
+        prefs = given.get(option.name.lower()) or []
+        if option.choose(prefs) is None:
+            yield Finding(option.refusal(ref.name, prefs), path)
+
+
+# What the default function handlers refuse beyond their name and options (enum values, DISTINCT). Each entry is
 # checked only while the consumer class keeps the default handler for that name.
 FunctionCheck = Callable[[FunctionRef, Any, str], Iterable[Finding]]
-
-
-def _option(name: str, supported: tuple[str, ...]) -> FunctionCheck:
-    def check(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
-        for o in fn.options:
-            prefs = list(o.preference)
-            if o.name.lower() == name and prefs and not any(p.upper() in supported for p in prefs):
-                yield Finding(f"{ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", path)
-
-    return check
 
 
 def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
@@ -516,11 +603,7 @@ def _count_arguments(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
         yield Finding(f"{ref.name}: count over several arguments without DISTINCT", path)
 
 
-_DISTRIBUTION = _option("distribution", ("SAMPLE", "POPULATION"))
-
 SCALAR_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
-    "round": (_option("rounding", ("TIE_AWAY_FROM_ZERO", "TIE_TO_EVEN")),),
-    "concat": (_option("null_handling", ("ACCEPT_NULLS", "IGNORE_NULLS")),),
     "extract": (_extract_component,),
 }
 AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
@@ -528,8 +611,8 @@ AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
     "median": (_no_distinct,),
     "mode": (_no_distinct,),
     "product": (_no_distinct,),
-    "std_dev": (_no_distinct, _DISTRIBUTION),
-    "variance": (_no_distinct, _DISTRIBUTION),
+    "std_dev": (_no_distinct,),
+    "variance": (_no_distinct,),
     "count": (_count_arguments,),
 }
 

@@ -478,7 +478,7 @@ class PlanTree:
         if root == "outer_reference":
             steps = ref.outer_reference.steps_out
             record = outer[steps - 1] if 0 < steps <= len(outer) else []
-        elif root == "expression":
+        elif root in ("expression", "lambda_parameter_reference"):
             return UNKNOWN
         if ref.WhichOneof("reference_type") != "direct_reference":
             return UNKNOWN
