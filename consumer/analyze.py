@@ -26,22 +26,24 @@ from substrait.extensions.extensions_pb2 import AdvancedExtension
 from substrait.plan_pb2 import Plan
 
 from . import windows
-from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
+from .consumer import SubstraitConsumer
 from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .explain import UNKNOWN, PlanTree, subquery_inputs
-from .expressions import options_of
+from .expressions import FIELD_ROOTS, options_of
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, AGGREGATE_OPTIONS, SCALAR, SCALAR_OPTIONS, OptionRule, lookup, matched_key
 from .functions.datetime import EXTRACT_COMPONENTS
+from .literals import REFUSED_LITERALS
 from .literals import python_value as literal_value
 from .loader import LoadedPlan
+from .plan_visitor import KINDS, SUBQUERY_BODY, KindTable, register, shared_relation, subquery_body
 from .producers import Quirks
 from .registry import extension_handler
 from .relations import exchange, join, lateral, physical_join, topn
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import equality_key_position
-from .relations.read import _TEXT_FORMATS
+from .relations.read import _TEXT_FORMATS, READ_METHODS
 from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
 from .subqueries import KEYED_PREDICATE, _count_output, conjunct_paths, conjuncts, refuse_unmarked_correlation
@@ -109,12 +111,19 @@ Check = Callable[[Context, Any, str], Iterable[Finding]]
 
 
 def _rel_kind(cx: Context, rel: alg.Rel, path: str) -> Iterator[Finding]:
-    kind = rel.WhichOneof("rel_type")
+    yield from _kind(cx, rel, "rel_type", "relation", cx.consumer_class.refused_relations, path)
+
+
+def _kind(cx: Context, msg: Message, oneof: str, what: str, refused: dict[str, str], path: str) -> Iterator[Finding]:
+    """A relation or expression kind the consumer class neither translates nor knows: as its translator says."""
+    kind = msg.WhichOneof(oneof)
     if kind is None:
-        raise PlanInvalidError("relation with no type set", path)
-    method = REL_METHODS.get(kind)
-    if method is None or not hasattr(cx.consumer_class, method):
-        yield Finding(f"{kind} relation", f"{path}.{kind}")
+        raise PlanInvalidError(
+            f"{what} with no type set" if what == "relation" else "expression with nothing set", path
+        )
+    if not cx.consumer_class.handles(oneof, kind):
+        refusal = cx.consumer_class.refusal(what, kind, refused.get(kind), f"{path}.{kind}")
+        yield Finding(refusal.message, refusal.path or path)
 
 
 def _advanced_extension(cx: Context, ext: AdvancedExtension, path: str) -> Iterator[Finding]:
@@ -181,11 +190,7 @@ def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Itera
 
 
 def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Finding]:
-    i = rel.subtree_ordinal
-    if not 0 <= i < len(cx.plan.relations):
-        raise PlanInvalidError(f"reference to relation {i}, the plan has {len(cx.plan.relations)}", path)
-    if cx.plan.relations[i].WhichOneof("rel_type") != "rel":
-        raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
+    shared_relation(cx.plan, rel.subtree_ordinal, path)  # a dangling reference is invalid, as translation says
     return iter(())
 
 
@@ -426,37 +431,23 @@ def _family(type_name: str) -> str | None:
 
 
 def _expression_kind(cx: Context, e: Expression, path: str) -> Iterator[Finding]:
-    kind = e.WhichOneof("rex_type")
-    if kind is None:
-        raise PlanInvalidError("expression with nothing set", path)
-    method = EXPR_METHODS.get(kind)
-    if method is None or not hasattr(cx.consumer_class, method):
-        yield Finding(f"{kind} expression", f"{path}.{kind}")
+    yield from _kind(cx, e, "rex_type", "expression", cx.consumer_class.refused_expressions, path)
 
 
 def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> Iterator[Finding]:
     root = ref.WhichOneof("root_type")
-    if root not in ("expression", "outer_reference", "root_reference", "lambda_parameter_reference", None):
+    if root is not None and root not in FIELD_ROOTS:
         yield Finding(f"{root} field reference", path)
     if ref.WhichOneof("reference_type") == "masked_reference":
         yield Finding("masked field reference in an expression", path)
 
 
 def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
-    kind = sq.WhichOneof("subquery_type")
-    if kind is None:
-        raise PlanInvalidError("subquery with nothing set", path)
+    kind, body, body_path = subquery_body(sq, path)
     if kind == "set_predicate" and sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
         yield Finding("UNIQUE subquery predicate", f"{path}.set_predicate")
-    body_field = {
-        "scalar": "input",
-        "in_predicate": "haystack",
-        "set_predicate": "tuples",
-        "set_comparison": "right",
-    }
-    body = getattr(getattr(sq, kind), body_field[kind])
-    refuse_unmarked_correlation(cx, body, f"{path}.{kind}.{body_field[kind]}")
-    if kind != "scalar" and _correlation(cx, body, f"{path}.{kind}.{body_field[kind]}").keyed:
+    refuse_unmarked_correlation(cx, body, body_path)
+    if kind != "scalar" and _correlation(cx, body, body_path).keyed:
         yield Finding(KEYED_PREDICATE, f"{path}.{kind}")
     if kind == "scalar":
         state = _correlation(cx, body, f"{path}.scalar.input")
@@ -471,8 +462,8 @@ def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Findin
     kind = lit.WhichOneof("literal_type")
     if kind is None:
         raise PlanInvalidError("literal has no value set", path)
-    if kind in _UNSUPPORTED_LITERALS:
-        yield Finding(_UNSUPPORTED_LITERALS[kind], path)
+    if kind in REFUSED_LITERALS:
+        yield Finding(REFUSED_LITERALS[kind], path)
     elif kind in ("precision_timestamp", "precision_timestamp_tz") and getattr(lit, kind).precision > 6:
         yield Finding(f"timestamp precision {getattr(lit, kind).precision}: Spark holds microseconds", path)
     elif kind == "user_defined":  # the mapped ones (unsigned integers) translate; others name their type
@@ -480,12 +471,6 @@ def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Findin
             literal_value(lit, path)
         except UnsupportedFeatureError as exc:
             yield Finding(exc.message, exc.path or path)
-
-
-_UNSUPPORTED_LITERALS = {
-    "precision_time": "precision_time literal: Spark has no time-of-day type",
-    "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
-}
 
 
 def _type(cx: Context, t: tp.Type, path: str) -> Iterator[Finding]:
@@ -743,5 +728,14 @@ def features_used(plan: LoadedPlan | Plan) -> Counter[str]:
             used[f"window:{fname(msg.function_reference)}"] += 1
     return used
 
+
+# validate asks the consumer class about relation and expression kinds and mirrors the translator on the rest.
+register(
+    *(KindTable.of("validate", t.oneof, t.handled, t.refused) for t in SubstraitConsumer.kind_tables()),
+    KindTable.of("validate", "read_type", READ_METHODS),
+    KindTable.of("validate", "literal_type", set(KINDS["literal_type"]) - set(REFUSED_LITERALS), REFUSED_LITERALS),
+    KindTable.of("validate", "subquery_type", SUBQUERY_BODY),
+    KindTable.of("validate", "root_type", FIELD_ROOTS),
+)
 
 __all__ = ["CHECKS", "Finding", "analyze", "features_used", "nodes", "validate_plan"]

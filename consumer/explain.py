@@ -18,6 +18,15 @@ from substrait import type_pb2 as tp
 
 from .extensions import Extensions
 from .functions import PREDICATES
+from .plan_visitor import (
+    DETACHED,
+    KINDS,
+    SUBQUERY_LABEL,
+    KindTable,
+    register,
+    subquery_body,
+    subquery_relations,
+)
 from .producers import Quirks
 from .types import PlanTypes, declared_user_types
 from .walk import children, value_args
@@ -39,6 +48,22 @@ _LEFT_ONLY = {JoinRel.JOIN_TYPE_LEFT_SEMI, JoinRel.JOIN_TYPE_LEFT_ANTI}
 _RIGHT_ONLY = {JoinRel.JOIN_TYPE_RIGHT_SEMI, JoinRel.JOIN_TYPE_RIGHT_ANTI}
 # Relation kinds with a left and a right input (the physical joins number their join types differently).
 _JOINS = ("join", "cross", "lateral_join", "hash_join", "merge_join", "nested_loop_join")
+# What explain shows as `?`: relations whose output it does not derive from the plan alone, expressions whose
+# type it does not derive, field references into what it does not track (the kinds test holds these tables).
+_SCHEMA_RULES = ("read", "filter", "sort", "fetch", "top_n", "exchange", "expand", "project", "aggregate", "window",
+                 *_JOINS, "set", "reference")  # fmt: skip
+SCHEMA_NOT_DERIVED = {
+    **dict.fromkeys(("extension_single", "extension_multi", "extension_leaf"), "an extension's output is its own"),
+    **dict.fromkeys(("write", "ddl", "update"), "a step's output is its row count, known when it runs"),
+    "detached_rel_ordinal": DETACHED,
+}
+_TYPED_EXPRESSIONS = ("literal", "selection", "scalar_function", "window_function", "cast", "if_then",
+                      "switch_expression", "singular_or_list", "multi_or_list", "subquery", "nested",
+                      "execution_context_variable")  # fmt: skip
+TYPE_NOT_DERIVED = {
+    **dict.fromkeys(("dynamic_parameter", "lambda", "lambda_invocation", "named_lambda_reference"), "not derived"),
+    "detached_expression_ordinal": DETACHED,
+}
 _CONTEXT_TYPES = {"current_date": "date", "current_timezone": "string", "current_timestamp": "precision_timestamp_tz"}
 
 
@@ -57,19 +82,6 @@ _SORT_DIRECTIONS = {
     alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST: "DESC NULLS LAST",
     alg.SortField.SORT_DIRECTION_CLUSTERED: "CLUSTERED",
 }
-_SUBQUERY_BODY = {
-    "scalar": "input",
-    "in_predicate": "haystack",
-    "set_predicate": "tuples",
-    "set_comparison": "right",
-}
-_SUBQUERY_LABEL = {
-    "scalar": "scalar",
-    "in_predicate": "IN",
-    "set_predicate": "EXISTS",
-    "set_comparison": "ANY/ALL",
-}
-
 
 # --- types -------------------------------------------------------------------------------------------------
 
@@ -356,6 +368,8 @@ class PlanTree:
         return out
 
     def _columns(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        if kind in SCHEMA_NOT_DERIVED:
+            return [UNKNOWN]
         if kind == "read":
             cols = [type_str(t) for t in body.base_schema.struct.types]
             if body.HasField("projection"):
@@ -435,6 +449,8 @@ class PlanTree:
 
     def expr_type(self, e: Expression, cols: list[str], outer: list[list[str]]) -> str:
         kind = e.WhichOneof("rex_type")
+        if kind is None or kind in TYPE_NOT_DERIVED:
+            return UNKNOWN
         if kind == "literal":
             return literal_type(e.literal)
         if kind == "selection":
@@ -527,7 +543,7 @@ class PlanTree:
             return f"{self._expr(e.singular_or_list.value)} IN ({len(e.singular_or_list.options)} values)"
         if kind == "subquery":
             sub = e.subquery.WhichOneof("subquery_type") or "?"
-            return f"<{_SUBQUERY_LABEL.get(sub, sub)} subquery>"
+            return f"<{SUBQUERY_LABEL.get(sub, sub)} subquery>"
         return f"<{kind}>"
 
 
@@ -565,28 +581,15 @@ def _inputs(body: Any, path: str) -> Iterator[tuple[alg.Rel, str]]:
             yield child, cpath
 
 
-def _subqueries(body: Message, path: str) -> Iterator[tuple[Subquery, str]]:
-    """Subqueries in a relation's own expressions (not in its inputs, not nested in other subqueries)."""
-    for child, cpath in children(body, path):
-        if isinstance(child, alg.Rel):
-            continue
-        if isinstance(child, Subquery):
-            yield child, cpath
-        else:
-            yield from _subqueries(child, cpath)
-
-
 def subquery_inputs(body: Message, path: str) -> Iterator[tuple[alg.Rel, str, str]]:
     """Each subquery's own relation in a relation's expressions, with its path and a label
     (e.g. "EXISTS subquery in condition")."""
-    for sq, spath in _subqueries(body, path):
-        kind = sq.WhichOneof("subquery_type")
-        if kind is None:
+    for sq, spath in subquery_relations(body, path):
+        if sq.WhichOneof("subquery_type") is None:
             continue
-        field = _SUBQUERY_BODY[kind]
+        kind, rel, rel_path = subquery_body(sq, spath)
         where = spath[len(path) + 1 :].split(".")[0]
-        label = f"{_SUBQUERY_LABEL[kind]} subquery in {where}"
-        yield getattr(getattr(sq, kind), field), f"{spath}.{kind}.{field}", label
+        yield rel, rel_path, f"{SUBQUERY_LABEL[kind]} subquery in {where}"
 
 
 def plan_tree(consumer: SubstraitConsumer) -> str:
@@ -598,5 +601,19 @@ def plan_tree_of(plan: Any) -> str:
     """The same tree for a bare Plan (no consumer, no resolved tables)."""
     return PlanTree(plan, Extensions(plan), Quirks.of(plan), []).render()
 
+
+register(
+    KindTable.of("explain", "rel_type", _SCHEMA_RULES, SCHEMA_NOT_DERIVED),
+    KindTable.of("explain", "rex_type", _TYPED_EXPRESSIONS, TYPE_NOT_DERIVED),
+    KindTable.of("explain", "read_type", KINDS["read_type"]),  # each shown by its kind, a named table by its name
+    KindTable.of("explain", "literal_type", KINDS["literal_type"]),  # `literal_type` names every kind
+    KindTable.of("explain", "subquery_type", SUBQUERY_LABEL),
+    KindTable.of(
+        "explain",
+        "root_type",
+        ("root_reference", "outer_reference"),
+        dict.fromkeys(("expression", "lambda_parameter_reference"), "its type is not derived"),
+    ),
+)
 
 __all__ = ["PlanTree", "plan_tree", "plan_tree_of", "schema_str", "type_str"]

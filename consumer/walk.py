@@ -22,7 +22,10 @@ def _is_repeated(fd: Any) -> bool:
 
 
 def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
-    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists)."""
+    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists); none inside a
+    scalar kind (`detached_rel_ordinal`)."""
+    if not isinstance(msg, Message):
+        return
     for fd, value in msg.ListFields():
         if fd.message_type is None or fd.message_type.GetOptions().map_entry:
             continue

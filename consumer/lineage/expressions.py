@@ -23,6 +23,7 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError
+from ..plan_visitor import subquery_body
 from ..walk import named_lambda
 from .model import (
     AGGREGATION,
@@ -225,17 +226,11 @@ def lambda_invocation(w: LineageWalker, e: Expression.LambdaInvocation, scope: S
 
 # --- subqueries --------------------------------------------------------------------------------------------
 
-_BODY = {"scalar": "input", "in_predicate": "haystack", "set_predicate": "tuples", "set_comparison": "right"}
-
 
 def subquery(w: LineageWalker, sq: Subquery, scope: Scope, path: str) -> Sources:
-    kind = sq.WhichOneof("subquery_type")
-    if kind is None:
-        raise PlanInvalidError("subquery with nothing set", path)
+    kind, rel, body_path = subquery_body(sq, path)
     part = getattr(sq, kind)
     p = f"{path}.{kind}"
-    body_path = f"{p}.{_BODY[kind]}"
-    rel = getattr(part, _BODY[kind])
     if w.quirks.unmarked_outer_references:  # ibis: refused as the consumer refuses it (see subqueries.py)
         from ..subqueries import refuse_unmarked_correlation
 

@@ -88,6 +88,10 @@ def read(w: LineageWalker, rel: ReadRel, path: str, outer: Scope | None) -> RelL
     return out
 
 
+# Read sources whose columns come from a dataset the plan names (by table name, file or metadata URI).
+DATASET_READS = ("named_table", "local_files", "iceberg_table")
+
+
 def _datasets(w: LineageWalker, kind: str, source, path: str) -> list[Dataset]:
     if kind == "named_table":
         return [w.dataset(list(source.names), path)]
