@@ -26,11 +26,11 @@ from substrait.extensions.extensions_pb2 import AdvancedExtension
 from substrait.plan_pb2 import Plan
 
 from . import windows
-from .consumer import SubstraitConsumer
+from .consumer import FIELD_ROOTS, SubstraitConsumer
 from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .explain import UNKNOWN, PlanTree, subquery_inputs
-from .expressions import FIELD_ROOTS, options_of
+from .expressions import options_of
 from .extensions import Extensions, FunctionRef
 from .functions import AGGREGATE, AGGREGATE_OPTIONS, SCALAR, SCALAR_OPTIONS, OptionRule, lookup, matched_key
 from .functions.datetime import EXTRACT_COMPONENTS
@@ -46,9 +46,9 @@ from .relations.filter import equality_key_position
 from .relations.read import _TEXT_FORMATS, READ_METHODS
 from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
-from .subqueries import KEYED_PREDICATE, _count_output, conjunct_paths, conjuncts, refuse_unmarked_correlation
+from .subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
 from .types import PlanTypes, schema_of, spark_type
-from .walk import children, contains, nodes, record_fields, reference_levels, value_args
+from .walk import children, conjunct_paths, contains, nodes, record_fields, reference_levels, value_args
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -226,7 +226,7 @@ def _join(cx: Context, rel: JoinRel, path: str) -> Iterator[Finding]:
     yield from _join_correlation(cx, rel, rel.type, path)
     if rel.type != JoinRel.JOIN_TYPE_INNER and rel.HasField("expression") and contains(rel.expression, Subquery):
         width = len(PlanTree(cx.plan, cx.extensions, cx.quirks, []).schema(rel.left, f"{path}.left", []))
-        for c, p in conjunct_paths(cx, rel.expression, f"{path}.expression"):  # type: ignore[arg-type]
+        for c, p in conjunct_paths(cx.extensions.functions, rel.expression, f"{path}.expression"):
             fields = record_fields(c) if contains(c, Subquery) else set()
             if any(f < width for f in fields) and any(f >= width for f in fields):
                 yield Finding(f"{join.TWO_SIDED_SUBQUERY} ({JoinRel.JoinType.Name(rel.type)})", p)
@@ -284,7 +284,7 @@ def _filter(cx: Context, rel: alg.FilterRel, path: str) -> Iterator[Finding]:
     if not rel.HasField("condition"):
         return
     p = f"{path}.condition"
-    for c in conjuncts(cx, rel.condition):  # type: ignore[arg-type]  # needs only .extensions
+    for c in _conjuncts(cx, rel.condition):
         levels = reference_levels(c) - {0}
         if not levels:
             continue
@@ -304,6 +304,10 @@ def _aggregate(cx: Context, rel: alg.AggregateRel, path: str) -> Iterator[Findin
             yield Finding("aggregate over a non-equality correlated predicate (cannot be decorrelated)", path)
         if len(rel.groupings) > 1:
             yield Finding("grouping sets inside a correlated subquery", path)
+
+
+def _conjuncts(cx: Context, e: Expression) -> list[Expression]:
+    return [c for c, _ in conjunct_paths(cx.extensions.functions, e, "")]
 
 
 def _changes_scope(msg: Message) -> bool:
@@ -348,7 +352,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
         inner = _correlation(cx, body.input, f"{p}.input")
         extra = tuple(
             equality_key_position(cx, c) is not None
-            for c in (conjuncts(cx, body.condition) if body.HasField("condition") else [])  # type: ignore[arg-type]
+            for c in (_conjuncts(cx, body.condition) if body.HasField("condition") else [])
             if reference_levels(c) - {0}
         )
         return _Corr(inner.pending + extra, inner.keyed, inner.count_bug)

@@ -30,7 +30,7 @@ from .functions.window import WINDOW, WindowCall, WindowHandler
 from .functions.window import resolve as resolve_window
 from .literals import to_column
 from .parameters import Parameters
-from .plan_visitor import DETACHED, PlanVisitor, register
+from .plan_visitor import DETACHED, SUBQUERY_BODY, KindTable, PlanVisitor, register
 from .producers import Quirks
 from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
@@ -531,6 +531,14 @@ def _check_argument_types(call: Call) -> None:
         raise PlanInvalidError(f"{call.ref.name}: a string function given {sorted(fams - {'string'})}", call.path)
 
 
-register(*SubstraitConsumer.kind_tables())
+# The roots a field reference may start from: `expressions.selection` translates each (an outer reference to a
+# relation, not a query level, only inside a lateral join's right input). `subqueries.subquery` translates every
+# subquery kind (a UNIQUE set predicate it refuses by its operator, not its kind).
+FIELD_ROOTS = ("root_reference", "outer_reference", "expression", "lambda_parameter_reference")
+register(
+    *SubstraitConsumer.kind_tables(),
+    KindTable.of("translator", "root_type", FIELD_ROOTS),
+    KindTable.of("translator", "subquery_type", SUBQUERY_BODY),
+)
 
 __all__ = ["SubstraitConsumer", "name_columns", "quote"]

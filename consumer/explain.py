@@ -20,9 +20,12 @@ from .extensions import Extensions
 from .functions import PREDICATES
 from .plan_visitor import (
     DETACHED,
+    JOIN_OUTPUT,
     KINDS,
     SUBQUERY_LABEL,
+    JoinOutput,
     KindTable,
+    logical_join_type,
     register,
     subquery_body,
     subquery_relations,
@@ -44,8 +47,6 @@ MAX_SCHEMA_CHARS = 120
 UNKNOWN = "?"
 BOOLEAN = "boolean"
 
-_LEFT_ONLY = {JoinRel.JOIN_TYPE_LEFT_SEMI, JoinRel.JOIN_TYPE_LEFT_ANTI}
-_RIGHT_ONLY = {JoinRel.JOIN_TYPE_RIGHT_SEMI, JoinRel.JOIN_TYPE_RIGHT_ANTI}
 # Relation kinds with a left and a right input (the physical joins number their join types differently).
 _JOINS = ("join", "cross", "lateral_join", "hash_join", "merge_join", "nested_loop_join")
 # What explain shows as `?`: relations whose output it does not derive from the plan alone, expressions whose
@@ -65,14 +66,6 @@ TYPE_NOT_DERIVED = {
     "detached_expression_ordinal": DETACHED,
 }
 _CONTEXT_TYPES = {"current_date": "date", "current_timezone": "string", "current_timestamp": "precision_timestamp_tz"}
-
-
-def _join_type(body: Any) -> int:
-    """A join's type as a JoinRel join type (a cross join is an inner join)."""
-    enum = getattr(type(body), "JoinType", None)
-    if enum is None or enum is JoinRel.JoinType or body.type not in enum.values():
-        return getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
-    return JoinRel.JoinType.Value(enum.Name(body.type))
 
 
 _SORT_DIRECTIONS = {
@@ -286,7 +279,7 @@ class PlanTree:
 
     def _details_keyed_join(self, r: Any, path: str) -> str:
         """A hash or merge join: its type, then `left=right` per key (`<=>` for IS_NOT_DISTINCT_FROM)."""
-        jt = _join_type(r)
+        jt = logical_join_type(r)
         parts = [JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") if jt in JoinRel.JoinType.values() else str(jt)]
         ops = {alg.ComparisonJoinKey.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: "<=>"}
         keys = [
@@ -304,7 +297,7 @@ class PlanTree:
     _details_merge_join = _details_keyed_join
 
     def _details_nested_loop_join(self, r: alg.NestedLoopJoinRel, path: str) -> str:
-        jt = _join_type(r)
+        jt = logical_join_type(r)
         on = f" on={self.expr(r.expression)}" if r.HasField("expression") else ""
         return JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") + on
 
@@ -394,16 +387,14 @@ class PlanTree:
         if kind in _JOINS:
             left = self.schema(body.left, f"{p}.left", outer)
             right = self.schema(body.right, f"{p}.right", outer)
-            jt = _join_type(body)
-            if jt in _LEFT_ONLY:
-                return left
-            if jt in _RIGHT_ONLY:
-                return right
-            if jt == JoinRel.JOIN_TYPE_LEFT_MARK:
-                return [*left, BOOLEAN + "?"]
-            if jt == JoinRel.JOIN_TYPE_RIGHT_MARK:
-                return [*right, BOOLEAN + "?"]
-            return [*left, *right]
+            output = JOIN_OUTPUT.get(logical_join_type(body), JoinOutput.BOTH)
+            return {
+                JoinOutput.BOTH: [*left, *right],
+                JoinOutput.LEFT: left,
+                JoinOutput.RIGHT: right,
+                JoinOutput.LEFT_MARK: [*left, BOOLEAN + "?"],
+                JoinOutput.RIGHT_MARK: [*right, BOOLEAN + "?"],
+            }[output]
         if kind == "set":
             return self.schema(body.inputs[0], f"{p}.inputs[0]", outer) if body.inputs else []
         if kind == "reference":

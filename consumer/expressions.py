@@ -19,7 +19,6 @@ from . import types as ty
 from .conversions import Conversion, conversion
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import PREDICATES, Call
-from .plan_visitor import KindTable, register
 from .scope import Scope, Typed
 from .types import INT_RANGE, family, spark_type
 
@@ -31,11 +30,6 @@ Segment = Expression.ReferenceSegment
 
 
 # --- field references --------------------------------------------------------------------------------------
-
-# The roots a field reference may start from; `selection` translates each (an outer reference to a relation, not a
-# query level, only inside a lateral join's right input).
-FIELD_ROOTS = ("root_reference", "outer_reference", "expression", "lambda_parameter_reference")
-register(KindTable.of("translator", "root_type", FIELD_ROOTS))
 
 
 def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scope, path: str) -> Typed:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
 from google.protobuf.message import Message
@@ -62,7 +63,49 @@ SUBQUERY_LABEL: dict[str, str] = {
 }
 
 
-def subquery_body(sq: Subquery, path: str) -> tuple[str, alg.Rel, str]:
+class JoinOutput(StrEnum):
+    """Which columns a join outputs (the spec's layouts; SINGLE joins output both sides, MARK joins add a
+    nullable boolean to the side they keep)."""
+
+    BOTH = "both"
+    LEFT = "left"
+    RIGHT = "right"
+    LEFT_MARK = "left+mark"
+    RIGHT_MARK = "right+mark"
+
+
+JoinRel = alg.JoinRel
+JOIN_OUTPUT: dict[int, JoinOutput] = {
+    **dict.fromkeys(
+        (
+            JoinRel.JOIN_TYPE_INNER,
+            JoinRel.JOIN_TYPE_OUTER,
+            JoinRel.JOIN_TYPE_LEFT,
+            JoinRel.JOIN_TYPE_RIGHT,
+            JoinRel.JOIN_TYPE_LEFT_SINGLE,
+            JoinRel.JOIN_TYPE_RIGHT_SINGLE,
+        ),
+        JoinOutput.BOTH,
+    ),
+    JoinRel.JOIN_TYPE_LEFT_SEMI: JoinOutput.LEFT,
+    JoinRel.JOIN_TYPE_LEFT_ANTI: JoinOutput.LEFT,
+    JoinRel.JOIN_TYPE_RIGHT_SEMI: JoinOutput.RIGHT,
+    JoinRel.JOIN_TYPE_RIGHT_ANTI: JoinOutput.RIGHT,
+    JoinRel.JOIN_TYPE_LEFT_MARK: JoinOutput.LEFT_MARK,
+    JoinRel.JOIN_TYPE_RIGHT_MARK: JoinOutput.RIGHT_MARK,
+}
+
+
+def logical_join_type(body: Any) -> int:
+    """A join's type as a JoinRel join type: the physical joins list the same names numbered differently; a cross
+    join (no type) is an inner join; a value no enum names is returned as it is."""
+    enum = getattr(type(body), "JoinType", None)
+    if enum is None or enum is JoinRel.JoinType or body.type not in enum.values():
+        return getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
+    return JoinRel.JoinType.Value(enum.Name(body.type))
+
+
+def subquery_body(sq: alg.Expression.Subquery, path: str) -> tuple[str, alg.Rel, str]:
     """A subquery's kind, its relation and that relation's path; a subquery with nothing set is invalid."""
     kind = sq.WhichOneof("subquery_type")
     if kind is None:
@@ -214,7 +257,7 @@ class PlanVisitor(Generic[R]):
 
     # --- expressions -------------------------------------------------------------------------------------
 
-    def expression(self, e: Expression, scope: Any, path: str) -> Any:
+    def expression(self, e: alg.Expression, scope: Any, path: str) -> Any:
         """Visit any expression (at `path.<kind>`)."""
         kind = e.WhichOneof("rex_type")
         if kind is None:
@@ -224,7 +267,7 @@ class PlanVisitor(Generic[R]):
         return handler(getattr(e, kind), scope, p)
 
 
-def subquery_relations(body: Message, path: str) -> Iterator[tuple[Subquery, str]]:
+def subquery_relations(body: Message, path: str) -> Iterator[tuple[alg.Expression.Subquery, str]]:
     """Subqueries in a relation's own expressions (not in its inputs, not nested in other subqueries)."""
     from .walk import children
 
@@ -239,13 +282,16 @@ def subquery_relations(body: Message, path: str) -> Iterator[tuple[Subquery, str
 
 __all__ = [
     "DETACHED",
+    "JOIN_OUTPUT",
     "KINDS",
     "NOTHING_SET",
     "READERS",
     "SUBQUERY_BODY",
     "SUBQUERY_LABEL",
+    "JoinOutput",
     "KindTable",
     "PlanVisitor",
+    "logical_join_type",
     "register",
     "shared_relation",
     "subquery_body",

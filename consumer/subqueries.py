@@ -27,7 +27,6 @@ from substrait import algebra_pb2 as alg
 from . import marks
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .functions import COMPARISONS
-from .plan_visitor import SUBQUERY_BODY, KindTable, register
 from .relation import Relation, all_of, column, conjunction, quote, side_by_side
 from .scope import Scope, Truth, Typed
 from .walk import children, descendants, value_args
@@ -267,9 +266,6 @@ def _apply_any(scope: Scope, body: Relation, match: Column, negated: bool) -> No
 
 
 # --- subqueries as values ----------------------------------------------------------------------------------
-
-# `subquery` translates every subquery kind (a UNIQUE set predicate it refuses by its operator, not its kind).
-register(KindTable.of("translator", "subquery_type", SUBQUERY_BODY))
 
 
 def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typed:

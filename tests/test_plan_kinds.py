@@ -128,3 +128,35 @@ def test_detached_kinds_are_refused_alike_by_every_reader(what):
     shown = "detached_rel_ordinal  -> (?)" if what == "relation" else "<detached_expression_ordinal>] emit=[2]  -> (?)"
     assert shown in plan_tree_of(plan)
     assert kind in plan_svg(plan)  # explain's picture draws it too
+
+
+# The spec's output width of a join of a 2-column left and a 3-column right input, by join type.
+SPEC_JOIN_WIDTH = {
+    "INNER": 5, "OUTER": 5, "LEFT": 5, "RIGHT": 5, "LEFT_SINGLE": 5, "RIGHT_SINGLE": 5,
+    "LEFT_SEMI": 2, "LEFT_ANTI": 2, "RIGHT_SEMI": 3, "RIGHT_ANTI": 3, "LEFT_MARK": 3, "RIGHT_MARK": 4,
+}  # fmt: skip
+
+
+def test_join_layouts_are_declared_once_for_every_join_type():
+    """The one table of join outputs covers every join type (physical joins' types map to JoinRel's by name), and
+    explain and lineage — which both read it — give every join the spec's width."""
+    from plan_builder import join, lit
+    from substrait_spark.consumer.explain import PlanTree
+    from substrait_spark.consumer.extensions import Extensions
+    from substrait_spark.consumer.plan_visitor import JOIN_OUTPUT, logical_join_type
+    from substrait_spark.consumer.producers import Quirks
+
+    JoinRel = alg.JoinRel
+    assert set(JOIN_OUTPUT) == {v for n, v in JoinRel.JoinType.items() if n != "JOIN_TYPE_UNSPECIFIED"}
+    assert {f"JOIN_TYPE_{n}" for n in SPEC_JOIN_WIDTH} == {JoinRel.JoinType.Name(t) for t in JOIN_OUTPUT}
+    for physical in (alg.HashJoinRel, alg.MergeJoinRel, alg.NestedLoopJoinRel):
+        for name, value in physical.JoinType.items():
+            if name != "JOIN_TYPE_UNSPECIFIED":
+                assert logical_join_type(physical(type=value)) == JoinRel.JoinType.Value(name), (physical, name)
+    left, right = named("l", ["a", "b"], [i64(), i64()]), named("r", ["c", "d", "e"], [i64(), i64(), i64()])
+    for name, width in SPEC_JOIN_WIDTH.items():
+        rel = join(left, right, JoinRel.JoinType.Value(f"JOIN_TYPE_{name}"), lit(True))
+        plan = PlanBuilder().plan(rel, [f"c{i}" for i in range(width)])
+        explained = PlanTree(plan, Extensions(plan), Quirks.of(plan), []).schema(rel, "relations[0].root.input", [])
+        assert len(explained) == width, name
+        assert len(LineageWalker(plan).rel(rel, "relations[0].root.input").columns) == width, name

@@ -25,6 +25,7 @@ from substrait import type_pb2 as tp
 from ..errors import PlanInvalidError
 from ..plan_visitor import subquery_body
 from ..walk import named_lambda
+from ..walk import value_args_at as value_args
 from .model import (
     AGGREGATION,
     CONDITIONAL,
@@ -52,18 +53,6 @@ MASKING_AGGREGATE = frozenset({"count", "count_distinct", "approx_count_distinct
 # Functions that choose between their arguments by their values (SQL's COALESCE family): each argument is both
 # a possible result and a condition.
 CONDITIONAL_FUNCTIONS = frozenset({"coalesce", "ifnull", "nvl", "nullif"})
-
-
-def value_args(fn, path: str) -> list[tuple[Expression, str]]:
-    """A call's value arguments with their paths (enum and type arguments carry no input)."""
-    out = []
-    for i, a in enumerate(fn.arguments):
-        kind = a.WhichOneof("arg_type")
-        if kind is None:
-            raise PlanInvalidError("function argument with nothing set", f"{path}.arguments[{i}]")
-        if kind == "value":
-            out.append((a.value, f"{path}.arguments[{i}].value"))
-    return out
 
 
 def each(w: LineageWalker, t: Transformation, exprs: list[tuple[Expression, str]], scope: Scope) -> dict:
