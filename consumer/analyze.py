@@ -43,7 +43,7 @@ from .registry import extension_handler
 from .relations import exchange, join, lateral, physical_join, topn
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import equality_key_position
-from .relations.read import _TEXT_FORMATS, READ_METHODS
+from .relations.read import _TEXT_FORMATS, BYTE_RANGES, READ_METHODS
 from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
 from .subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
@@ -184,7 +184,7 @@ def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Itera
             yield Finding("local files of mixed formats in one read", p)
         formats.add(spark_fmt)
         if item.start or item.length:
-            yield Finding("byte-range slices of files (start/length)", p)
+            yield Finding(BYTE_RANGES, p)
         if kind == "text" and item.text.header_lines_to_skip > 1:
             yield Finding(f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p)
 

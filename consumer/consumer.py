@@ -464,14 +464,19 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         i = roots[index]
         root = self.plan.relations[i].root
         path = f"relations[{i}].root"
-        with column_cache(self.spark):
-            out = self.rel(root.input, f"{path}.input")
-            names = list(root.names)
-            if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
-                # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
-                out = out.select_positions(range(len(names)), self.names)
-            df = name_columns(out, names, path)
-        plan_record.record(self.plan, df)  # a test hook, off unless its environment variable is set
+        consumer = f"{type(self).__module__}.{type(self).__qualname__}"
+        try:
+            with column_cache(self.spark):
+                out = self.rel(root.input, f"{path}.input")
+                names = list(root.names)
+                if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
+                    # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
+                    out = out.select_positions(range(len(names)), self.names)
+                df = name_columns(out, names, path)
+        except UnsupportedFeatureError as exc:  # test hooks, off unless their environment variable is set
+            plan_record.refused(self.plan, exc.message, exc.path, root=path, consumer=consumer)
+            raise
+        plan_record.record(self.plan, df, root=path, consumer=consumer)
         return df
 
 

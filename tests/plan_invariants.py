@@ -1,4 +1,5 @@
-"""pytest plugin (registered by conftest.py): no translated plan holds a cartesian product Spark SQL would not build.
+"""pytest plugin (registered by conftest.py): no translated plan holds a cartesian product Spark SQL would not build,
+and `validate` agrees with translation on every plan the suite translates.
 
 Around each test phase (setup, call, teardown) the engine's test hook records every root it translates
 (`substrait_spark.consumer.plan_record`, switched on through the environment, so the subprocesses a test starts —
@@ -6,6 +7,11 @@ the CLI, `airflow dags test`, drivers on a standalone cluster or through Spark C
 phase each recorded plan is checked (`cartesian_check`): a CartesianProduct or BroadcastNestedLoopJoin between
 inputs the Substrait plan joins by an equality fails the test, naming the equality's path in the plan, the Spark
 operator and the plan (producer, sha256, output names).
+
+Validate agrees (issue 14: "validate exits 0 iff every feature is supported"): for every root the default
+consumer class translates, `validate` lists nothing under that root (or the shared relations); for every root it
+refuses as unsupported, `validate` lists that very feature at that very path. A consumer subclass (a test's own
+functions or extension relations) is validated with itself only in-process; others are skipped and counted.
 
 The session ends with one line: plans checked (how many in subprocesses), plans whose links could not be worked
 out and why, and the time the checks took (`explain` in the engine, the analysis here).
@@ -51,6 +57,9 @@ class PlanInvariant:
         self.check_s = 0.0
         self.offending = 0
         self._analyses: dict[str, Analysis] = {}
+        self.validated = 0
+        self.disagreeing = 0
+        self._findings: dict[str, list[Any]] = {}
 
     # --- hooks -------------------------------------------------------------------------------------------
 
@@ -73,6 +82,9 @@ class PlanInvariant:
             f"({self.in_subprocesses} in subprocesses), {self.offending} offending, {self.not_planned} not "
             f"plannable by Spark, {sum(self.unanalysed.values())} with links not worked out"
             f"{' (' + why + ')' if why else ''}; explain {self.explain_ms / 1000:.1f} s, checks {self.check_s:.1f} s"
+        )
+        terminalreporter.write_line(
+            f"validate agrees with translation: {self.validated} roots checked, {self.disagreeing} disagreeing"
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -106,6 +118,11 @@ class PlanInvariant:
         problems = []
         for line in record.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
+            disagreement = self._validate(entry)
+            if disagreement:
+                problems.append(disagreement)
+            if "refused" in entry:
+                continue
             self.plans += 1
             self.in_subprocesses += entry["pid"] != os.getpid()
             self.explain_ms += entry.get("explain_ms", 0.0)
@@ -127,6 +144,45 @@ class PlanInvariant:
                 problems.append(_describe(Plan.FromString(data), key, found, entry["physical"]))
         record.unlink()
         return problems
+
+    def _validate(self, entry: dict[str, Any]) -> str | None:
+        """Whether validate (for the default consumer class) says what translating this root said."""
+        from substrait_spark.consumer.analyze import Finding, validate_plan
+        from substrait_spark.consumer.errors import SubstraitSparkError
+
+        if entry.get("consumer") != DEFAULT_CONSUMER or not entry.get("root"):
+            return None
+        data = base64.b64decode(entry["plan"])
+        key = hashlib.sha256(data).hexdigest()
+        if key not in self._findings:
+            try:
+                self._findings[key] = validate_plan(Plan.FromString(data))
+            except SubstraitSparkError as exc:  # malformed: translation of some root says so too
+                self._findings[key] = [Finding(f"invalid: {exc.message}", exc.path or "")]
+        findings = self._findings[key]
+        self.validated += 1
+        root = entry["root"]
+        if "refused" in entry:
+            refused = Finding(entry["refused"]["feature"], entry["refused"]["path"] or "")
+            if any(f.path == refused.path for f in findings):  # the same feature at the same path (words may differ)
+                return None
+            problem = f"translation refused {refused} but validate lists {findings or 'nothing'}"
+        else:
+            mine = [f for f in findings if f.path.startswith(root + ".") or _shared_path(f.path)]
+            if not mine:
+                return None
+            problem = f"translation of {root} succeeded but validate lists {mine}"
+        self.disagreeing += 1
+        return f"validate disagrees with translation (plan sha256 {key[:16]}): {problem}"
+
+
+DEFAULT_CONSUMER = "substrait_spark.consumer.consumer.SubstraitConsumer"
+
+
+def _shared_path(path: str) -> bool:
+    """A path inside a shared relation (`relations[i].rel...`), which any root may reference."""
+    head = path.split(".", 2)
+    return len(head) > 1 and head[0].startswith("relations[") and head[1] == "rel"
 
 
 def _describe(plan: Plan, sha256: str, found: list, physical: str) -> str:

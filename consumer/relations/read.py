@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 ReadRel = alg.ReadRel
 
 
+BYTE_RANGES = "byte-range slices of files (start/length): Spark splits files itself and reads them whole"
 # Read source kind -> the consumer's method for it (overridable, like the relation kinds').
 READ_METHODS = {
     "named_table": "read_named_table",
@@ -253,9 +254,7 @@ def read_local_files(
             raise UnsupportedFeatureError("local files of mixed formats in one read", p)
         fmt = spark_fmt
         if item.start or item.length:
-            raise UnsupportedFeatureError(
-                "byte-range slices of files (start/length): Spark splits files itself and reads them whole", p
-            )
+            raise UnsupportedFeatureError(BYTE_RANGES, p)
         uri = getattr(item, item.WhichOneof("path_type") or "uri_file", "")
         if not uri:
             raise PlanInvalidError("local file item with no path", p)
