@@ -164,7 +164,7 @@ class PlanInvariant:
         root = entry["root"]
         if "refused" in entry:
             refused = Finding(entry["refused"]["feature"], entry["refused"]["path"] or "")
-            if any(f.path == refused.path for f in findings):  # the same feature at the same path (words may differ)
+            if any(_same_place(f, refused) for f in findings):
                 return None
             problem = f"translation refused {refused} but validate lists {findings or 'nothing'}"
         else:
@@ -177,6 +177,15 @@ class PlanInvariant:
 
 
 DEFAULT_CONSUMER = "substrait_spark.consumer.consumer.SubstraitConsumer"
+
+
+def _same_place(found: Any, refused: Any) -> bool:
+    """Validate's finding names what translation refused: the same path (the words may differ), or the same
+    feature at a path one inside the other (validate names the condition, translation the argument in it)."""
+    if found.path == refused.path:
+        return True
+    nested = found.path.startswith(refused.path + ".") or refused.path.startswith(found.path + ".")
+    return nested and found.feature == refused.feature
 
 
 def _shared_path(path: str) -> bool:
