@@ -193,7 +193,6 @@ DEFAULT_CONSUMER = "substrait_spark.consumer.consumer.SubstraitConsumer"
 KNOWN_DISAGREEMENTS = {
     r"^regexp_replace: replacing one occurrence needs a literal": "the regex handler's literal-argument rule",
     r"^RANGE window bound with an offset over a date sort key": "a window frame's rule on its sort key's type",
-    r"DISTINCT invocation over a window$": "the window aggregates' DISTINCT refusals",
     r"^lateral join over a counting aggregate": "the lateral join translator's rule on counting aggregates",
     r"^outer reference to relation \d+ outside a lateral join's right input": "outer references to relations",
 }
