@@ -343,3 +343,4 @@ def nested(cx: SubstraitConsumer, e: Expression.Nested, scope: Scope, path: str)
         col = F.create_map(*[c for k, v in pairs for c in (k.col, v.col)])
         return Typed(col, T.MapType(pairs[0][0].type, pairs[0][1].type))
     raise PlanInvalidError("nested expression with nothing set", path)
+

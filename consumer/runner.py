@@ -109,7 +109,9 @@ def run_loaded(
         start = time.perf_counter()
         consumer = None
         try:
-            consumer = consumer_class(spark, loaded.plan, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
+            consumer = consumer_class(
+                spark, loaded.plan, resolver, parameters, cast_to_plan_types=cast_to_plan_types
+            )
             report.parameters = consumer.parameters.bound(loaded.plan)
             consumer.steps = StepLog(
                 targets if targets is not None else targets_of(resolver),

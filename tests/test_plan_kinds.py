@@ -19,6 +19,8 @@ from substrait_spark.consumer.errors import UnsupportedFeatureError
 from substrait_spark.consumer.lineage import LineageWalker, column_lineage
 from substrait_spark.consumer.plan_visitor import KINDS, READERS, KindTable
 
+pytestmark = pytest.mark.unit
+
 READER_NAMES = ("translator", "validate", "lineage", "explain")
 # The oneofs the readers dispatch on, as the protobuf names them, with the message each belongs to.
 ONEOFS = {
