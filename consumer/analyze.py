@@ -26,26 +26,29 @@ from substrait.extensions.extensions_pb2 import AdvancedExtension
 from substrait.plan_pb2 import Plan
 
 from . import windows
-from .consumer import EXPR_METHODS, REL_METHODS, SubstraitConsumer
+from .consumer import FIELD_ROOTS, SubstraitConsumer
 from .context_variables import unsupported_reason as context_variable_refusal
 from .errors import PlanInvalidError, UnsupportedFeatureError
-from .explain import PlanTree
+from .explain import UNKNOWN, PlanTree, subquery_inputs
+from .expressions import options_of
 from .extensions import Extensions, FunctionRef
-from .functions import AGGREGATE, SCALAR, lookup
+from .functions import AGGREGATE, AGGREGATE_OPTIONS, SCALAR, SCALAR_OPTIONS, OptionRule, lookup, matched_key
 from .functions.datetime import EXTRACT_COMPONENTS
+from .literals import REFUSED_LITERALS
 from .literals import python_value as literal_value
 from .loader import LoadedPlan
+from .plan_visitor import KINDS, SUBQUERY_BODY, KindTable, register, shared_relation, subquery_body
 from .producers import Quirks
 from .registry import extension_handler
 from .relations import exchange, join, lateral, physical_join, topn
 from .relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
 from .relations.filter import equality_key_position
-from .relations.read import _TEXT_FORMATS
+from .relations.read import _TEXT_FORMATS, BYTE_RANGES, READ_METHODS
 from .steps.ddl import DEFAULTS_REFUSED, set_defaults
 from .steps.update_key import is_update_key, plan_update_key
-from .subqueries import KEYED_PREDICATE, _count_output, conjunct_paths, conjuncts, refuse_unmarked_correlation
+from .subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
 from .types import PlanTypes, schema_of, spark_type
-from .walk import children, contains, nodes, record_fields, reference_levels
+from .walk import children, conjunct_paths, contains, nodes, record_fields, reference_levels, value_args
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -80,9 +83,21 @@ class Context:
     extensions: Extensions
     quirks: Quirks
     _corr: dict[str, _Corr] = field(default_factory=dict)
+    _records: _Records | None = None
 
     def function(self, anchor: int, path: str) -> FunctionRef:
         return self.extensions.function(anchor, path)
+
+    def argument_families(self, fn: Any, ref: FunctionRef, path: str) -> tuple[str | None, ...]:
+        """The type families (`types.family`) of a call's value arguments as the plan states them — what the
+        handler tells its overloads apart by — else as its signature names them; None where neither says."""
+        if self._records is None:
+            self._records = _Records(self.plan, self.extensions, self.quirks)
+        stated = self._records.argument_types(fn, path)
+        signature = [_family(_SIGNATURE_TYPES.get(s, s)) for s in ref.signature]
+        if len(signature) != len(stated):
+            signature = [None] * len(stated)
+        return tuple(_family(t) or sig for t, sig in zip(stated, signature, strict=True))
 
     def overridden(self, method: str) -> bool:
         """Whether the consumer class replaces the base class's translator `method`."""
@@ -96,12 +111,19 @@ Check = Callable[[Context, Any, str], Iterable[Finding]]
 
 
 def _rel_kind(cx: Context, rel: alg.Rel, path: str) -> Iterator[Finding]:
-    kind = rel.WhichOneof("rel_type")
+    yield from _kind(cx, rel, "rel_type", "relation", cx.consumer_class.refused_relations, path)
+
+
+def _kind(cx: Context, msg: Message, oneof: str, what: str, refused: dict[str, str], path: str) -> Iterator[Finding]:
+    """A relation or expression kind the consumer class neither translates nor knows: as its translator says."""
+    kind = msg.WhichOneof(oneof)
     if kind is None:
-        raise PlanInvalidError("relation with no type set", path)
-    method = REL_METHODS.get(kind)
-    if method is None or not hasattr(cx.consumer_class, method):
-        yield Finding(f"{kind} relation", f"{path}.{kind}")
+        raise PlanInvalidError(
+            f"{what} with no type set" if what == "relation" else "expression with nothing set", path
+        )
+    if not cx.consumer_class.handles(oneof, kind):
+        refusal = cx.consumer_class.refusal(what, kind, refused.get(kind), f"{path}.{kind}")
+        yield Finding(refusal.message, refusal.path or path)
 
 
 def _advanced_extension(cx: Context, ext: AdvancedExtension, path: str) -> Iterator[Finding]:
@@ -162,17 +184,13 @@ def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Itera
             yield Finding("local files of mixed formats in one read", p)
         formats.add(spark_fmt)
         if item.start or item.length:
-            yield Finding("byte-range slices of files (start/length)", p)
+            yield Finding(BYTE_RANGES, p)
         if kind == "text" and item.text.header_lines_to_skip > 1:
             yield Finding(f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p)
 
 
 def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Finding]:
-    i = rel.subtree_ordinal
-    if not 0 <= i < len(cx.plan.relations):
-        raise PlanInvalidError(f"reference to relation {i}, the plan has {len(cx.plan.relations)}", path)
-    if cx.plan.relations[i].WhichOneof("rel_type") != "rel":
-        raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
+    shared_relation(cx.plan, rel.subtree_ordinal, path)  # a dangling reference is invalid, as translation says
     return iter(())
 
 
@@ -208,7 +226,7 @@ def _join(cx: Context, rel: JoinRel, path: str) -> Iterator[Finding]:
     yield from _join_correlation(cx, rel, rel.type, path)
     if rel.type != JoinRel.JOIN_TYPE_INNER and rel.HasField("expression") and contains(rel.expression, Subquery):
         width = len(PlanTree(cx.plan, cx.extensions, cx.quirks, []).schema(rel.left, f"{path}.left", []))
-        for c, p in conjunct_paths(cx, rel.expression, f"{path}.expression"):  # type: ignore[arg-type]
+        for c, p in conjunct_paths(cx.extensions.functions, rel.expression, f"{path}.expression"):
             fields = record_fields(c) if contains(c, Subquery) else set()
             if any(f < width for f in fields) and any(f >= width for f in fields):
                 yield Finding(f"{join.TWO_SIDED_SUBQUERY} ({JoinRel.JoinType.Name(rel.type)})", p)
@@ -266,7 +284,7 @@ def _filter(cx: Context, rel: alg.FilterRel, path: str) -> Iterator[Finding]:
     if not rel.HasField("condition"):
         return
     p = f"{path}.condition"
-    for c in conjuncts(cx, rel.condition):  # type: ignore[arg-type]  # needs only .extensions
+    for c in _conjuncts(cx, rel.condition):
         levels = reference_levels(c) - {0}
         if not levels:
             continue
@@ -286,6 +304,10 @@ def _aggregate(cx: Context, rel: alg.AggregateRel, path: str) -> Iterator[Findin
             yield Finding("aggregate over a non-equality correlated predicate (cannot be decorrelated)", path)
         if len(rel.groupings) > 1:
             yield Finding("grouping sets inside a correlated subquery", path)
+
+
+def _conjuncts(cx: Context, e: Expression) -> list[Expression]:
+    return [c for c, _ in conjunct_paths(cx.extensions.functions, e, "")]
 
 
 def _changes_scope(msg: Message) -> bool:
@@ -330,7 +352,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
         inner = _correlation(cx, body.input, f"{p}.input")
         extra = tuple(
             equality_key_position(cx, c) is not None
-            for c in (conjuncts(cx, body.condition) if body.HasField("condition") else [])  # type: ignore[arg-type]
+            for c in (_conjuncts(cx, body.condition) if body.HasField("condition") else [])
             if reference_levels(c) - {0}
         )
         return _Corr(inner.pending + extra, inner.keyed, inner.count_bug)
@@ -350,40 +372,86 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
     return _NONE
 
 
+# --- static types of function arguments (what the handlers tell overloads apart by) ---------------------------
+
+
+class _Records(PlanTree):
+    """The record (column types) each relation's own expressions see, by the relation's path, and the subquery
+    records outside it: explain's static schemas, for the argument types of function calls."""
+
+    def __init__(self, plan: Plan, extensions: Extensions, quirks: Quirks):
+        super().__init__(plan, extensions, quirks, [])
+        self.records: dict[str, tuple[list[str], list[list[str]]]] = {}
+        self.render()
+
+    def rel(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
+        kind = rel.WhichOneof("rel_type")
+        if kind is None:
+            return
+        body, p = getattr(rel, kind), f"{path}.{kind}"
+        record = self._record(body, kind, p, outer)
+        self.records[p] = (record, outer)
+        for child, cpath in children(body, p):
+            if isinstance(child, alg.Rel):
+                self.rel(child, cpath, depth + 1, outer)
+        for sub, spath, _ in subquery_inputs(body, p):
+            self.rel(sub, spath, depth + 1, [record, *outer])
+
+    def argument_types(self, fn: Any, path: str) -> list[str]:
+        """The stated types of a call's value arguments at `path` (UNKNOWN where the plan does not state one)."""
+        at = max((p for p in self.records if path.startswith(p + ".")), key=len, default=None)
+        record, outer = self.records[at] if at is not None else ([], [])
+        return [self.expr_type(v, record, outer) for v in value_args(fn)]
+
+
+# Substrait type names (as `explain.type_str` writes them, and signature abbreviations) -> `types.family`.
+_FAMILIES = {
+    **dict.fromkeys(("i8", "i16", "i32", "i64"), "int"),
+    **dict.fromkeys(("fp32", "fp64"), "float"),
+    "decimal": "decimal",
+    **dict.fromkeys(("string", "varchar", "fixed_char"), "string"),
+    "boolean": "bool",
+    "date": "date",
+    **dict.fromkeys(("timestamp", "timestamp_tz", "precision_timestamp", "precision_timestamp_tz"), "timestamp"),
+    "interval_year": "interval_year",
+    "interval_day": "interval_day",
+    **dict.fromkeys(("binary", "fixed_binary"), "binary"),
+}
+_SIGNATURE_TYPES = {
+    "dec": "decimal", "str": "string", "vchar": "varchar", "fchar": "fixed_char", "bool": "boolean",
+    "ts": "timestamp", "tstz": "timestamp_tz", "pts": "precision_timestamp", "ptstz": "precision_timestamp_tz",
+    "iyear": "interval_year", "iday": "interval_day", "vbin": "binary", "fbin": "fixed_binary",
+}  # fmt: skip
+
+
+def _family(type_name: str) -> str | None:
+    """`decimal<15,2>?` -> decimal; None for a type not stated (`?`) or of no family."""
+    if type_name == UNKNOWN:
+        return None
+    return _FAMILIES.get(type_name.rstrip("?").partition("<")[0])
+
+
 # --- expressions -------------------------------------------------------------------------------------------
 
+
 def _expression_kind(cx: Context, e: Expression, path: str) -> Iterator[Finding]:
-    kind = e.WhichOneof("rex_type")
-    if kind is None:
-        raise PlanInvalidError("expression with nothing set", path)
-    method = EXPR_METHODS.get(kind)
-    if method is None or not hasattr(cx.consumer_class, method):
-        yield Finding(f"{kind} expression", f"{path}.{kind}")
+    yield from _kind(cx, e, "rex_type", "expression", cx.consumer_class.refused_expressions, path)
 
 
 def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> Iterator[Finding]:
     root = ref.WhichOneof("root_type")
-    if root not in ("expression", "outer_reference", "root_reference", "lambda_parameter_reference", None):
+    if root is not None and root not in FIELD_ROOTS:
         yield Finding(f"{root} field reference", path)
     if ref.WhichOneof("reference_type") == "masked_reference":
         yield Finding("masked field reference in an expression", path)
 
 
 def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
-    kind = sq.WhichOneof("subquery_type")
-    if kind is None:
-        raise PlanInvalidError("subquery with nothing set", path)
+    kind, body, body_path = subquery_body(sq, path)
     if kind == "set_predicate" and sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
         yield Finding("UNIQUE subquery predicate", f"{path}.set_predicate")
-    body_field = {
-        "scalar": "input",
-        "in_predicate": "haystack",
-        "set_predicate": "tuples",
-        "set_comparison": "right",
-    }
-    body = getattr(getattr(sq, kind), body_field[kind])
-    refuse_unmarked_correlation(cx, body, f"{path}.{kind}.{body_field[kind]}")
-    if kind != "scalar" and _correlation(cx, body, f"{path}.{kind}.{body_field[kind]}").keyed:
+    refuse_unmarked_correlation(cx, body, body_path)
+    if kind != "scalar" and _correlation(cx, body, body_path).keyed:
         yield Finding(KEYED_PREDICATE, f"{path}.{kind}")
     if kind == "scalar":
         state = _correlation(cx, body, f"{path}.scalar.input")
@@ -398,8 +466,8 @@ def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Findin
     kind = lit.WhichOneof("literal_type")
     if kind is None:
         raise PlanInvalidError("literal has no value set", path)
-    if kind in _UNSUPPORTED_LITERALS:
-        yield Finding(_UNSUPPORTED_LITERALS[kind], path)
+    if kind in REFUSED_LITERALS:
+        yield Finding(REFUSED_LITERALS[kind], path)
     elif kind in ("precision_timestamp", "precision_timestamp_tz") and getattr(lit, kind).precision > 6:
         yield Finding(f"timestamp precision {getattr(lit, kind).precision}: Spark holds microseconds", path)
     elif kind == "user_defined":  # the mapped ones (unsigned integers) translate; others name their type
@@ -407,12 +475,6 @@ def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Findin
             literal_value(lit, path)
         except UnsupportedFeatureError as exc:
             yield Finding(exc.message, exc.path or path)
-
-
-_UNSUPPORTED_LITERALS = {
-    "precision_time": "precision_time literal: Spark has no time-of-day type",
-    "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
-}
 
 
 def _type(cx: Context, t: tp.Type, path: str) -> Iterator[Finding]:
@@ -441,6 +503,7 @@ def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> I
     if handler is None:
         yield Finding(f"scalar function {ref.name}", path)
         return
+    yield from _options(cx, cx.consumer_class.scalar_functions, SCALAR, SCALAR_OPTIONS, ref, fn, path)
     for check in SCALAR_CHECKS.get(ref.base, ()) if handler is SCALAR.get(ref.base) else ():
         yield from check(ref, fn, path)
 
@@ -455,6 +518,7 @@ def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> It
     if handler is None:
         yield Finding(f"aggregate function {ref.name}", path)
         return
+    yield from _options(cx, cx.consumer_class.aggregate_functions, AGGREGATE, AGGREGATE_OPTIONS, ref, fn, path)
     for check in AGGREGATE_CHECKS.get(ref.base, ()) if handler is AGGREGATE.get(ref.base) else ():
         yield from check(ref, fn, path)
 
@@ -479,19 +543,31 @@ def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -
             yield Finding(feature, at)
 
 
-# What the default function handlers refuse beyond their name (options, enum values, DISTINCT). Each entry is
+def _options(
+    cx: Context,
+    table: dict[str, Any],
+    defaults: dict[str, Any],
+    rules: dict[str, OptionRule],
+    ref: FunctionRef,
+    fn: Any,
+    path: str,
+) -> Iterator[Finding]:
+    """The options the call's handler reads (declared next to it: `functions.*_OPTIONS`) that it would refuse.
+    Checked only while the consumer class keeps the default handler for that key."""
+    key = matched_key(table, ref)
+    rule = rules.get(key) if key is not None and table[key] is defaults.get(key) else None
+    if rule is None:
+        return
+    given = options_of(fn.options)
+    for option in rule(cx.argument_families(fn, ref, path)):
+        prefs = given.get(option.name.lower()) or []
+        if option.choose(prefs) is None:
+            yield Finding(option.refusal(ref.name, prefs), path)
+
+
+# What the default function handlers refuse beyond their name and options (enum values, DISTINCT). Each entry is
 # checked only while the consumer class keeps the default handler for that name.
 FunctionCheck = Callable[[FunctionRef, Any, str], Iterable[Finding]]
-
-
-def _option(name: str, supported: tuple[str, ...]) -> FunctionCheck:
-    def check(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
-        for o in fn.options:
-            prefs = list(o.preference)
-            if o.name.lower() == name and prefs and not any(p.upper() in supported for p in prefs):
-                yield Finding(f"{ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", path)
-
-    return check
 
 
 def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
@@ -516,11 +592,7 @@ def _count_arguments(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
         yield Finding(f"{ref.name}: count over several arguments without DISTINCT", path)
 
 
-_DISTRIBUTION = _option("distribution", ("SAMPLE", "POPULATION"))
-
 SCALAR_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
-    "round": (_option("rounding", ("TIE_AWAY_FROM_ZERO", "TIE_TO_EVEN")),),
-    "concat": (_option("null_handling", ("ACCEPT_NULLS", "IGNORE_NULLS")),),
     "extract": (_extract_component,),
 }
 AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
@@ -528,8 +600,8 @@ AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
     "median": (_no_distinct,),
     "mode": (_no_distinct,),
     "product": (_no_distinct,),
-    "std_dev": (_no_distinct, _DISTRIBUTION),
-    "variance": (_no_distinct, _DISTRIBUTION),
+    "std_dev": (_no_distinct,),
+    "variance": (_no_distinct,),
     "count": (_count_arguments,),
 }
 
@@ -660,5 +732,14 @@ def features_used(plan: LoadedPlan | Plan) -> Counter[str]:
             used[f"window:{fname(msg.function_reference)}"] += 1
     return used
 
+
+# validate asks the consumer class about relation and expression kinds and mirrors the translator on the rest.
+register(
+    *(KindTable.of("validate", t.oneof, t.handled, t.refused) for t in SubstraitConsumer.kind_tables()),
+    KindTable.of("validate", "read_type", READ_METHODS),
+    KindTable.of("validate", "literal_type", set(KINDS["literal_type"]) - set(REFUSED_LITERALS), REFUSED_LITERALS),
+    KindTable.of("validate", "subquery_type", SUBQUERY_BODY),
+    KindTable.of("validate", "root_type", FIELD_ROOTS),
+)
 
 __all__ = ["CHECKS", "Finding", "analyze", "features_used", "nodes", "validate_plan"]

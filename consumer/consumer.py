@@ -30,6 +30,7 @@ from .functions.window import WINDOW, WindowCall, WindowHandler
 from .functions.window import resolve as resolve_window
 from .literals import to_column
 from .parameters import Parameters
+from .plan_visitor import DETACHED, SUBQUERY_BODY, KindTable, PlanVisitor, register
 from .producers import Quirks
 from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
@@ -105,8 +106,15 @@ _STRING_ONLY = {
 }  # fmt: skip
 
 
-class SubstraitConsumer:
-    """Translates one plan into Spark DataFrames within one SparkSession."""
+class SubstraitConsumer(PlanVisitor[Relation]):
+    """Translates one plan into Spark DataFrames within one SparkSession. The walk (dispatch through REL_METHODS
+    and EXPR_METHODS, emit, shared subtrees) is `PlanVisitor`'s; each kind's method is overridable."""
+
+    reader = "translator"
+    relation_handlers: ClassVar[dict[str, str]] = REL_METHODS
+    refused_relations: ClassVar[dict[str, str]] = {"detached_rel_ordinal": DETACHED}
+    expression_handlers: ClassVar[dict[str, str]] = EXPR_METHODS
+    refused_expressions: ClassVar[dict[str, str]] = {"detached_expression_ordinal": DETACHED}
 
     scalar_functions: ClassVar[dict[str, Handler]] = SCALAR
     aggregate_functions: ClassVar[dict[str, AggregateHandler]] = AGGREGATE
@@ -141,7 +149,6 @@ class SubstraitConsumer:
         self.tables_read: list[dict[str, Any]] = []
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
-        self._shared: dict[int, Relation] = {}
         self._shared_uses: dict[int, int] = {}
         self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
         self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
@@ -155,27 +162,21 @@ class SubstraitConsumer:
     def rel(self, rel: alg.Rel, path: str, outer: Scope | None = None) -> Relation:
         """Translate any relation, then apply its `emit` (with this plan's user-defined types declared)."""
         with self.plan_types.active():
-            return self._rel(rel, path, outer)
+            return super().rel(rel, path, outer)
 
-    def _rel(self, rel: alg.Rel, path: str, outer: Scope | None) -> Relation:
-        kind = rel.WhichOneof("rel_type")
-        if kind is None:
-            raise PlanInvalidError("relation with no type set", path)
-        method = REL_METHODS.get(kind)
-        if method is None:
-            raise UnsupportedFeatureError(f"{kind} relation", f"{path}.{kind}")
-        body = getattr(rel, kind)
-        p = f"{path}.{kind}"
-        self._check_common(body, p)
+    def visit_relation(
+        self, kind: str, handler: Callable[..., Relation], body: Any, path: str, outer: Scope | None
+    ) -> Relation:
+        self._check_common(body, path)
         try:
-            out = getattr(self, method)(body, p, outer)
+            out = handler(body, path, outer)
         except SubstraitSparkError:
             raise
         except Exception as exc:  # Spark's analysis errors while building: name the relation
-            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(exc)}", p) from exc
+            raise PlanInvalidError(f"Spark rejected the translated {kind} relation: {first_line(exc)}", path) from exc
         if self._lazy:
-            self._built.append((p, kind, out.frame))
-        return out if kind in EMIT_APPLIED_BY_TRANSLATOR else self._emit(body, out, p)
+            self._built.append((path, kind, out.frame))
+        return out
 
     def analyzed(self, df: DataFrame, path: str) -> DataFrame:
         """`df` once Spark has analyzed it: classic Spark has, operation by operation; on Spark Connect this asks
@@ -216,7 +217,9 @@ class SubstraitConsumer:
         if "common" in fields and body.common.advanced_extension.HasField("enhancement"):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.common.advanced_extension")
 
-    def _emit(self, body: Any, out: Relation, path: str) -> Relation:
+    def emit(self, kind: str, body: Any, out: Relation, path: str) -> Relation:
+        if kind in EMIT_APPLIED_BY_TRANSLATOR:
+            return out
         mapping = emit_mapping(body, len(out.names), path)
         return out if mapping is None else out.select_positions(mapping, self.names)
 
@@ -329,16 +332,8 @@ class SubstraitConsumer:
     def consume_reference(self, rel: alg.ReferenceRel, path: str, outer: Scope | None) -> Relation:
         """A shared subtree (`plan.relations[i].rel`) is translated once; later uses get fresh column names."""
         i = rel.subtree_ordinal
-        if not 0 <= i < len(self.plan.relations):
-            raise PlanInvalidError(f"reference to relation {i}, the plan has {len(self.plan.relations)}", path)
-        if i not in self._shared:
-            target = self.plan.relations[i]
-            if target.WhichOneof("rel_type") != "rel":
-                raise PlanInvalidError(f"reference to relation {i}, which is a root, not a shared subtree", path)
-            self._shared[i] = self.rel(target.rel, f"relations[{i}].rel", outer)
-            self._shared_uses[i] = 0
-        self._shared_uses[i] += 1
-        shared = self._shared[i]
+        shared = self.shared(i, path, outer)
+        self._shared_uses[i] = self._shared_uses.get(i, 0) + 1
         return shared if self._shared_uses[i] == 1 else shared.renamed(self.names)
 
     # --- steps (consumer/steps): each applies one atomic commit when translated ---------------------------
@@ -369,15 +364,6 @@ class SubstraitConsumer:
         return self._extension_rel(rel, path, outer, [])
 
     # --- expressions ---------------------------------------------------------------------------------------
-
-    def expression(self, e: Expression, scope: Scope, path: str) -> Typed:
-        kind = e.WhichOneof("rex_type")
-        if kind is None:
-            raise PlanInvalidError("expression with nothing set", path)
-        method = EXPR_METHODS.get(kind)
-        if method is None:
-            raise UnsupportedFeatureError(f"{kind} expression", f"{path}.{kind}")
-        return getattr(self, method)(getattr(e, kind), scope, f"{path}.{kind}")
 
     def literal(self, e: Expression.Literal, scope: Scope, path: str) -> Typed:
         if lambdas.is_null_function_literal(e):
@@ -478,14 +464,19 @@ class SubstraitConsumer:
         i = roots[index]
         root = self.plan.relations[i].root
         path = f"relations[{i}].root"
-        with column_cache(self.spark):
-            out = self.rel(root.input, f"{path}.input")
-            names = list(root.names)
-            if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
-                # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
-                out = out.select_positions(range(len(names)), self.names)
-            df = name_columns(out, names, path)
-        plan_record.record(self.plan, df)  # a test hook, off unless its environment variable is set
+        consumer = f"{type(self).__module__}.{type(self).__qualname__}"
+        try:
+            with column_cache(self.spark):
+                out = self.rel(root.input, f"{path}.input")
+                names = list(root.names)
+                if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
+                    # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
+                    out = out.select_positions(range(len(names)), self.names)
+                df = name_columns(out, names, path)
+        except UnsupportedFeatureError as exc:  # test hooks, off unless their environment variable is set
+            plan_record.refused(self.plan, exc.message, exc.path, root=path, consumer=consumer)
+            raise
+        plan_record.record(self.plan, df, root=path, consumer=consumer)
         return df
 
 
@@ -544,5 +535,15 @@ def _check_argument_types(call: Call) -> None:
     elif call.name in _STRING_ONLY and not fams <= {"string"}:
         raise PlanInvalidError(f"{call.ref.name}: a string function given {sorted(fams - {'string'})}", call.path)
 
+
+# The roots a field reference may start from: `expressions.selection` translates each (an outer reference to a
+# relation, not a query level, only inside a lateral join's right input). `subqueries.subquery` translates every
+# subquery kind (a UNIQUE set predicate it refuses by its operator, not its kind).
+FIELD_ROOTS = ("root_reference", "outer_reference", "expression", "lambda_parameter_reference")
+register(
+    *SubstraitConsumer.kind_tables(),
+    KindTable.of("translator", "root_type", FIELD_ROOTS),
+    KindTable.of("translator", "subquery_type", SUBQUERY_BODY),
+)
 
 __all__ = ["SubstraitConsumer", "name_columns", "quote"]

@@ -18,6 +18,18 @@ from substrait import type_pb2 as tp
 
 from .extensions import Extensions
 from .functions import PREDICATES
+from .plan_visitor import (
+    DETACHED,
+    JOIN_OUTPUT,
+    KINDS,
+    SUBQUERY_LABEL,
+    JoinOutput,
+    KindTable,
+    logical_join_type,
+    register,
+    subquery_body,
+    subquery_relations,
+)
 from .producers import Quirks
 from .types import PlanTypes, declared_user_types
 from .walk import children, value_args
@@ -35,19 +47,25 @@ MAX_SCHEMA_CHARS = 120
 UNKNOWN = "?"
 BOOLEAN = "boolean"
 
-_LEFT_ONLY = {JoinRel.JOIN_TYPE_LEFT_SEMI, JoinRel.JOIN_TYPE_LEFT_ANTI}
-_RIGHT_ONLY = {JoinRel.JOIN_TYPE_RIGHT_SEMI, JoinRel.JOIN_TYPE_RIGHT_ANTI}
 # Relation kinds with a left and a right input (the physical joins number their join types differently).
 _JOINS = ("join", "cross", "lateral_join", "hash_join", "merge_join", "nested_loop_join")
+# What explain shows as `?`: relations whose output it does not derive from the plan alone, expressions whose
+# type it does not derive, field references into what it does not track (the kinds test holds these tables).
+_SCHEMA_RULES = ("read", "filter", "sort", "fetch", "top_n", "exchange", "expand", "project", "aggregate", "window",
+                 *_JOINS, "set", "reference")  # fmt: skip
+SCHEMA_NOT_DERIVED = {
+    **dict.fromkeys(("extension_single", "extension_multi", "extension_leaf"), "an extension's output is its own"),
+    **dict.fromkeys(("write", "ddl", "update"), "a step's output is its row count, known when it runs"),
+    "detached_rel_ordinal": DETACHED,
+}
+_TYPED_EXPRESSIONS = ("literal", "selection", "scalar_function", "window_function", "cast", "if_then",
+                      "switch_expression", "singular_or_list", "multi_or_list", "subquery", "nested",
+                      "execution_context_variable")  # fmt: skip
+TYPE_NOT_DERIVED = {
+    **dict.fromkeys(("dynamic_parameter", "lambda", "lambda_invocation", "named_lambda_reference"), "not derived"),
+    "detached_expression_ordinal": DETACHED,
+}
 _CONTEXT_TYPES = {"current_date": "date", "current_timezone": "string", "current_timestamp": "precision_timestamp_tz"}
-
-
-def _join_type(body: Any) -> int:
-    """A join's type as a JoinRel join type (a cross join is an inner join)."""
-    enum = getattr(type(body), "JoinType", None)
-    if enum is None or enum is JoinRel.JoinType or body.type not in enum.values():
-        return getattr(body, "type", JoinRel.JOIN_TYPE_INNER)
-    return JoinRel.JoinType.Value(enum.Name(body.type))
 
 
 _SORT_DIRECTIONS = {
@@ -57,19 +75,6 @@ _SORT_DIRECTIONS = {
     alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST: "DESC NULLS LAST",
     alg.SortField.SORT_DIRECTION_CLUSTERED: "CLUSTERED",
 }
-_SUBQUERY_BODY = {
-    "scalar": "input",
-    "in_predicate": "haystack",
-    "set_predicate": "tuples",
-    "set_comparison": "right",
-}
-_SUBQUERY_LABEL = {
-    "scalar": "scalar",
-    "in_predicate": "IN",
-    "set_predicate": "EXISTS",
-    "set_comparison": "ANY/ALL",
-}
-
 
 # --- types -------------------------------------------------------------------------------------------------
 
@@ -274,7 +279,7 @@ class PlanTree:
 
     def _details_keyed_join(self, r: Any, path: str) -> str:
         """A hash or merge join: its type, then `left=right` per key (`<=>` for IS_NOT_DISTINCT_FROM)."""
-        jt = _join_type(r)
+        jt = logical_join_type(r)
         parts = [JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") if jt in JoinRel.JoinType.values() else str(jt)]
         ops = {alg.ComparisonJoinKey.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: "<=>"}
         keys = [
@@ -292,7 +297,7 @@ class PlanTree:
     _details_merge_join = _details_keyed_join
 
     def _details_nested_loop_join(self, r: alg.NestedLoopJoinRel, path: str) -> str:
-        jt = _join_type(r)
+        jt = logical_join_type(r)
         on = f" on={self.expr(r.expression)}" if r.HasField("expression") else ""
         return JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") + on
 
@@ -356,6 +361,8 @@ class PlanTree:
         return out
 
     def _columns(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        if kind in SCHEMA_NOT_DERIVED:
+            return [UNKNOWN]
         if kind == "read":
             cols = [type_str(t) for t in body.base_schema.struct.types]
             if body.HasField("projection"):
@@ -380,16 +387,14 @@ class PlanTree:
         if kind in _JOINS:
             left = self.schema(body.left, f"{p}.left", outer)
             right = self.schema(body.right, f"{p}.right", outer)
-            jt = _join_type(body)
-            if jt in _LEFT_ONLY:
-                return left
-            if jt in _RIGHT_ONLY:
-                return right
-            if jt == JoinRel.JOIN_TYPE_LEFT_MARK:
-                return [*left, BOOLEAN + "?"]
-            if jt == JoinRel.JOIN_TYPE_RIGHT_MARK:
-                return [*right, BOOLEAN + "?"]
-            return [*left, *right]
+            output = JOIN_OUTPUT.get(logical_join_type(body), JoinOutput.BOTH)
+            return {
+                JoinOutput.BOTH: [*left, *right],
+                JoinOutput.LEFT: left,
+                JoinOutput.RIGHT: right,
+                JoinOutput.LEFT_MARK: [*left, BOOLEAN + "?"],
+                JoinOutput.RIGHT_MARK: [*right, BOOLEAN + "?"],
+            }[output]
         if kind == "set":
             return self.schema(body.inputs[0], f"{p}.inputs[0]", outer) if body.inputs else []
         if kind == "reference":
@@ -435,6 +440,8 @@ class PlanTree:
 
     def expr_type(self, e: Expression, cols: list[str], outer: list[list[str]]) -> str:
         kind = e.WhichOneof("rex_type")
+        if kind is None or kind in TYPE_NOT_DERIVED:
+            return UNKNOWN
         if kind == "literal":
             return literal_type(e.literal)
         if kind == "selection":
@@ -478,7 +485,7 @@ class PlanTree:
         if root == "outer_reference":
             steps = ref.outer_reference.steps_out
             record = outer[steps - 1] if 0 < steps <= len(outer) else []
-        elif root == "expression":
+        elif root in ("expression", "lambda_parameter_reference"):
             return UNKNOWN
         if ref.WhichOneof("reference_type") != "direct_reference":
             return UNKNOWN
@@ -527,7 +534,7 @@ class PlanTree:
             return f"{self._expr(e.singular_or_list.value)} IN ({len(e.singular_or_list.options)} values)"
         if kind == "subquery":
             sub = e.subquery.WhichOneof("subquery_type") or "?"
-            return f"<{_SUBQUERY_LABEL.get(sub, sub)} subquery>"
+            return f"<{SUBQUERY_LABEL.get(sub, sub)} subquery>"
         return f"<{kind}>"
 
 
@@ -565,28 +572,15 @@ def _inputs(body: Any, path: str) -> Iterator[tuple[alg.Rel, str]]:
             yield child, cpath
 
 
-def _subqueries(body: Message, path: str) -> Iterator[tuple[Subquery, str]]:
-    """Subqueries in a relation's own expressions (not in its inputs, not nested in other subqueries)."""
-    for child, cpath in children(body, path):
-        if isinstance(child, alg.Rel):
-            continue
-        if isinstance(child, Subquery):
-            yield child, cpath
-        else:
-            yield from _subqueries(child, cpath)
-
-
 def subquery_inputs(body: Message, path: str) -> Iterator[tuple[alg.Rel, str, str]]:
     """Each subquery's own relation in a relation's expressions, with its path and a label
     (e.g. "EXISTS subquery in condition")."""
-    for sq, spath in _subqueries(body, path):
-        kind = sq.WhichOneof("subquery_type")
-        if kind is None:
+    for sq, spath in subquery_relations(body, path):
+        if sq.WhichOneof("subquery_type") is None:
             continue
-        field = _SUBQUERY_BODY[kind]
+        kind, rel, rel_path = subquery_body(sq, spath)
         where = spath[len(path) + 1 :].split(".")[0]
-        label = f"{_SUBQUERY_LABEL[kind]} subquery in {where}"
-        yield getattr(getattr(sq, kind), field), f"{spath}.{kind}.{field}", label
+        yield rel, rel_path, f"{SUBQUERY_LABEL[kind]} subquery in {where}"
 
 
 def plan_tree(consumer: SubstraitConsumer) -> str:
@@ -598,5 +592,19 @@ def plan_tree_of(plan: Any) -> str:
     """The same tree for a bare Plan (no consumer, no resolved tables)."""
     return PlanTree(plan, Extensions(plan), Quirks.of(plan), []).render()
 
+
+register(
+    KindTable.of("explain", "rel_type", _SCHEMA_RULES, SCHEMA_NOT_DERIVED),
+    KindTable.of("explain", "rex_type", _TYPED_EXPRESSIONS, TYPE_NOT_DERIVED),
+    KindTable.of("explain", "read_type", KINDS["read_type"]),  # each shown by its kind, a named table by its name
+    KindTable.of("explain", "literal_type", KINDS["literal_type"]),  # `literal_type` names every kind
+    KindTable.of("explain", "subquery_type", SUBQUERY_LABEL),
+    KindTable.of(
+        "explain",
+        "root_type",
+        ("root_reference", "outer_reference"),
+        dict.fromkeys(("expression", "lambda_parameter_reference"), "its type is not derived"),
+    ),
+)
 
 __all__ = ["PlanTree", "plan_tree", "plan_tree_of", "schema_str", "type_str"]

@@ -21,6 +21,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
+from . import walk
 from .errors import PlanInvalidError
 from .scope import Scope, Typed
 from .types import spark_type
@@ -105,10 +106,7 @@ def lambda_value(cx: SubstraitConsumer, e: Expression.Lambda, scope: Scope, path
 
 def named_lambda(cx: SubstraitConsumer, anchor: int, path: str) -> Expression.Lambda:
     """The definition of `Plan.named_lambdas[*]` with this anchor."""
-    for nl in getattr(cx.plan, "named_lambdas", ()):
-        if nl.lambda_anchor == anchor:
-            return getattr(nl, "lambda")
-    raise PlanInvalidError(f"named lambda {anchor} is not defined in the plan's named_lambdas", path)
+    return walk.named_lambda(cx.plan, anchor, path)
 
 
 def _named_scope(scope: Scope) -> Scope:

@@ -16,6 +16,7 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
 from .errors import PlanInvalidError, UnsupportedFeatureError
+from .plan_visitor import KindTable, register
 from .relation import cached
 from .scope import Typed, literal
 from .types import cast, resolve_alias, spark_type, user_type_of
@@ -98,45 +99,46 @@ def _day_to_second(lit: Literal) -> dt.timedelta:
     return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
 
 
+# Literal kinds with a Python value and a Spark type (each builder takes the literal and its path).
+_VALUES: dict[str, Callable[[Literal, str], tuple[Any, T.DataType]]] = {
+    "boolean": lambda lit, path: (lit.boolean, T.BooleanType()),
+    "i8": lambda lit, path: (lit.i8, T.ByteType()),
+    "i16": lambda lit, path: (lit.i16, T.ShortType()),
+    "i32": lambda lit, path: (lit.i32, T.IntegerType()),
+    "i64": lambda lit, path: (lit.i64, T.LongType()),
+    "fp32": lambda lit, path: (lit.fp32, T.FloatType()),
+    "fp64": lambda lit, path: (lit.fp64, T.DoubleType()),
+    "string": lambda lit, path: (lit.string, T.StringType()),
+    "fixed_char": lambda lit, path: (lit.fixed_char, T.StringType()),
+    "var_char": lambda lit, path: (lit.var_char.value, T.StringType()),
+    "binary": lambda lit, path: (bytes(lit.binary), T.BinaryType()),
+    "fixed_binary": lambda lit, path: (bytes(lit.fixed_binary), T.BinaryType()),
+    "uuid": lambda lit, path: (bytes(uuid.UUID(bytes=bytes(lit.uuid)).bytes), T.BinaryType()),
+    "date": lambda lit, path: (_EPOCH_DATE + dt.timedelta(days=lit.date), T.DateType()),
+    "precision_timestamp": lambda lit, path: (
+        _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)),
+        T.TimestampNTZType(),
+    ),
+    "precision_timestamp_tz": lambda lit, path: (
+        _micros_to_naive(_precision_to_micros(lit.precision_timestamp_tz.value, lit.precision_timestamp_tz.precision)),
+        T.TimestampType(),
+    ),
+    "interval_day_to_second": lambda lit, path: (_day_to_second(lit), T.DayTimeIntervalType()),
+    "interval_year_to_month": lambda lit, path: (
+        lit.interval_year_to_month.years * 12 + lit.interval_year_to_month.months,
+        T.YearMonthIntervalType(),
+    ),
+    "decimal": lambda lit, path: _decimal(lit, path),
+    "user_defined": lambda lit, path: _user_defined(lit, path),
+    "null": lambda lit, path: (None, spark_type(lit.null, f"{path}.null")),
+}
+
+
 def python_value(lit: Literal, path: str = "literal") -> tuple[Any, T.DataType]:
     """The literal's Python value and Spark type (for VALUES rows, LIMIT counts, LIKE patterns, options)."""
     kind = lit.WhichOneof("literal_type")
-    simple: dict[str, Callable[[], tuple[Any, T.DataType]]] = {
-        "boolean": lambda: (lit.boolean, T.BooleanType()),
-        "i8": lambda: (lit.i8, T.ByteType()),
-        "i16": lambda: (lit.i16, T.ShortType()),
-        "i32": lambda: (lit.i32, T.IntegerType()),
-        "i64": lambda: (lit.i64, T.LongType()),
-        "fp32": lambda: (lit.fp32, T.FloatType()),
-        "fp64": lambda: (lit.fp64, T.DoubleType()),
-        "string": lambda: (lit.string, T.StringType()),
-        "fixed_char": lambda: (lit.fixed_char, T.StringType()),
-        "var_char": lambda: (lit.var_char.value, T.StringType()),
-        "binary": lambda: (bytes(lit.binary), T.BinaryType()),
-        "fixed_binary": lambda: (bytes(lit.fixed_binary), T.BinaryType()),
-        "uuid": lambda: (bytes(uuid.UUID(bytes=bytes(lit.uuid)).bytes), T.BinaryType()),
-        "date": lambda: (_EPOCH_DATE + dt.timedelta(days=lit.date), T.DateType()),
-        "precision_timestamp": lambda: (
-            _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)),
-            T.TimestampNTZType(),
-        ),
-        "precision_timestamp_tz": lambda: (
-            _micros_to_naive(
-                _precision_to_micros(lit.precision_timestamp_tz.value, lit.precision_timestamp_tz.precision)
-            ),
-            T.TimestampType(),
-        ),
-        "interval_day_to_second": lambda: (_day_to_second(lit), T.DayTimeIntervalType()),
-        "interval_year_to_month": lambda: (
-            lit.interval_year_to_month.years * 12 + lit.interval_year_to_month.months,
-            T.YearMonthIntervalType(),
-        ),
-        "decimal": lambda: _decimal(lit, path),
-        "user_defined": lambda: _user_defined(lit, path),
-        "null": lambda: (None, spark_type(lit.null, f"{path}.null")),
-    }
-    if kind in simple:
-        return simple[kind]()
+    if kind in _VALUES:
+        return _VALUES[kind](lit, path)
     if kind is None:
         raise PlanInvalidError("literal has no value set", path)
     raise UnsupportedFeatureError(f"{kind} literal outside a column context", path)
@@ -224,12 +226,17 @@ def _unsupported(reason: str) -> Callable[[Literal, str], Typed]:
     return fail
 
 
+# Literal kinds Spark has no type for (validate reports them with these words).
+REFUSED_LITERALS = {
+    "precision_time": "precision_time literal: Spark has no time-of-day type",
+    "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
+}
 _NESTED: dict[str, Callable[[Literal, str], Typed]] = {
     "struct": _struct,
     "list": _list,
     "map": _map,
     "empty_list": _empty_list,
     "empty_map": _empty_map,
-    "precision_time": _unsupported("precision_time literal: Spark has no time-of-day type"),
-    "interval_compound": _unsupported("interval_compound literal: Spark has no year-to-second interval"),
+    **{kind: _unsupported(reason) for kind, reason in REFUSED_LITERALS.items()},
 }
+register(KindTable.of("translator", "literal_type", {*_VALUES, *_NESTED} - set(REFUSED_LITERALS), REFUSED_LITERALS))

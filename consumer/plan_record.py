@@ -24,12 +24,13 @@ from .errors import first_line
 ENV = "SUBSTRAIT_SPARK_PLAN_RECORD"
 
 
-def record(plan: Plan, df: DataFrame) -> None:
-    """Append `plan` and the physical plan of its root `df` to the file `SUBSTRAIT_SPARK_PLAN_RECORD` names."""
+def record(plan: Plan, df: DataFrame, *, root: str = "", consumer: str = "") -> None:
+    """Append `plan` and the physical plan of its root `df` to the file `SUBSTRAIT_SPARK_PLAN_RECORD` names, with the
+    root's path and the consumer class that translated it (validate agrees with that class)."""
     target = os.environ.get(ENV)
     if not target:
         return
-    entry: dict[str, object] = {"pid": os.getpid(), "plan": base64.b64encode(plan.SerializeToString()).decode()}
+    entry: dict[str, object] = {"pid": os.getpid(), "plan": _encoded(plan), "root": root, "consumer": consumer}
     start = time.perf_counter()
     text = io.StringIO()
     try:
@@ -39,5 +40,21 @@ def record(plan: Plan, df: DataFrame) -> None:
     except Exception as exc:  # recorded; the caller meets it when it runs the plan
         entry["error"] = first_line(exc)
     entry["explain_ms"] = round((time.perf_counter() - start) * 1000, 2)
+    _append(target, entry)
+
+
+def refused(plan: Plan, feature: str, path: str | None, *, root: str = "", consumer: str = "") -> None:
+    """Append a root the consumer refused as unsupported (what `validate` must have listed)."""
+    target = os.environ.get(ENV)
+    if target:
+        entry = {"pid": os.getpid(), "plan": _encoded(plan), "root": root, "consumer": consumer}
+        _append(target, {**entry, "refused": {"feature": feature, "path": path}})
+
+
+def _encoded(plan: Plan) -> str:
+    return base64.b64encode(plan.SerializeToString()).decode()
+
+
+def _append(target: str, entry: dict[str, object]) -> None:
     with open(target, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")

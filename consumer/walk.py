@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -22,7 +22,10 @@ def _is_repeated(fd: Any) -> bool:
 
 
 def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
-    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists)."""
+    """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists); none inside a
+    scalar kind (`detached_rel_ordinal`)."""
+    if not isinstance(msg, Message):
+        return
     for fd, value in msg.ListFields():
         if fd.message_type is None or fd.message_type.GetOptions().map_entry:
             continue
@@ -61,7 +64,7 @@ def descendants(msg: Message, kind: type[M] = Message) -> Iterator[M]:  # type: 
         yield from descendants(child, kind)
 
 
-def field_references(msg: Message, depth: int = 0) -> Iterator[tuple[FieldReference, int]]:
+def field_references(msg: Message, depth: int = 0) -> Iterator[tuple[alg.Expression.FieldReference, int]]:
     """Field references in an expression with the number of subquery boundaries crossed to reach them."""
     if isinstance(msg, FieldReference):
         yield msg, depth
@@ -109,7 +112,7 @@ def shift_record_fields(e: alg.Expression, delta: int) -> alg.Expression:
     return out
 
 
-def _record_references(msg: Message, depth: int = 0) -> Iterator[FieldReference]:
+def _record_references(msg: Message, depth: int = 0) -> Iterator[alg.Expression.FieldReference]:
     """The struct-field references into the record at `depth` 0 (a subquery's needles and compared value stand at
     its host's level; its relation one level in)."""
     if isinstance(msg, FieldReference):
@@ -139,6 +142,39 @@ def contains(msg: Message, kind: type[Message]) -> bool:
 def value_args(fn: Message) -> list[alg.Expression]:
     """A function call's value arguments (enum and type arguments skipped)."""
     return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
+
+
+def value_args_at(fn: Any, path: str) -> list[tuple[alg.Expression, str]]:
+    """A call's value arguments with their paths (enum and type arguments carry no value); an argument with
+    nothing set is invalid."""
+    out = []
+    for i, a in enumerate(fn.arguments):
+        kind = a.WhichOneof("arg_type")
+        if kind is None:
+            raise PlanInvalidError("function argument with nothing set", f"{path}.arguments[{i}]")
+        if kind == "value":
+            out.append((a.value, f"{path}.arguments[{i}].value"))
+    return out
+
+
+def conjunct_paths(functions: Mapping[int, Any], e: alg.Expression, path: str) -> list[tuple[alg.Expression, str]]:
+    """A condition split on its top-level AND calls (`functions`: the plan's declared functions by anchor), with
+    each conjunct's path."""
+    if e.WhichOneof("rex_type") == "scalar_function":
+        fn = e.scalar_function
+        ref = functions.get(fn.function_reference)
+        if ref is not None and ref.base == "and":
+            args = value_args_at(fn, f"{path}.scalar_function")
+            return [c for a, p in args for c in conjunct_paths(functions, a, p)]
+    return [(e, path)]
+
+
+def named_lambda(plan: Message, anchor: int, path: str) -> alg.Expression.Lambda:
+    """The definition of `Plan.named_lambdas[*]` with this anchor (the translator's and lineage's one lookup)."""
+    for nl in getattr(plan, "named_lambdas", ()):
+        if nl.lambda_anchor == anchor:
+            return getattr(nl, "lambda")
+    raise PlanInvalidError(f"named lambda {anchor} is not defined in the plan's named_lambdas", path)
 
 
 def nested_name_count(t: tp.Type | None) -> int:

@@ -126,13 +126,17 @@ def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: st
     raises PlanInvalidError as translation would."""
     if fn.phase not in _PHASES_OK:
         yield f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase"
-    if resolve(consumer_class.window_functions, consumer_class.aggregate_functions, ref) is None:
+    handler = resolve(consumer_class.window_functions, consumer_class.aggregate_functions, ref)
+    if handler is None:
         yield f"window function {ref.name}", path
+    refusal = getattr(handler, "static_refusal", None)  # what the handler refuses that the plan alone shows
+    values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
+    if refusal is not None and (why := refusal(fn.invocation == _DISTINCT, len(values))):
+        yield f"{ref.name}: {why}", path
     try:
         frame(fn, [None] * sorts, path)
     except UnsupportedFeatureError as exc:
         yield exc.message, exc.path or path
-    values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
     for i in _CONSTANT_ARGUMENTS.get(ref.base, ()):
         if i < len(values) and values[i].WhichOneof("rex_type") != "literal":
             yield f"{ref.name}: argument {i + 1} computed by an expression (Spark takes only a constant)", path

@@ -1,4 +1,5 @@
-"""pytest plugin (registered by conftest.py): no translated plan holds a cartesian product Spark SQL would not build.
+"""pytest plugin (registered by conftest.py): no translated plan holds a cartesian product Spark SQL would not build,
+and `validate` agrees with translation on every plan the suite translates.
 
 Around each test phase (setup, call, teardown) the engine's test hook records every root it translates
 (`substrait_spark.consumer.plan_record`, switched on through the environment, so the subprocesses a test starts —
@@ -6,6 +7,11 @@ the CLI, `airflow dags test`, drivers on a standalone cluster or through Spark C
 phase each recorded plan is checked (`cartesian_check`): a CartesianProduct or BroadcastNestedLoopJoin between
 inputs the Substrait plan joins by an equality fails the test, naming the equality's path in the plan, the Spark
 operator and the plan (producer, sha256, output names).
+
+Validate agrees (issue 14: "validate exits 0 iff every feature is supported"): for every root the default
+consumer class translates, `validate` lists nothing under that root (or the shared relations); for every root it
+refuses as unsupported, `validate` lists that very feature at that very path. A consumer subclass (a test's own
+functions or extension relations) is validated with itself only in-process; others are skipped and counted.
 
 The session ends with one line: plans checked (how many in subprocesses), plans whose links could not be worked
 out and why, and the time the checks took (`explain` in the engine, the analysis here).
@@ -18,6 +24,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -51,6 +58,10 @@ class PlanInvariant:
         self.check_s = 0.0
         self.offending = 0
         self._analyses: dict[str, Analysis] = {}
+        self.validated = 0
+        self.disagreeing = 0
+        self.known: Counter[str] = Counter()
+        self._findings: dict[str, list[Any]] = {}
 
     # --- hooks -------------------------------------------------------------------------------------------
 
@@ -74,6 +85,10 @@ class PlanInvariant:
             f"plannable by Spark, {sum(self.unanalysed.values())} with links not worked out"
             f"{' (' + why + ')' if why else ''}; explain {self.explain_ms / 1000:.1f} s, checks {self.check_s:.1f} s"
         )
+        terminalreporter.write_line(
+            f"validate agrees with translation: {self.validated} roots checked, {self.disagreeing} disagreeing, "
+            f"{sum(self.known.values())} known disagreements (KNOWN_DISAGREEMENTS)"
+        )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -83,6 +98,7 @@ class PlanInvariant:
     def _phase(self) -> Generator[None, Any, Any]:
         record = self.folder / f"{self.phases}.jsonl"
         self.phases += 1
+        self._findings.clear()  # validate reads process-wide registrations (extension relations) a test may change
         previous = os.environ.get(RECORD_ENV)
         os.environ[RECORD_ENV] = str(record)
         try:
@@ -106,6 +122,11 @@ class PlanInvariant:
         problems = []
         for line in record.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
+            disagreement = self._validate(entry)
+            if disagreement:
+                problems.append(disagreement)
+            if "refused" in entry:
+                continue
             self.plans += 1
             self.in_subprocesses += entry["pid"] != os.getpid()
             self.explain_ms += entry.get("explain_ms", 0.0)
@@ -127,6 +148,71 @@ class PlanInvariant:
                 problems.append(_describe(Plan.FromString(data), key, found, entry["physical"]))
         record.unlink()
         return problems
+
+    def _validate(self, entry: dict[str, Any]) -> str | None:
+        """Whether validate (for the default consumer class) says what translating this root said."""
+        from substrait_spark.consumer.analyze import Finding, validate_plan
+        from substrait_spark.consumer.errors import SubstraitSparkError
+
+        if entry.get("consumer") != DEFAULT_CONSUMER or not entry.get("root"):
+            return None
+        data = base64.b64decode(entry["plan"])
+        key = hashlib.sha256(data).hexdigest()
+        if key not in self._findings:
+            try:
+                self._findings[key] = validate_plan(Plan.FromString(data))
+            except SubstraitSparkError as exc:  # malformed: translation of some root says so too
+                self._findings[key] = [Finding(f"invalid: {exc.message}", exc.path or "")]
+        findings = self._findings[key]
+        self.validated += 1
+        root = entry["root"]
+        if "refused" in entry:
+            refused = Finding(entry["refused"]["feature"], entry["refused"]["path"] or "")
+            if any(_same_place(f, refused) for f in findings):
+                return None
+            known = next(
+                (why for pattern, why in KNOWN_DISAGREEMENTS.items() if re.search(pattern, refused.feature)), None
+            )
+            if known is not None:
+                self.known[known] += 1
+                return None
+            problem = f"translation refused {refused} but validate lists {findings or 'nothing'}"
+        else:
+            mine = [f for f in findings if f.path.startswith(root + ".") or _shared_path(f.path)]
+            if not mine:
+                return None
+            problem = f"translation of {root} succeeded but validate lists {mine}"
+        self.disagreeing += 1
+        return f"validate disagrees with translation (plan sha256 {key[:16]}): {problem}"
+
+
+DEFAULT_CONSUMER = "substrait_spark.consumer.consumer.SubstraitConsumer"
+# Refusals translation makes that validate does not yet foresee (validate exits 0, run exits 3), found by this
+# check; each is a handler's refusal not yet declared as data where validate can read it (issue 14, item 2).
+# Pattern searched in the refused feature -> why validate misses it. Counted in the summary line, not failed.
+KNOWN_DISAGREEMENTS = {
+    r"^regexp_replace: replacing one occurrence needs a literal": "the regex handler's literal-argument rule",
+    r"^RANGE window bound with an offset over a date sort key": "a window frame's rule on its sort key's type",
+    r"^lateral join over a counting aggregate": "the lateral join translator's rule on counting aggregates",
+    r"^outer reference to relation \d+ outside a lateral join's right input": "outer references to relations",
+    r"^strftime: strftime conversion ": "the directives of strftime's literal format",
+    r"^dynamic parameter of type .*: only scalar types can be bound": "parameter types (checked when values are bound)",
+}
+
+
+def _same_place(found: Any, refused: Any) -> bool:
+    """Validate's finding names what translation refused: the same path (the words may differ), or the same
+    feature at a path one inside the other (validate names the condition, translation the argument in it)."""
+    if found.path == refused.path:
+        return True
+    nested = found.path.startswith(refused.path + ".") or refused.path.startswith(found.path + ".")
+    return nested and found.feature == refused.feature
+
+
+def _shared_path(path: str) -> bool:
+    """A path inside a shared relation (`relations[i].rel...`), which any root may reference."""
+    head = path.split(".", 2)
+    return len(head) > 1 and head[0].startswith("relations[") and head[1] == "rel"
 
 
 def _describe(plan: Plan, sha256: str, found: list, physical: str) -> str:

@@ -7,6 +7,8 @@ what the SQL lambda means, run as a native Catalyst lambda function.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from plan_builder import (
     Expr,
@@ -171,8 +173,9 @@ def test_lambda_invocation_binds_arguments(spark, arrays):
     assert_same_rows(got, sql(spark, "k * 10 + 7"))
 
 
-def test_named_lambda_invoked_and_passed_to_a_higher_order_function(spark, arrays):
-    b = PlanBuilder()
+def named_double(b: PlanBuilder) -> tuple[list[Expr], Callable[[plan_pb2.Plan], None]]:
+    """The named lambda 5, `double` = (x) -> x * 2, invoked on k and passed to transform over xs: the two
+    expressions, and the hook that declares the lambda in the plan (also test_lineage's)."""
     body = b.call("multiply", param(0), lit(2, i32()), out=i32())
 
     def add_named(plan: plan_pb2.Plan) -> None:
@@ -182,14 +185,14 @@ def test_named_lambda_invoked_and_passed_to_a_higher_order_function(spark, array
         lam.parameters.types.append(i32())
 
     ref = Expr(named_lambda_reference=Expr.NamedLambdaReference(lambda_reference=5))
-    got = select(
-        spark,
-        b,
-        arrays,
-        _invocation(Expr(), [], [field(0)], named_anchor=5),
-        b.call("transform", field(1), ref, out=list_(i32())),
-        plan_hook=add_named,
-    )
+    exprs = [_invocation(Expr(), [], [field(0)], named_anchor=5), b.call("transform", field(1), ref, out=list_(i32()))]
+    return exprs, add_named
+
+
+def test_named_lambda_invoked_and_passed_to_a_higher_order_function(spark, arrays):
+    b = PlanBuilder()
+    exprs, add_named = named_double(b)
+    got = select(spark, b, arrays, *exprs, plan_hook=add_named)
     assert_same_rows(got, sql(spark, "k * 2", "transform(xs, x -> x * 2)"))
 
 

@@ -287,6 +287,22 @@ def test_project_emit_and_expression_kinds():
     assert view(r.indirect) == {}
 
 
+def test_named_lambda_reference_and_invocation():
+    """Regression (issue 14): lineage raised on a named lambda (`named_lambda_reference` had no handler) and read
+    an invocation of one as an empty inline lambda. The plan test_lambdas runs: double(k) and
+    transform(xs, double) — each column is a transformation of the column the lambda is applied to."""
+    from test_lambdas import COLUMNS, TYPES, named_double
+
+    b = PlanBuilder()
+    exprs, add_named = named_double(b)
+    plan = b.plan(project(named("lambda_arrays", COLUMNS, TYPES), *exprs, emit=[0, 3, 4]), ["k", "c0", "c1"])
+    add_named(plan)
+    r = one_root(plan)
+    assert view(r.field("c0")) == {("lambda_arrays", "k"): {"DIRECT/TRANSFORMATION"}}
+    assert view(r.field("c1")) == {("lambda_arrays", "xs"): {"DIRECT/TRANSFORMATION"}}
+    assert validate_plan(plan) == []
+
+
 def test_aggregate_grouping_sets_measure_filter_and_distinct():
     b = PlanBuilder()
     total = measure(b.agg("sum", field(1), out=fp64()), filter=field(2))

@@ -666,3 +666,133 @@ def test_validate_accepts_what_run_executes_lambdas_null_functions_and_a_keyed_c
     finally:
         for view in ("validate_arrays", "validate_emp", "validate_dept"):
             spark.catalog.dropTempView(view)
+
+
+# --- function options: validate reads the options each handler declares (functions.*_OPTIONS) ------------------
+
+OPTIONS_VIEW = "validate_option_values"
+# (function, argument columns of OPTIONS_VIEW, output type): every overload family the option tables tell apart.
+_NUMERIC_BINARY = ("add", "subtract", "multiply", "divide", "modulus", "power")
+_STRING_CALLS = {
+    "like": ("s", "s"), "contains": ("s", "s"), "starts_with": ("s", "s"), "strpos": ("s", "s"),
+    "replace": ("s", "s", "s"), "substring": ("s", "i", "i"), "center": ("s", "i"), "concat": ("s", "s"),
+    "upper": ("s",), "initcap": ("s",), "regexp_replace": ("s", "s", "s"), "regexp_count_substring": ("s", "s"),
+}  # fmt: skip
+
+
+def _option_cases() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(kind, function, argument columns): each function whose handler reads options, over each family."""
+    cases = [("scalar", f, cols) for f in _NUMERIC_BINARY for cols in (("i", "j"), ("f", "g"), ("d", "e"))]
+    cases += [("scalar", f, (c,)) for f in ("negate", "abs") for c in ("i", "f", "d")]
+    cases += [("scalar", f, ("f",)) for f in ("sqrt", "exp", "ln", "asin", "round")]
+    cases += [("scalar", "logb", ("f", "g")), ("scalar", "atan2", ("f", "g")), ("scalar", "factorial", ("i",))]
+    cases += [("scalar", f, cols) for f, cols in _STRING_CALLS.items()]
+    cases += [("aggregate", f, (c,)) for f in ("sum", "sum0", "avg", "product") for c in ("i", "f", "d")]
+    cases += [("aggregate", f, ("f",)) for f in ("std_dev", "variance")] + [("aggregate", "corr", ("f", "g"))]
+    return cases
+
+
+def _declared_option_names() -> list[str]:
+    """Every option name a handler declares (the option tables' Option values)."""
+    from substrait_spark.consumer.functions import aggregate, arithmetic, decimal, lists, options, regex, strings
+    from substrait_spark.consumer.functions.call import Option
+
+    found = {v.name for m in (aggregate, arithmetic, decimal, lists, options, regex, strings) for v in vars(m).values()
+             if isinstance(v, Option)}  # fmt: skip
+    return sorted(found)
+
+
+def _option_plan(kind: str, name: str, cols: tuple[str, ...], option: str, value: str):
+    from plan_builder import PlanBuilder, aggregate, decimal_, field, fp64, i64, named, project, string
+
+    types = {
+        "i": i64(),
+        "j": i64(),
+        "f": fp64(),
+        "g": fp64(),
+        "d": decimal_(15, 2),
+        "e": decimal_(15, 2),
+        "s": string(),
+    }
+    names = list(types)
+    source = named(OPTIONS_VIEW, names, list(types.values()))
+    b = PlanBuilder()
+    args = [field(names.index(c)) for c in cols]
+    out = {"s": string(), "d": decimal_(38, 2)}.get(cols[0], fp64() if cols[0] == "f" else i64())
+    if name in ("strpos", "regexp_count_substring"):
+        out = i64()
+    if name in ("like", "contains", "starts_with"):
+        from plan_builder import boolean
+
+        out = boolean()
+    opts = {option: [value]}
+    if kind == "aggregate":
+        rel = aggregate(source, measures=[b.agg(name, *args, out=out, options=opts)])
+        return b.plan(rel, ["v"])
+    return b.plan(project(source, b.call(name, *args, out=out, options=opts), emit=[len(names)]), ["v"])
+
+
+def test_validate_refuses_exactly_the_options_the_handlers_refuse(spark):
+    """validate ⇔ translation on function options: for every function whose handler reads options, over every
+    argument family the handlers tell apart, and every option name any handler declares, given a value no handler
+    supports: validate lists it iff translating the plan (no validate first: `SubstraitConsumer.root`) raises
+    UnsupportedFeatureError, with the same message and path. An option the overload does not read (`rounding` on
+    integer `add`) is ignored by both."""
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+
+    spark.sql(
+        "SELECT 1L AS i, 2L AS j, 1.5D AS f, 2.5D AS g, CAST(1.25 AS DECIMAL(15,2)) AS d, "
+        "CAST(2.5 AS DECIMAL(15,2)) AS e, 'ab' AS s"
+    ).createOrReplaceTempView(OPTIONS_VIEW)
+    checked = refused = 0
+    try:
+        for kind, name, cols in _option_cases():
+            for option in _declared_option_names():
+                plan = _option_plan(kind, name, cols, option, "NOT_A_VALUE")
+                findings = [f for f in validate_plan(plan) if "option" in f.feature]
+                consumer = SubstraitConsumer(spark, plan, SessionCatalogResolver())
+                try:
+                    consumer.root(0)
+                    raised = None
+                except UnsupportedFeatureError as exc:
+                    raised = Finding(exc.message, exc.path)
+                finally:
+                    consumer.close()
+                where = f"{kind} {name}{cols} option {option}"
+                assert findings == ([raised] if raised else []), where
+                checked += 1
+                refused += raised is not None
+    finally:
+        spark.catalog.dropTempView(OPTIONS_VIEW)
+    assert checked == len(_option_cases()) * len(_declared_option_names())
+    assert refused > len(_option_cases())  # every case reads at least one option (most several)
+
+
+def test_validate_refuses_a_float_rounding_run_refuses(spark):
+    """Regression (issue 14): `add:fp64_fp64` with `rounding=[TRUNCATE]` validated clean (exit 0) while run
+    refused it (exit 3): the static option checks covered three functions. The CLI agrees with itself now; integer
+    add has no rounding option and runs."""
+    from plan_builder import PlanBuilder, field, fp64, i64, named, project
+
+    def plan(sig: str, t):
+        b = PlanBuilder()
+        call = b.call(f"add:{sig}", field(0), field(1), out=t, options={"rounding": ["TRUNCATE"]})
+        return b.plan(project(named("validate_add", ["a", "b"], [t, t]), call, emit=[2]), ["s"])
+
+    floats, ints = plan("fp64_fp64", fp64()), plan("i64_i64", i64())
+    path = "relations[0].root.input.project.expressions[0].scalar_function"
+    feature = "add:fp64_fp64: option rounding=TRUNCATE (supported: TIE_TO_EVEN)"
+    assert validate_plan(floats) == [Finding(feature, path)]
+    assert validate_plan(ints) == []
+    spark.sql("SELECT 1.5D AS a, 2.25D AS b").createOrReplaceTempView("validate_add")
+    try:
+        from substrait_spark.api import run_plan
+
+        with pytest.raises(UnsupportedFeatureError, match="option rounding=TRUNCATE") as exc:
+            run_plan(floats.SerializeToString(), spark)
+        assert exc.value.exit_code == 3 and exc.value.path == path
+        spark.sql("SELECT 1L AS a, 2L AS b").createOrReplaceTempView("validate_add")
+        report = run_plan(ints.SerializeToString(), spark, output="preview")
+        assert report.outputs[0].preview == [[3]]
+    finally:
+        spark.catalog.dropTempView("validate_add")

@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from ..extensions import FunctionRef
-from .aggregate import AGGREGATE, AggregateHandler
+from .aggregate import AGGREGATE, AGGREGATE_OPTIONS, AggregateHandler
 from .call import Call, Handler
-from .scalar import SCALAR
+from .options import Option, OptionRule
+from .scalar import SCALAR, SCALAR_OPTIONS
 from .unsupported import UNSUPPORTED
 
 H = TypeVar("H")
@@ -22,7 +23,13 @@ H = TypeVar("H")
 
 def lookup(table: Mapping[str, H], ref: FunctionRef) -> H | None:
     """The handler for a declared function: extension-specific entry first, then the base name."""
-    return next((table[k] for k in ref.keys if k in table), None)
+    key = matched_key(table, ref)
+    return table[key] if key is not None else None
+
+
+def matched_key(table: Mapping[str, object], ref: FunctionRef) -> str | None:
+    """The key of `table` a declared function resolves to (as `lookup`), or None."""
+    return next((k for k in ref.keys if k in table), None)
 
 
 # Function families by base name, for the checks and displays that need them.
@@ -36,12 +43,17 @@ PREDICATES = COMPARISONS | {
 
 __all__ = [
     "AGGREGATE",
+    "AGGREGATE_OPTIONS",
     "COMPARISONS",
     "PREDICATES",
     "SCALAR",
+    "SCALAR_OPTIONS",
     "UNSUPPORTED",
     "AggregateHandler",
     "Call",
     "Handler",
+    "Option",
+    "OptionRule",
     "lookup",
+    "matched_key",
 ]

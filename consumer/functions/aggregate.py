@@ -14,11 +14,23 @@ from pyspark.sql import types as T
 
 from ..types import cast, family
 from .call import Call
-from .decimal import DECIMAL_AGGREGATE
-from .options import bounds, ieee, int_output, overflow
+from .decimal import DECIMAL_AGGREGATE, DECIMAL_AGGREGATE_OPTIONS
+from .options import (
+    IEEE_ROUNDING,
+    OVERFLOW_OPTION,
+    Option,
+    OptionRule,
+    always,
+    bounds,
+    ieee,
+    int_output,
+    overflow,
+    when,
+)
 from .unsigned import UNSIGNED_AGGREGATE
 
 AggregateHandler = Callable[[Call, bool], Column]
+DISTRIBUTION = Option("distribution", ("SAMPLE", "POPULATION"), "SAMPLE")  # older YAML; now an enum argument
 
 
 def _simple(fn: Callable[[Column], Column], distinct_fn: Callable[[Column], Column] | None = None) -> AggregateHandler:
@@ -71,7 +83,7 @@ def _sum(zero_if_empty: bool) -> AggregateHandler:
         agg = F.sum_distinct if distinct else F.sum
         total = agg(x.col)
         is_int = family(x.type) == "int"
-        if is_int and c.option("overflow", ("SILENT", "SATURATE", "ERROR"), "SILENT") != "SILENT":
+        if is_int and c.read(OVERFLOW_OPTION) != "SILENT":
             out = c.output_type if c.output_type is not None and family(c.output_type) == "int" else T.LongType()
             exact = agg(x.col.cast("decimal(38,0)"))
             lo, hi = bounds(out)
@@ -112,7 +124,7 @@ def _by_distribution(sample: Callable[[Column], Column], population: Callable[[C
             raise c.unsupported("DISTINCT invocation")
         (x,) = c.arity(1).cols
         enums = [e.upper() for e in c.enums]
-        mode = enums[0] if enums else c.option("distribution", ("SAMPLE", "POPULATION"), "SAMPLE")
+        mode = enums[0] if enums else c.read(DISTRIBUTION)
         if mode not in ("SAMPLE", "POPULATION") or len(enums) > 1:
             raise c.unsupported(f"distribution {'|'.join(c.enums)} (supported: SAMPLE, POPULATION)")
         return ieee(c, (sample if mode == "SAMPLE" else population)(x))
@@ -181,4 +193,28 @@ def _decimal_or_generic(decimal: AggregateHandler, generic: AggregateHandler) ->
 
 AGGREGATE.update(
     {key: _decimal_or_generic(h, AGGREGATE[key.rpartition("/")[2]]) for key, h in DECIMAL_AGGREGATE.items()}
+)
+
+# The options each handler above reads, by argument families (what `validate` checks; keys as AGGREGATE's).
+_FLOAT = when({("float",): (IEEE_ROUNDING,)})
+AGGREGATE_OPTIONS: dict[str, OptionRule] = {
+    **dict.fromkeys(("sum", "sum0"), when({("int",): (OVERFLOW_OPTION,)})),
+    "avg": _FLOAT,
+    "median": _FLOAT,
+    "product": when({("int",): (OVERFLOW_OPTION,)}, otherwise=(IEEE_ROUNDING,)),
+    "corr": always(IEEE_ROUNDING),
+    **dict.fromkeys(("std_dev", "variance"), always(DISTRIBUTION, IEEE_ROUNDING)),
+}
+
+
+def _decimal_or_generic_options(decimal: OptionRule, generic: OptionRule) -> OptionRule:
+    """The options `_decimal_or_generic` reads: the decimal handler's for a decimal argument, else the generic's."""
+    return lambda families: (decimal if families == ("decimal",) else generic)(families)
+
+
+AGGREGATE_OPTIONS.update(
+    {
+        key: _decimal_or_generic_options(rule, AGGREGATE_OPTIONS.get(key.rpartition("/")[2], always()))
+        for key, rule in DECIMAL_AGGREGATE_OPTIONS.items()
+    }
 )

@@ -19,11 +19,31 @@ from pyspark.sql import types as T
 from ..types import cast
 from .build import binary, cast_to_output, unary
 from .call import Call, Handler
-from .decimal import DECIMAL
+from .decimal import DECIMAL, DECIMAL_OPTIONS
+from .options import (
+    DOMAIN_ERROR,
+    IEEE_ROUNDING,
+    OVERFLOW_OPTION,
+    Option,
+    OptionRule,
+    always,
+    bounds,
+    domain_value,
+    fail,
+    ieee,
+    int_output,
+    overflow,
+    when,
+)
 from .options import INF as _INF
 from .options import NAN as _NAN
-from .options import OVERFLOW as _OVERFLOW
-from .options import bounds, domain_value, fail, ieee, int_output, overflow
+
+INT_DIVISION_BY_ZERO = Option("on_division_by_zero", ("NULL", "NAN", "ERROR"), "NULL")
+FLOAT_DIVISION_BY_ZERO = Option("on_division_by_zero", ("IEEE", "LIMIT", "NULL", "ERROR"), "IEEE")
+DIVISION_TYPE = Option("division_type", ("TRUNCATE", "FLOOR"), "TRUNCATE")
+MODULUS_BY_ZERO = Option("on_domain_error", ("NULL", "ERROR"), "NULL")
+LOG_ZERO = Option("on_log_zero", ("NAN", "ERROR", "MINUS_INFINITY"), "MINUS_INFINITY")
+ROUNDING = Option("rounding", ("TIE_AWAY_FROM_ZERO", "TIE_TO_EVEN"), "TIE_AWAY_FROM_ZERO")
 
 
 def _whole_days(arg) -> int | None:
@@ -93,7 +113,7 @@ def _int_divide(c: Call) -> Column:
     a, b = (v.col for v in c.values)
     out = int_output(c)
     lo, _ = bounds(out)
-    by_zero = c.option("on_division_by_zero", ("NULL", "NAN", "ERROR"), "NULL")
+    by_zero = c.read(INT_DIVISION_BY_ZERO)
     zero = fail(c, "division by zero") if by_zero == "ERROR" else F.lit(None).cast(out)
     quotient = overflow(c, F.call_function("div", a, b), out, (a == F.lit(lo)) & (b == F.lit(-1)), None)
     return F.when(b == F.lit(0), zero).otherwise(quotient)
@@ -108,7 +128,7 @@ def _float_divide(c: Call) -> Column:
     """IEEE 754 division (Spark's `/` gives NULL for a zero divisor): x/±0 is ±inf per `on_division_by_zero`
     (IEEE, LIMIT: the largest finite value, NULL, ERROR); 0/0 and inf/inf per `on_domain_error`."""
     a, b = (v.col for v in c.values)
-    by_zero = c.option("on_division_by_zero", ("IEEE", "LIMIT", "NULL", "ERROR"), "IEEE")
+    by_zero = c.read(FLOAT_DIVISION_BY_ZERO)
     fp32 = isinstance(c.output_type, T.FloatType) or all(isinstance(v.type, T.FloatType) for v in c.values)
     limit = 3.4028234663852886e38 if fp32 else 1.7976931348623157e308
     negative = (a < F.lit(0.0)) != _negative_zero(b)
@@ -147,9 +167,9 @@ def _modulus(c: Call) -> Column:
     if c.families() != ("int", "int"):
         return a % b
     out = int_output(c)
-    c.option("overflow", _OVERFLOW, "SILENT")
-    kind = c.option("division_type", ("TRUNCATE", "FLOOR"), "TRUNCATE")
-    zero = c.option("on_domain_error", ("NULL", "ERROR"), "NULL")
+    c.read(OVERFLOW_OPTION)
+    kind = c.read(DIVISION_TYPE)
+    zero = c.read(MODULUS_BY_ZERO)
     r = a % b
     if kind == "FLOOR":
         r = F.when((r != F.lit(0)) & ((r < F.lit(0)) != (b < F.lit(0))), r + b).otherwise(r)
@@ -221,14 +241,14 @@ def _float_fn(fn: Callable[[Column], Column], outside: Callable[[Column], Column
 
 def _atan2(c: Call) -> Column:
     y, x = c.arity(2).cols
-    c.option("on_domain_error", ("NAN", "NULL", "NONE", "ERROR"), "NAN")  # atan2 is defined everywhere
+    c.read(DOMAIN_ERROR)  # atan2 is defined everywhere
     return ieee(c, F.atan2(y, x))
 
 
 def _log_guard(c: Call, x: Column, col: Column, base: Column | None = None) -> Column:
     """Spark's logarithms give NULL for x <= 0. Zero follows `on_log_zero` (default -inf, IEEE 754), negative
     arguments (and a base <= 0) follow `on_domain_error` (default NaN)."""
-    mode = c.option("on_log_zero", ("NAN", "ERROR", "MINUS_INFINITY"), "MINUS_INFINITY")
+    mode = c.read(LOG_ZERO)
     zero = {"NAN": F.lit(_NAN), "ERROR": fail(c, "logarithm of zero")}.get(mode, F.lit(-_INF))
     outside = x < F.lit(0)
     if base is not None:
@@ -251,7 +271,7 @@ def _logb(c: Call) -> Column:
 
 
 def _round(c: Call) -> Column:
-    mode = c.option("rounding", ("TIE_AWAY_FROM_ZERO", "TIE_TO_EVEN"), "TIE_AWAY_FROM_ZERO")
+    mode = c.read(ROUNDING)
     fn = "bround" if mode == "TIE_TO_EVEN" else "round"
     return F.call_function(fn, *c.cols)
 
@@ -344,4 +364,36 @@ ARITHMETIC: dict[str, Handler] = {
     "is_finite": _is_finite,
     "is_infinite": _is_infinite,
     **DECIMAL,
+}
+
+
+# The options each handler above reads, by argument families (what `validate` checks; keys as ARITHMETIC's).
+_CHECKED = when({("float", "float"): (IEEE_ROUNDING,), ("int", "int"): (OVERFLOW_OPTION,)})
+_FLOAT = always(IEEE_ROUNDING)
+_FLOAT_DOMAIN = always(DOMAIN_ERROR, IEEE_ROUNDING)
+_LOG = always(LOG_ZERO, DOMAIN_ERROR, IEEE_ROUNDING)
+_SIGNED = when({("float",): (IEEE_ROUNDING,), ("int",): (OVERFLOW_OPTION,)})
+ARITHMETIC_OPTIONS: dict[str, OptionRule] = {
+    "add": _CHECKED,
+    "subtract": _CHECKED,
+    "multiply": _CHECKED,
+    "divide": when(
+        {
+            ("int", "int"): (INT_DIVISION_BY_ZERO, OVERFLOW_OPTION),
+            ("float", "float"): (FLOAT_DIVISION_BY_ZERO, DOMAIN_ERROR, IEEE_ROUNDING),
+        }
+    ),
+    "modulus": when({("int", "int"): (OVERFLOW_OPTION, DIVISION_TYPE, MODULUS_BY_ZERO)}),
+    "negate": _SIGNED,
+    "abs": _SIGNED,
+    "power": when({("int", "int"): (OVERFLOW_OPTION,)}, otherwise=(IEEE_ROUNDING,)),
+    **dict.fromkeys(("sqrt", "asin", "acos", "acosh", "atanh"), _FLOAT_DOMAIN),
+    **dict.fromkeys(
+        ("exp", "sin", "cos", "tan", "sinh", "cosh", "tanh", "atan", "asinh", "radians", "degrees"), _FLOAT
+    ),
+    **dict.fromkeys(("ln", "log10", "log2", "logb", "log1p"), _LOG),
+    "atan2": _FLOAT_DOMAIN,
+    "factorial": always(OVERFLOW_OPTION),
+    "round": always(ROUNDING),
+    **DECIMAL_OPTIONS,
 }

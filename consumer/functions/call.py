@@ -14,6 +14,28 @@ from ..scope import Typed
 from ..types import cast, family
 
 
+@dataclass(frozen=True)
+class Option:
+    """A function option a handler reads: its name, the values it supports (the spec's spelling) and its
+    default. Handlers read options through these (`Call.read`); `validate` reads the same declarations
+    (`OptionRule` tables next to the handlers), so the two cannot disagree on what is supported."""
+
+    name: str
+    supported: tuple[str, ...]
+    default: str
+
+    def choose(self, preferences: list[str]) -> str | None:
+        """The first of the producer's preferences we support (spec: in order); the default when there are
+        none; None when none is supported."""
+        if not preferences:
+            return self.default
+        return next((p.upper() for p in preferences if p.upper() in self.supported), None)
+
+    def refusal(self, function: str, preferences: list[str]) -> str:
+        """The unsupported-feature message for `preferences` none of which is supported."""
+        return f"{function}: option {self.name}={'|'.join(preferences)} (supported: {', '.join(self.supported)})"
+
+
 @dataclass
 class Call:
     """A function invocation with its arguments translated.
@@ -56,15 +78,15 @@ class Call:
 
     def option(self, name: str, supported: tuple[str, ...], default: str) -> str:
         """The first of the producer's preferences for option `name` that we support (spec: in order)."""
-        prefs = self.options.get(name.lower())
-        if not prefs:
-            return default
-        for p in prefs:
-            if p.upper() in supported:
-                return p.upper()
-        raise UnsupportedFeatureError(
-            f"{self.ref.name}: option {name}={'|'.join(prefs)} (supported: {', '.join(supported)})", self.path
-        )
+        return self.read(Option(name, supported, default))
+
+    def read(self, option: Option) -> str:
+        """The value of a declared option (`options.Option`): unsupported preferences are refused."""
+        prefs = self.options.get(option.name.lower()) or []
+        chosen = option.choose(prefs)
+        if chosen is None:
+            raise UnsupportedFeatureError(option.refusal(self.ref.name, prefs), self.path)
+        return chosen
 
     def declared(self, col: Column) -> Column:
         """`col` in the type the plan declares for the call, if it declares one (Spark often widens)."""

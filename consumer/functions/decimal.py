@@ -17,7 +17,9 @@ from pyspark.sql import types as T
 
 from ..types import cast
 from .call import Call, Handler
-from .options import OVERFLOW, fail
+from .options import OVERFLOW_OPTION, Option, OptionRule, always, fail, when
+
+COMPLEX_RESULT = Option("complex_number_result", ("NAN", "ERROR"), "NAN")
 
 AggregateHandler = Callable[[Call, bool], Column]
 
@@ -55,7 +57,7 @@ def _result_type(name: str, a: T.DecimalType, b: T.DecimalType) -> T.DecimalType
 def decimal_overflow(c: Call, col: Column, inputs_present: Column, sign: Column, out: T.DecimalType) -> Column:
     """Spark's decimal arithmetic gives NULL when the result does not fit (ANSI mode off). With every input
     present, that NULL is an overflow: SILENT keeps it, ERROR raises, SATURATE clamps toward `sign`."""
-    mode = c.option("overflow", OVERFLOW, "SILENT")
+    mode = c.read(OVERFLOW_OPTION)
     col = cast(col, out)
     if mode == "SILENT":
         return col
@@ -147,11 +149,11 @@ def _sqrt(c: Call) -> Column:
 def _power(c: Call) -> Column:
     """power as fp64; a complex result (negative base, fractional exponent) per `complex_number_result`."""
     a, b = c.arity(2).cols
-    mode = c.option("complex_number_result", ("NAN", "ERROR"), "NAN")
+    mode = c.read(COMPLEX_RESULT)
     value = F.pow(a, b)
     if mode == "ERROR":
         value = F.when(F.isnan(value), fail(c, "complex number result")).otherwise(value)
-    c.option("overflow", OVERFLOW, "SILENT")  # a double overflows to +-inf, the IEEE 754 result
+    c.read(OVERFLOW_OPTION)  # a double overflows to +-inf, the IEEE 754 result
     return value
 
 
@@ -179,7 +181,7 @@ def _sum(zero_if_empty: bool) -> AggregateHandler:
 def _avg(c: Call, distinct: bool) -> Column:
     """avg as decimal(38, s) (Spark: decimal(p+4, s+4)), rounded half up to the declared scale."""
     (x,) = c.arity(1).cols
-    c.option("overflow", OVERFLOW, "SILENT")  # the mean of decimal(p, s) values always fits decimal(38, s)
+    c.read(OVERFLOW_OPTION)  # the mean of decimal(p, s) values always fits decimal(38, s)
     out = c.output_type if c.output_type is not None and not isinstance(c.output_type, T.DecimalType) else None
     src = x.cast("double") if out is not None else x  # a declared fp64 result: averaged in double
     mean = F.sum_distinct(src) / F.count_distinct(src) if distinct else F.avg(src)
@@ -200,6 +202,16 @@ DECIMAL: dict[str, Handler] = {
     f"{_STEM}/factorial": _factorial,
     f"{_STEM}/sqrt": _sqrt,
     f"{_STEM}/power": _power,
+}
+
+_DECIMALS = when({("decimal", "decimal"): (OVERFLOW_OPTION,)})
+# The options each handler above reads (what `validate` checks; keys as DECIMAL's and DECIMAL_AGGREGATE's).
+DECIMAL_OPTIONS: dict[str, OptionRule] = {
+    **{f"{_STEM}/{name}": _DECIMALS for name in ("add", "subtract", "multiply", "divide", "modulus")},
+    f"{_STEM}/power": always(COMPLEX_RESULT, OVERFLOW_OPTION),
+}
+DECIMAL_AGGREGATE_OPTIONS: dict[str, OptionRule] = {
+    f"{_STEM}/{name}": always(OVERFLOW_OPTION) for name in ("sum", "sum0", "avg")
 }
 
 DECIMAL_AGGREGATE: dict[str, AggregateHandler] = {

@@ -16,6 +16,9 @@ from ..errors import PlanInvalidError
 from ..lambdas import FunctionValue
 from ..types import cast, family
 from .call import Call, Handler
+from .options import Option, OptionRule, always
+
+NAN_EQUALITY = Option("nan_equality", ("NAN_IS_NAN", "NAN_IS_NOT_NAN"), "NAN_IS_NAN")
 
 
 def _index_in(c: Call) -> Column:
@@ -23,7 +26,7 @@ def _index_in(c: Call) -> Column:
     needle, haystack = c.arity(2).values
     pos = F.call_function("array_position", haystack.col, needle.col)  # F.array_position wants a Python value
     found = F.when(pos > 0, pos - 1).cast(T.LongType())
-    mode = c.option("nan_equality", ("NAN_IS_NAN", "NAN_IS_NOT_NAN"), "NAN_IS_NAN")
+    mode = c.read(NAN_EQUALITY)
     if mode == "NAN_IS_NOT_NAN" and family(needle.type) == "float":
         return F.when(~F.isnan(needle.col), found)
     return found
@@ -82,9 +85,12 @@ _SORTS: dict[str, Callable[[Column], Column]] = {
 }
 
 
+SORT_DIRECTION = Option("direction", tuple(_SORTS), "ASC_NULLS_LAST")
+
+
 def _sort(c: Call) -> Column:
     (xs,) = c.arity(1).cols
-    direction = c.option("direction", tuple(_SORTS), "ASC_NULLS_LAST")
+    direction = c.read(SORT_DIRECTION)
     return _SORTS[direction](xs)
 
 
@@ -97,3 +103,6 @@ LIST: dict[str, Handler] = {
     "cardinality": _cardinality,
     "sort": _sort,
 }
+
+# The options each handler above reads (what `validate` checks; keys as LIST's).
+LIST_OPTIONS: dict[str, OptionRule] = {"index_in": always(NAN_EQUALITY), "sort": always(SORT_DIRECTION)}

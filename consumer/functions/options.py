@@ -3,15 +3,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..types import INT_RANGE, cast
-from .call import Call
+from .call import Call, Option
 
 OVERFLOW = ("SILENT", "SATURATE", "ERROR")
 NAN, INF = float("nan"), float("inf")
+
+
+OVERFLOW_OPTION = Option("overflow", OVERFLOW, "SILENT")
+IEEE_ROUNDING = Option("rounding", ("TIE_TO_EVEN",), "TIE_TO_EVEN")  # Spark's only float rounding
+DOMAIN_ERROR = Option("on_domain_error", ("NAN", "NULL", "NONE", "ERROR"), "NAN")
+
+# The options a handler reads for a call whose value arguments have these type families (`types.family`; None
+# where `validate` cannot tell an argument's type from the plan).
+OptionRule = Callable[[tuple[str | None, ...]], tuple[Option, ...]]
+
+
+def always(*options: Option) -> OptionRule:
+    """A handler that reads `options` whatever its argument types."""
+    return lambda families: options
+
+
+def when(cases: Mapping[tuple[str | None, ...], tuple[Option, ...]], otherwise: tuple[Option, ...] = ()) -> OptionRule:
+    """A handler that reads the options of its argument families' case (`otherwise` for any other)."""
+    return lambda families: cases.get(families, otherwise)
 
 
 def fail(c: Call, what: str) -> Column:
@@ -36,7 +57,7 @@ def overflow(c: Call, wrapped: Column, out: T.DataType, above: Column | None, be
     `wrapped` is Spark's own (two's-complement) result; `above`/`below` say when the exact result lies above or
     below the range of `out`. SILENT keeps Spark's value, SATURATE clamps, ERROR raises.
     """
-    mode = c.option("overflow", OVERFLOW, "SILENT")
+    mode = c.read(OVERFLOW_OPTION)
     result = cast(wrapped, out)
     if mode == "SILENT":
         return result
@@ -52,7 +73,7 @@ def overflow(c: Call, wrapped: Column, out: T.DataType, above: Column | None, be
 def ieee(c: Call, col: Column) -> Column:
     """A floating-point result: Spark rounds to nearest, ties to even (the only `rounding` it has); the plan's
     declared type is kept (fp32 stays fp32, Spark's math functions return double)."""
-    c.option("rounding", ("TIE_TO_EVEN",), "TIE_TO_EVEN")
+    c.read(IEEE_ROUNDING)
     out = c.output_type
     if out is None and c.values and all(isinstance(v.type, T.FloatType) for v in c.values):
         out = T.FloatType()
@@ -64,5 +85,5 @@ def domain_value(c: Call) -> Column:
 
     NONE is read as NULL: the spec's own test cases write it, the YAML says "NULL".
     """
-    mode = c.option("on_domain_error", ("NAN", "NULL", "NONE", "ERROR"), "NAN")
+    mode = c.read(DOMAIN_ERROR)
     return {"NAN": F.lit(NAN), "ERROR": fail(c, "argument outside the function's domain")}.get(mode, F.lit(None))

@@ -22,19 +22,21 @@ from pyspark.sql import types as T
 
 from ..scope import Typed
 from .call import Call, Handler
+from .options import Option, OptionRule, always
 
 _CASE = {"CASE_SENSITIVE": "", "CASE_INSENSITIVE": "iu", "CASE_INSENSITIVE_ASCII": "i"}
 _MULTILINE = {"MULTILINE_DISABLED": "", "MULTILINE_ENABLED": "m"}
 _DOTALL = {"DOTALL_DISABLED": "", "DOTALL_ENABLED": "s"}
 
 
+REGEX_CASE = Option("case_sensitivity", tuple(_CASE), "CASE_SENSITIVE")
+MULTILINE = Option("multiline", tuple(_MULTILINE), "MULTILINE_DISABLED")
+DOTALL = Option("dotall", tuple(_DOTALL), "DOTALL_DISABLED")
+
+
 def flags(c: Call) -> str:
     """Java's embedded-flag prefix for the call's regex options (`''` when all are off)."""
-    f = (
-        _CASE[c.option("case_sensitivity", tuple(_CASE), "CASE_SENSITIVE")]
-        + _MULTILINE[c.option("multiline", tuple(_MULTILINE), "MULTILINE_DISABLED")]
-        + _DOTALL[c.option("dotall", tuple(_DOTALL), "DOTALL_DISABLED")]
-    )
+    f = _CASE[c.read(REGEX_CASE)] + _MULTILINE[c.read(MULTILINE)] + _DOTALL[c.read(DOTALL)]
     return f"(?{f})" if f else ""
 
 
@@ -205,3 +207,6 @@ REGEX: dict[str, Handler] = {
     "regexp_replace": _replace,
     "regexp_string_split": _string_split,
 }
+
+# The options each handler above reads (what `validate` checks): every one reads the pattern's flags.
+REGEX_OPTIONS: dict[str, OptionRule] = dict.fromkeys(REGEX, always(REGEX_CASE, MULTILINE, DOTALL))

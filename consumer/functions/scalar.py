@@ -6,12 +6,15 @@ signature string, which producers write differently. Every builder yields native
 
 from __future__ import annotations
 
-from .arithmetic import ARITHMETIC
+from .arithmetic import ARITHMETIC, ARITHMETIC_OPTIONS
 from .call import Handler
 from .comparison import COMPARISON
 from .datetime import DATETIME
-from .lists import LIST
-from .strings import STRING
+from .lists import LIST, LIST_OPTIONS
+from .options import OptionRule
+from .strings import STRING, STRING_OPTIONS
 from .unsigned import UNSIGNED_SCALAR
 
 SCALAR: dict[str, Handler] = {**ARITHMETIC, **COMPARISON, **STRING, **LIST, **DATETIME, **UNSIGNED_SCALAR}
+# The options each default handler reads, by the same keys (`options.OptionRule`; what `validate` checks).
+SCALAR_OPTIONS: dict[str, OptionRule] = {**ARITHMETIC_OPTIONS, **STRING_OPTIONS, **LIST_OPTIONS}

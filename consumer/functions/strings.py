@@ -16,10 +16,16 @@ from pyspark.sql import types as T
 
 from .build import cast_to_output, sql, unary
 from .call import Call, Handler
-from .regex import REGEX
+from .options import Option, OptionRule, always
+from .regex import REGEX, REGEX_OPTIONS
 
-_CASE_OPTIONS = ("CASE_SENSITIVE", "CASE_INSENSITIVE", "CASE_INSENSITIVE_ASCII")
-_CHAR_SETS = ("UTF8", "ASCII_ONLY")
+CASE_SENSITIVITY = Option(
+    "case_sensitivity", ("CASE_SENSITIVE", "CASE_INSENSITIVE", "CASE_INSENSITIVE_ASCII"), "CASE_SENSITIVE"
+)
+CHAR_SET = Option("char_set", ("UTF8", "ASCII_ONLY"), "UTF8")
+NEGATIVE_START = Option("negative_start", ("WRAP_FROM_END", "LEFT_OF_BEGINNING", "ERROR"), "WRAP_FROM_END")
+PADDING = Option("padding", ("RIGHT", "LEFT"), "RIGHT")
+NULL_HANDLING = Option("null_handling", ("ACCEPT_NULLS", "IGNORE_NULLS"), "ACCEPT_NULLS")
 
 
 def _ascii_lower(col: Column) -> Column:
@@ -39,7 +45,7 @@ _FOLD: dict[str, Callable[[Column], Column]] = {
 
 def _folded(c: Call, n: int) -> list[Column]:
     """The `n` value arguments, case-folded as the call's `case_sensitivity` option asks."""
-    fold = _FOLD[c.option("case_sensitivity", _CASE_OPTIONS, "CASE_SENSITIVE")]
+    fold = _FOLD[c.read(CASE_SENSITIVITY)]
     return [fold(col) for col in c.arity(n).cols]
 
 
@@ -62,7 +68,7 @@ def _count_substring(s: Column, sub: Column) -> Column:
 def _like(c: Call) -> Column:
     """SQL LIKE; an explicit escape character is rewritten into Spark's default escape (backslash)."""
     s, pattern, *escape = c.arity(2, 3).values
-    mode = c.option("case_sensitivity", _CASE_OPTIONS, "CASE_SENSITIVE")
+    mode = c.read(CASE_SENSITIVITY)
     fold = _FOLD["CASE_INSENSITIVE_ASCII" if mode == "CASE_INSENSITIVE_ASCII" else "CASE_SENSITIVE"]
     text = pattern.value if pattern.is_literal and isinstance(pattern.value, str) else None
     if escape and not (escape[0].is_literal and escape[0].value is None):
@@ -96,7 +102,7 @@ def _substring(c: Call) -> Column:
     """Spark's substr wraps a negative start from the end (WRAP_FROM_END); LEFT_OF_BEGINNING counts the
     positions left of the first character against `length`; ERROR fails the query on a negative start."""
     s, start, *length = c.arity(2, 3).cols
-    mode = c.option("negative_start", ("WRAP_FROM_END", "LEFT_OF_BEGINNING", "ERROR"), "WRAP_FROM_END")
+    mode = c.read(NEGATIVE_START)
     if mode == "LEFT_OF_BEGINNING":
         if not length:
             return F.call_function("substr", s, F.greatest(start, F.lit(1)))
@@ -139,7 +145,7 @@ def _center(c: Call) -> Column:
     """Pad both sides with `character`; the odd pad goes right (padding RIGHT) or left; a longer input is kept."""
     s, length, *char = c.arity(2, 3).cols
     pad_char = char[0] if char else F.lit(" ")
-    side = c.option("padding", ("RIGHT", "LEFT"), "RIGHT")
+    side = c.read(PADDING)
     total = length - F.length(s)
     left = F.floor(total / 2) if side == "RIGHT" else F.ceil(total / 2)
     padded = F.call_function(
@@ -149,7 +155,7 @@ def _center(c: Call) -> Column:
 
 
 def _concat(c: Call) -> Column:
-    mode = c.option("null_handling", ("ACCEPT_NULLS", "IGNORE_NULLS"), "ACCEPT_NULLS")
+    mode = c.read(NULL_HANDLING)
     if mode == "IGNORE_NULLS":
         return F.concat_ws("", *c.cols)
     return F.concat(*c.cols)
@@ -163,7 +169,7 @@ def _quote_regex(text: Column) -> Column:
 def _replace(c: Call) -> Column:
     """Case-sensitive replace is Spark's; case-insensitive replace is a quoted regex (`\\Q..\\E`) replace."""
     s, sub, rep = c.arity(3).values
-    mode = c.option("case_sensitivity", _CASE_OPTIONS, "CASE_SENSITIVE")
+    mode = c.read(CASE_SENSITIVITY)
     if mode == "CASE_SENSITIVE":
         return F.call_function("replace", s.col, sub.col, rep.col)
     flag = F.lit("(?iu)" if mode == "CASE_INSENSITIVE" else "(?i)")
@@ -193,7 +199,7 @@ def _case(utf8: Callable[[Column], Column], ascii_only: Callable[[Column], Colum
 
     def build(c: Call) -> Column:
         (s,) = c.arity(1).cols
-        return (ascii_only if c.option("char_set", _CHAR_SETS, "UTF8") == "ASCII_ONLY" else utf8)(s)
+        return (ascii_only if c.read(CHAR_SET) == "ASCII_ONLY" else utf8)(s)
 
     return build
 
@@ -224,6 +230,19 @@ def _initcap_ascii(s: Column) -> Column:
     fixed = F.transform(words, lambda w: _capitalize(_ascii_upper)(_ascii_lower(w)))
     return F.array_join(fixed, " ")
 
+
+# The options each handler above reads (what `validate` checks; keys as STRING's).
+_CASE_RULE = always(CASE_SENSITIVITY)
+STRING_OPTIONS: dict[str, OptionRule] = {
+    **REGEX_OPTIONS,
+    **dict.fromkeys(
+        ("like", "contains", "starts_with", "ends_with", "strpos", "count_substring", "replace"), _CASE_RULE
+    ),
+    "substring": always(NEGATIVE_START),
+    "center": always(PADDING),
+    "concat": always(NULL_HANDLING),
+    **dict.fromkeys(("lower", "upper", "swapcase", "capitalize", "initcap"), always(CHAR_SET)),
+}
 
 STRING: dict[str, Handler] = {
     **REGEX,

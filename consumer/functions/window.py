@@ -71,6 +71,16 @@ def _typed(col: Column, c: WindowCall, default: T.DataType) -> Column:
     return cast(col, c.output_type or default)
 
 
+# A handler's refusals that `validate` can tell from the plan alone: fn(distinct, value arguments) -> the words
+# `c.unsupported` raises with, or None. Attached to the handler as `static_refusal` (`windows.static_findings`).
+StaticRefusal = Callable[[bool, int], "str | None"]
+
+
+def _refusing(handler: WindowHandler, refusal: StaticRefusal) -> WindowHandler:
+    handler.static_refusal = refusal  # type: ignore[attr-defined]
+    return handler
+
+
 def _ranking(fn: Callable[[], Column], default: T.DataType) -> WindowHandler:
     def build(c: WindowCall) -> Column:
         c.arity(0)
@@ -78,7 +88,7 @@ def _ranking(fn: Callable[[], Column], default: T.DataType) -> WindowHandler:
             raise c.unsupported("DISTINCT invocation")
         return _typed(fn().over(c.over.ordered()), c, default)
 
-    return build
+    return _refusing(build, lambda distinct, values: "DISTINCT invocation" if distinct else None)
 
 
 def _constant_int(c: WindowCall, i: int, what: str) -> int | None:
@@ -147,12 +157,18 @@ def _distinct_set(c: WindowCall) -> Column:
     return F.collect_set(c.arity(1).values[0].col).over(c.over.framed())
 
 
+_COUNT_DISTINCT = "count(DISTINCT ...) over a window needs exactly one argument"
+
+
 def _count(c: WindowCall) -> Column:
     if c.distinct:
         if len(c.values) != 1:
-            raise c.unsupported("count(DISTINCT ...) over a window needs exactly one argument")
+            raise c.unsupported(_COUNT_DISTINCT)
         return F.size(_distinct_set(c)).cast("bigint")
     return AGGREGATE["count"](c, False).over(c.over.framed())
+
+
+_refusing(_count, lambda distinct, values: _COUNT_DISTINCT if distinct and values != 1 else None)
 
 
 def _sum_of(items: Column, zero_type: T.DataType) -> Column:
@@ -195,11 +211,15 @@ def over_frame(name: str, handler: Callable[[Call, bool], Column] | None = None)
 
     def build(c: WindowCall) -> Column:
         if c.distinct and name not in _DISTINCT_IRRELEVANT:
-            raise c.unsupported("DISTINCT invocation over a window")
+            raise c.unsupported(_OVER_FRAME_DISTINCT)
         agg = handler or AGGREGATE[name]
         return agg(c, False).over(c.over.framed())
 
-    return build
+    refuses = name not in _DISTINCT_IRRELEVANT
+    return _refusing(build, lambda distinct, values: _OVER_FRAME_DISTINCT if distinct and refuses else None)
+
+
+_OVER_FRAME_DISTINCT = "DISTINCT invocation over a window"
 
 
 WINDOW: dict[str, WindowHandler] = {

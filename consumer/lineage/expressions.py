@@ -23,6 +23,9 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError
+from ..plan_visitor import subquery_body
+from ..walk import named_lambda
+from ..walk import value_args_at as value_args
 from .model import (
     AGGREGATION,
     CONDITIONAL,
@@ -50,18 +53,6 @@ MASKING_AGGREGATE = frozenset({"count", "count_distinct", "approx_count_distinct
 # Functions that choose between their arguments by their values (SQL's COALESCE family): each argument is both
 # a possible result and a condition.
 CONDITIONAL_FUNCTIONS = frozenset({"coalesce", "ifnull", "nvl", "nullif"})
-
-
-def value_args(fn, path: str) -> list[tuple[Expression, str]]:
-    """A call's value arguments with their paths (enum and type arguments carry no input)."""
-    out = []
-    for i, a in enumerate(fn.arguments):
-        kind = a.WhichOneof("arg_type")
-        if kind is None:
-            raise PlanInvalidError("function argument with nothing set", f"{path}.arguments[{i}]")
-        if kind == "value":
-            out.append((a.value, f"{path}.arguments[{i}].value"))
-    return out
 
 
 def each(w: LineageWalker, t: Transformation, exprs: list[tuple[Expression, str]], scope: Scope) -> dict:
@@ -203,25 +194,32 @@ def lambda_(w: LineageWalker, e: Expression.Lambda, scope: Scope, path: str) -> 
     return apply(TRANSFORMATION, w.expr(e.body, scope, f"{path}.body"))
 
 
+def named_lambda_reference(w: LineageWalker, e: Expression.NamedLambdaReference, scope: Scope, path: str) -> Sources:
+    """A named lambda (`Plan.named_lambdas`) as a function value: its body's lineage, as an inline lambda's."""
+    return lambda_(w, named_lambda(w.plan, e.lambda_reference, path), scope, path)
+
+
 def lambda_invocation(w: LineageWalker, e: Expression.LambdaInvocation, scope: Scope, path: str) -> Sources:
+    """The body (inline or named) and the arguments bound to its parameters."""
+    kind = e.WhichOneof("lambda_type")
+    if kind == "lambda":
+        body = lambda_(w, getattr(e, "lambda"), scope, f"{path}.lambda")
+    elif kind == "named_lambda":
+        p = f"{path}.named_lambda"
+        body = lambda_(w, named_lambda(w.plan, e.named_lambda.lambda_reference, p), scope, p)
+    else:
+        raise PlanInvalidError("lambda invocation without a lambda", path)
     args = [(a, f"{path}.arguments.fields[{i}]") for i, a in enumerate(e.arguments.fields)]
-    body = lambda_(w, getattr(e, "lambda"), scope, f"{path}.lambda")
     return merge(body, each(w, TRANSFORMATION, args, scope))
 
 
 # --- subqueries --------------------------------------------------------------------------------------------
 
-_BODY = {"scalar": "input", "in_predicate": "haystack", "set_predicate": "tuples", "set_comparison": "right"}
-
 
 def subquery(w: LineageWalker, sq: Subquery, scope: Scope, path: str) -> Sources:
-    kind = sq.WhichOneof("subquery_type")
-    if kind is None:
-        raise PlanInvalidError("subquery with nothing set", path)
+    kind, rel, body_path = subquery_body(sq, path)
     part = getattr(sq, kind)
     p = f"{path}.{kind}"
-    body_path = f"{p}.{_BODY[kind]}"
-    rel = getattr(part, _BODY[kind])
     if w.quirks.unmarked_outer_references:  # ibis: refused as the consumer refuses it (see subqueries.py)
         from ..subqueries import refuse_unmarked_correlation
 
@@ -261,6 +259,7 @@ EXPRESSIONS: dict[str, ExprHandler] = {
     "execution_context_variable": no_input,
     "lambda": lambda_,
     "lambda_invocation": lambda_invocation,
+    "named_lambda_reference": named_lambda_reference,
 }
 
 

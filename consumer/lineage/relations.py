@@ -19,9 +19,10 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
-from ..walk import columns_of, local_fields
+from ..plan_visitor import JOIN_OUTPUT, JoinOutput
+from ..walk import columns_of, conjunct_paths, local_fields
 from . import writes
-from .expressions import aggregation, each, sort_keys, type_of, value_args
+from .expressions import aggregation, each, sort_keys, type_of
 from .model import (
     FILTER,
     GROUP_BY,
@@ -88,6 +89,10 @@ def read(w: LineageWalker, rel: ReadRel, path: str, outer: Scope | None) -> RelL
     return out
 
 
+# Read sources whose columns come from a dataset the plan names (by table name, file or metadata URI).
+DATASET_READS = ("named_table", "local_files", "iceberg_table")
+
+
 def _datasets(w: LineageWalker, kind: str, source, path: str) -> list[Dataset]:
     if kind == "named_table":
         return [w.dataset(list(source.names), path)]
@@ -139,20 +144,10 @@ def filter_(w: LineageWalker, rel: alg.FilterRel, path: str, outer: Scope | None
         return src
     scope = Scope(src.columns, outer)
     parts = []
-    for c, p in conjuncts(w, rel.condition, f"{path}.condition"):
+    for c, p in conjunct_paths(w.extensions.functions, rel.condition, f"{path}.condition"):
         kind = JOIN if src.segments and _spans(c, src.segments) else FILTER
         parts.append(apply(kind, w.expr(c, scope, p)))
     return src.with_indirect(*parts)
-
-
-def conjuncts(w: LineageWalker, e: alg.Expression, path: str) -> list[tuple[alg.Expression, str]]:
-    """A condition split on its top-level AND calls, with each conjunct's path."""
-    if e.WhichOneof("rex_type") == "scalar_function":
-        fn = e.scalar_function
-        ref = w.extensions.functions.get(fn.function_reference)
-        if ref is not None and ref.base == "and":
-            return [c for a, p in value_args(fn, f"{path}.scalar_function") for c in conjuncts(w, a, p)]
-    return [(e, path)]
 
 
 def _spans(e: alg.Expression, segments: tuple[int, ...]) -> bool:
@@ -270,22 +265,6 @@ def top_n(w: LineageWalker, rel: alg.TopNRel, path: str, outer: Scope | None) ->
 
 # --- joins ---------------------------------------------------------------------------------------------------
 
-# Output layout by join type name (JoinRel and the physical joins number their types differently).
-_LAYOUT = {
-    "INNER": "both",
-    "OUTER": "both",
-    "LEFT": "both",
-    "RIGHT": "both",
-    "LEFT_SINGLE": "both",
-    "RIGHT_SINGLE": "both",
-    "LEFT_SEMI": "left",
-    "LEFT_ANTI": "left",
-    "RIGHT_SEMI": "right",
-    "RIGHT_ANTI": "right",
-    "LEFT_MARK": "left+mark",
-    "RIGHT_MARK": "right+mark",
-}
-
 
 def _join_type(rel, path: str) -> str:
     enum = type(rel).JoinType
@@ -300,14 +279,14 @@ def _join_type(rel, path: str) -> str:
 def joined(name: str, left: RelLineage, right: RelLineage, condition: dict, post: dict, path: str) -> RelLineage:
     """A join's output: its layout's columns; the condition's inputs are INDIRECT JOIN and the post-join filter's
     INDIRECT FILTER for the whole output (a mark join's mark column is computed from the condition)."""
-    layout = _LAYOUT[name]
+    layout = JOIN_OUTPUT[alg.JoinRel.JoinType.Value(f"JOIN_TYPE_{name}")]
     mark = Col(merge(apply(TRANSFORMATION, condition)))
     cols = {
-        "both": [*left.columns, *right.columns],
-        "left": left.columns,
-        "right": right.columns,
-        "left+mark": [*left.columns, mark],
-        "right+mark": [*right.columns, mark],
+        JoinOutput.BOTH: [*left.columns, *right.columns],
+        JoinOutput.LEFT: left.columns,
+        JoinOutput.RIGHT: right.columns,
+        JoinOutput.LEFT_MARK: [*left.columns, mark],
+        JoinOutput.RIGHT_MARK: [*right.columns, mark],
     }[layout]
     segments = _segments(left, right) if name == "INNER" else None
     return RelLineage(cols, merge(left.indirect, right.indirect, apply(JOIN, condition), apply(FILTER, post)), segments)

@@ -17,11 +17,12 @@ from substrait.plan_pb2 import Plan
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..extensions import Extensions
+from ..plan_visitor import DETACHED, KINDS, SUBQUERY_BODY, KindTable, PlanVisitor, register
 from ..producers import Quirks
 from ..walk import emit_mapping
 from .expressions import EXPRESSIONS, ExprHandler
 from .model import DEFAULT_NAMESPACE, Dataset, InputDataset, Lineage, Output, RelLineage, Scope, Sources
-from .relations import RELATIONS, RelHandler
+from .relations import DATASET_READS, RELATIONS, RelHandler
 from .schema import named_columns
 
 # Maps a plan's table name (NamedTable.names, or [uri] for files and Iceberg metadata) to the dataset's identity:
@@ -31,13 +32,23 @@ NameHook = Callable[[list[str]], "str | tuple[str, str]"]
 ExtensionHandler = Callable[..., RelLineage]
 
 
-class LineageWalker:
-    """Computes a plan's column lineage. One instance per plan."""
+class LineageWalker(PlanVisitor[RelLineage]):
+    """Computes a plan's column lineage. One instance per plan. The walk (dispatch, emit, shared subtrees) is
+    `PlanVisitor`'s; `relations` / `expressions` are its kind tables (a subclass may replace them)."""
 
+    reader = "lineage"
     relations: ClassVar[dict[str, RelHandler]] = RELATIONS
     expressions: ClassVar[dict[str, ExprHandler]] = EXPRESSIONS
+    relation_handlers = RELATIONS
+    expression_handlers = EXPRESSIONS
+    refused_relations: ClassVar[dict[str, str]] = {"detached_rel_ordinal": DETACHED}
+    refused_expressions: ClassVar[dict[str, str]] = {"detached_expression_ordinal": DETACHED}
     extension_relations: ClassVar[dict[str, ExtensionHandler]] = {}
     extension_tables: ClassVar[dict[str, ExtensionHandler]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        cls.relation_handlers, cls.expression_handlers = cls.relations, cls.expressions
+        super().__init_subclass__(**kwargs)
 
     def __init__(self, plan: Plan, names: NameHook | None = None, namespace: str = DEFAULT_NAMESPACE):
         self.plan = plan
@@ -47,43 +58,16 @@ class LineageWalker:
         self._names = names
         self.inputs: dict[Dataset, InputDataset] = {}
         self.outputs: list[Output] = []
-        self._shared: dict[int, RelLineage] = {}
-        self._walking: set[int] = set()
 
     # --- relations -------------------------------------------------------------------------------------------
 
-    def rel(self, rel: alg.Rel, path: str, outer: Scope | None = None) -> RelLineage:
-        """The lineage of any relation, its `emit` applied."""
-        kind = rel.WhichOneof("rel_type")
-        if kind is None:
-            raise PlanInvalidError("relation with no type set", path)
-        handler = self.relations.get(kind)
-        if handler is None:
-            raise UnsupportedFeatureError(f"lineage of a {kind} relation", f"{path}.{kind}")
-        body = getattr(rel, kind)
-        p = f"{path}.{kind}"
-        return self.emit(body, handler(self, body, p, outer), p)
-
-    def emit(self, body: Message, out: RelLineage, path: str) -> RelLineage:
+    def emit(self, kind: str, body: Message, out: RelLineage, path: str) -> RelLineage:
         mapping = emit_mapping(body, len(out.columns), path)
         return out if mapping is None else out.select(mapping)
 
-    def shared(self, ordinal: int, path: str, outer: Scope | None) -> RelLineage:
-        """A subtree shared by ReferenceRels (`plan.relations[i].rel`), walked once."""
-        if not 0 <= ordinal < len(self.plan.relations):
-            raise PlanInvalidError(f"reference to relation {ordinal}, the plan has {len(self.plan.relations)}", path)
-        target = self.plan.relations[ordinal]
-        if target.WhichOneof("rel_type") != "rel":
-            raise PlanInvalidError(f"reference to relation {ordinal}, which is a root, not a shared subtree", path)
-        if ordinal not in self._shared:
-            if ordinal in self._walking:
-                raise PlanInvalidError(f"relation {ordinal} refers to itself", path)
-            self._walking.add(ordinal)
-            try:
-                self._shared[ordinal] = self.rel(target.rel, f"relations[{ordinal}].rel", outer)
-            finally:
-                self._walking.discard(ordinal)
-        return self._shared[ordinal]
+    @classmethod
+    def refusal(cls, what: str, kind: str, reason: str | None, path: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(f"lineage of a {kind} {what}" + (f": {reason}" if reason else ""), path)
 
     def extension(self, detail: Any, inputs: list[RelLineage], path: str, table: bool = False) -> RelLineage:
         """An extension relation's (or, with `table`, an extension table's) lineage, by its handler."""
@@ -99,13 +83,7 @@ class LineageWalker:
 
     def expr(self, e: alg.Expression, scope: Scope, path: str) -> Sources:
         """The lineage of an expression's value over `scope`."""
-        kind = e.WhichOneof("rex_type")
-        if kind is None:
-            raise PlanInvalidError("expression with nothing set", path)
-        handler = self.expressions.get(kind)
-        if handler is None:
-            raise UnsupportedFeatureError(f"lineage of a {kind} expression", f"{path}.{kind}")
-        return handler(self, getattr(e, kind), scope, f"{path}.{kind}")
+        return self.expression(e, scope, path)
 
     # --- datasets --------------------------------------------------------------------------------------------
 
@@ -141,3 +119,14 @@ class LineageWalker:
             columns = [(name, c.sources) for name, c in named_columns(out.columns, list(root.names), path)]
             self.outputs.append(Output("root", path, columns, out.indirect, index=n))
         return Lineage(list(self.inputs.values()), self.outputs, self.quirks.notes())
+
+
+# Lineage reads every read source (datasets are named as the plan names them; an extension table by its handler),
+# has no input from any literal, and walks every subquery's relation and every field-reference root.
+register(
+    *LineageWalker.kind_tables(),
+    KindTable.of("lineage", "read_type", {*DATASET_READS, "virtual_table", "extension_table"}),
+    KindTable.of("lineage", "literal_type", KINDS["literal_type"]),
+    KindTable.of("lineage", "subquery_type", SUBQUERY_BODY),
+    KindTable.of("lineage", "root_type", KINDS["root_type"]),
+)

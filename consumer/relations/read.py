@@ -12,6 +12,7 @@ from substrait import algebra_pb2 as alg
 
 from ..conversions import Conversion, conversion
 from ..errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
+from ..plan_visitor import KindTable, register
 from ..relation import Projection, Relation, column, union_all
 from ..resolver import CSV_OPTIONS
 from ..scope import Scope, Typed
@@ -23,6 +24,18 @@ if TYPE_CHECKING:
 ReadRel = alg.ReadRel
 
 
+BYTE_RANGES = "byte-range slices of files (start/length): Spark splits files itself and reads them whole"
+# Read source kind -> the consumer's method for it (overridable, like the relation kinds').
+READ_METHODS = {
+    "named_table": "read_named_table",
+    "virtual_table": "read_virtual_table",
+    "local_files": "read_local_files",
+    "extension_table": "read_extension_table",
+    "iceberg_table": "read_iceberg_table",
+}
+register(KindTable.of("translator", "read_type", READ_METHODS))
+
+
 def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope | None) -> Relation:
     kind = rel.WhichOneof("read_type")
     schema = rel.base_schema
@@ -30,15 +43,10 @@ def translate_read(cx: SubstraitConsumer, rel: ReadRel, path: str, outer: Scope 
         names, types = list(schema.names), None  # typed by the table the name resolves to
     else:
         names, types = schema_of(schema, f"{path}.base_schema")
-    source = {
-        "named_table": cx.read_named_table,
-        "virtual_table": cx.read_virtual_table,
-        "local_files": cx.read_local_files,
-        "extension_table": cx.read_extension_table,
-        "iceberg_table": cx.read_iceberg_table,
-    }.get(kind or "")
-    if kind is None or source is None:
+    method = READ_METHODS.get(kind or "")
+    if kind is None or method is None:
         raise PlanInvalidError("read with no source set", path)
+    source = getattr(cx, method)
     if kind == "named_table" and types is not None:
         _check_catalog_schema(cx, rel, names, types, f"{path}.{kind}")
     out = source(getattr(rel, kind), names, types, f"{path}.{kind}", outer)
@@ -246,9 +254,7 @@ def read_local_files(
             raise UnsupportedFeatureError("local files of mixed formats in one read", p)
         fmt = spark_fmt
         if item.start or item.length:
-            raise UnsupportedFeatureError(
-                "byte-range slices of files (start/length): Spark splits files itself and reads them whole", p
-            )
+            raise UnsupportedFeatureError(BYTE_RANGES, p)
         uri = getattr(item, item.WhichOneof("path_type") or "uri_file", "")
         if not uri:
             raise PlanInvalidError("local file item with no path", p)
