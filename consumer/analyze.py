@@ -173,16 +173,17 @@ def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
 def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Iterator[Finding]:
     if cx.overridden("read_local_files"):
         return
-    formats = set()
+    formats: set[str] = set()
     for i, item in enumerate(files.items):
         p = f"{path}.items[{i}]"
         kind = item.WhichOneof("file_format")
         spark_fmt = _TEXT_FORMATS.get(kind or "")
         if spark_fmt is None:
             yield Finding(f"local files in {kind or 'unspecified'} format", p)
-        elif formats and spark_fmt not in formats:
-            yield Finding("local files of mixed formats in one read", p)
-        formats.add(spark_fmt)
+        else:  # as the reader: only readable formats count towards a mix
+            if formats and spark_fmt not in formats:
+                yield Finding("local files of mixed formats in one read", p)
+            formats.add(spark_fmt)
         if item.start or item.length:
             yield Finding(BYTE_RANGES, p)
         if kind == "text" and item.text.header_lines_to_skip > 1:
@@ -344,7 +345,9 @@ def _correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
 
 def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
     kind = rel.WhichOneof("rel_type")
-    body = getattr(rel, kind) if kind else None
+    if kind is None:
+        return _NONE
+    body = getattr(rel, kind)  # the relation message, of the kinds tested below
     p = f"{path}.{kind}"
     if kind in ("project", "sort", "fetch", "exchange", "top_n"):
         return _correlation(cx, body.input, f"{p}.input")
@@ -456,7 +459,7 @@ def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
     if kind == "scalar":
         state = _correlation(cx, body, f"{path}.scalar.input")
         # As the translator: a keyed COUNT output is fixed up (0 for no rows); anything computed over one is not.
-        if state.pending and state.count_bug and not (state.keyed and _count_output(cx, body)):  # type: ignore[arg-type]
+        if state.pending and state.count_bug and not (state.keyed and _count_output(cx, body)):
             yield Finding(
                 "correlated scalar subquery computing over COUNT (its empty-group value is not NULL)", f"{path}.scalar"
             )

@@ -10,7 +10,7 @@ them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
@@ -198,7 +198,7 @@ class PlanTree:
 
     def _details_read(self, r: alg.ReadRel, path: str) -> str:
         kind = r.WhichOneof("read_type")
-        parts = [kind or "(no source)"]
+        parts: list[str] = [kind or "(no source)"]
         if kind == "named_table":
             name = ".".join(r.named_table.names)
             parts.append(name)
@@ -280,7 +280,7 @@ class PlanTree:
     def _details_keyed_join(self, r: Any, path: str) -> str:
         """A hash or merge join: its type, then `left=right` per key (`<=>` for IS_NOT_DISTINCT_FROM)."""
         jt = logical_join_type(r)
-        parts = [JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") if jt in JoinRel.JoinType.values() else str(jt)]
+        parts = [_join_type_name(jt)]
         ops = {alg.ComparisonJoinKey.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: "<=>"}
         keys = [
             f"${k.left.direct_reference.struct_field.field}{ops.get(k.comparison.simple, '=')}"
@@ -299,7 +299,7 @@ class PlanTree:
     def _details_nested_loop_join(self, r: alg.NestedLoopJoinRel, path: str) -> str:
         jt = logical_join_type(r)
         on = f" on={self.expr(r.expression)}" if r.HasField("expression") else ""
-        return JoinRel.JoinType.Name(jt).removeprefix("JOIN_TYPE_") + on
+        return _join_type_name(jt) + on
 
     def _details_top_n(self, r: alg.TopNRel, path: str) -> str:
         keys = [self.expr(s.expr) for s in r.sorts]
@@ -316,11 +316,7 @@ class PlanTree:
         return f"fields={len(r.fields)} copies={copies}"
 
     def _details_join(self, r: JoinRel, path: str) -> str:
-        parts = [
-            JoinRel.JoinType.Name(r.type).removeprefix("JOIN_TYPE_")
-            if r.type in JoinRel.JoinType.values()
-            else str(r.type)
-        ]
+        parts = [_join_type_name(r.type)]
         if r.HasField("expression"):
             parts.append(f"on={self.expr(r.expression)}")
         if r.HasField("post_join_filter"):
@@ -555,6 +551,14 @@ def _literal_text(lit: Expression.Literal) -> str:
         return f"{kind} {value}"
     except Exception:
         return f"<{kind}>"
+
+
+def _join_type_name(jt: int) -> str:
+    """A join type as JoinRel names it (`logical_join_type` maps the physical joins' numbering); a value the enum
+    does not name is shown as its number (explain describes plans that validate may refuse)."""
+    if jt not in JoinRel.JoinType.values():
+        return str(jt)
+    return JoinRel.JoinType.Name(cast("alg.JoinRel.JoinType.ValueType", jt)).removeprefix("JOIN_TYPE_")
 
 
 def _clip(text: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -33,6 +33,20 @@ from .walk import children, descendants, value_args
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
+    from .extensions import Extensions
+    from .producers import Quirks
+
+
+class PlanReader(Protocol):
+    """What the plan-only checks here read of their caller: the consumer, `analyze`'s Context and the lineage
+    walker all have both, so `validate` and lineage refuse exactly what the consumer refuses."""
+
+    @property
+    def extensions(self) -> Extensions: ...
+
+    @property
+    def quirks(self) -> Quirks: ...
+
 
 Subquery = alg.Expression.Subquery
 _CMP = Subquery.SetComparison
@@ -54,12 +68,12 @@ _NEGATED: dict[int, int] = {
 }
 
 
-def conjuncts(cx: SubstraitConsumer, e: alg.Expression) -> list[alg.Expression]:
+def conjuncts(cx: PlanReader, e: alg.Expression) -> list[alg.Expression]:
     """Split a condition on top-level AND calls."""
     return [c for c, _ in conjunct_paths(cx, e, "")]
 
 
-def conjunct_paths(cx: SubstraitConsumer, e: alg.Expression, path: str) -> list[tuple[alg.Expression, str]]:
+def conjunct_paths(cx: PlanReader, e: alg.Expression, path: str) -> list[tuple[alg.Expression, str]]:
     """The conjuncts of a condition with their own plan paths (so errors point inside the AND)."""
     if e.WhichOneof("rex_type") == "scalar_function":
         fn = e.scalar_function
@@ -171,7 +185,7 @@ def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bo
     return body.materialized()
 
 
-def refuse_unmarked_correlation(cx: SubstraitConsumer, rel: alg.Rel, path: str) -> None:
+def refuse_unmarked_correlation(cx: PlanReader, rel: alg.Rel, path: str) -> None:
     """ibis-substrait never writes outer references: a correlated column is a plain field reference into the
     enclosing query's record, indistinguishable from a column of the subquery's own input. Reading it either
     way may run a different query, so such plans are refused rather than guessed at."""
@@ -376,7 +390,7 @@ def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: s
 _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
 
 
-def _count_output(cx: SubstraitConsumer, rel: alg.Rel) -> bool:
+def _count_output(cx: PlanReader, rel: alg.Rel) -> bool:
     """Whether a subquery's only output column is, unchanged, a COUNT measure of an aggregate without keys.
 
     Projections and emits that pass the column through are looked through; anything computed from it is
@@ -418,7 +432,7 @@ def _count_output(cx: SubstraitConsumer, rel: alg.Rel) -> bool:
         return ref is not None and ref.base in _COUNTS
 
 
-def _width(cx: SubstraitConsumer, rel: alg.Rel) -> int | None:
+def _width(cx: PlanReader, rel: alg.Rel) -> int | None:
     """The number of output columns of an aggregate or of a projection over one (None: not worked out here)."""
     kind = rel.WhichOneof("rel_type")
     body: Any = getattr(rel, kind) if kind else None  # the relation message, of any kind

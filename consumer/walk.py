@@ -139,8 +139,9 @@ def contains(msg: Message, kind: type[Message]) -> bool:
     return isinstance(msg, kind) or any(contains(child, kind) for child in messages(msg))
 
 
-def value_args(fn: Message) -> list[alg.Expression]:
-    """A function call's value arguments (enum and type arguments skipped)."""
+def value_args(fn: Any) -> list[alg.Expression]:
+    """A function call's value arguments (enum and type arguments skipped); `fn` is any message with
+    `arguments` (scalar, aggregate or window function)."""
     return [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
 
 

@@ -421,6 +421,25 @@ def test_analyze_and_explain_cover_the_physical_relations():
         assert kind in tree
 
 
+def test_explain_shows_a_join_type_no_enum_names_as_its_number():
+    """A plan may carry a join type its producer's Substrait version has and ours lacks: explain still draws
+    the tree (the number stands for the name) for every join kind, and validate refuses it with its path."""
+    from substrait_spark.consumer.analyze import analyze
+    from substrait_spark.consumer.explain import plan_tree_of
+
+    for rel, kind in (
+        (nested_loop_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER"), "nested_loop_join"),
+        (hash_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER", keys((0, 0))), "hash_join"),
+    ):
+        getattr(rel, kind).type = 99
+        plan = PlanBuilder().plan(rel, [f"c{i}" for i in range(4)])
+        line = next(line for line in plan_tree_of(plan).splitlines() if kind in line)
+        assert " 99" in line and "INNER" not in line, line
+        with pytest.raises(UnsupportedFeatureError) as info:
+            analyze(plan)
+        assert info.value.path == f"relations[0].root.input.{kind}.type"
+
+
 def test_lineage_follows_the_physical_relations():
     from substrait_spark.consumer.lineage import column_lineage
 

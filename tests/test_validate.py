@@ -451,6 +451,20 @@ def test_unedited_q06_has_no_findings_and_counts_its_features(corpus):
     assert used["expression:scalar_function"] == 7
 
 
+def test_an_unreadable_file_format_is_not_also_counted_as_a_mix(corpus, spark, tpch_resolver):
+    """[dwrf, parquet]: the reader refuses the dwrf item and counts no format for it, so validate lists that
+    item alone, not a second "mixed formats" finding at the parquet one."""
+    doc = q06_json(corpus)
+    _dwrf(doc)
+    q06_read(doc)["localFiles"]["items"].append({"uriFile": "file:///data/l.parquet", "parquet": {}})
+    loaded = plan_of(doc)
+    findings = validate_plan(loaded)
+    assert [(f.feature, f.path) for f in findings] == [("local files in dwrf format", f"{READ}.local_files.items[0]")]
+    with pytest.raises(UnsupportedFeatureError) as info:
+        translate(spark, loaded, tpch_resolver)
+    assert info.value.path == f"{READ}.local_files.items[0]"
+
+
 def test_all_findings_are_listed_not_only_the_first(corpus):
     doc = q06_json(corpus)
     _unknown_function(doc)

@@ -17,7 +17,7 @@ returns the value's `Sources`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 
 Expression = alg.Expression
 Subquery = Expression.Subquery
-ExprHandler = Callable[["LineageWalker", object, Scope, str], Sources]
+# fn(walker, the expression oneof's message — its class is the key's, which no static type can say —, scope, path)
+ExprHandler = Callable[["LineageWalker", Any, Scope, str], Sources]
 
 # Functions whose result hides its input's value (OpenLineage's masking): hashes, and counts.
 MASKING_SCALAR = frozenset({"hash", "md5", "sha1", "sha2", "sha256", "sha512", "crc32", "xxhash64", "murmur3"})
@@ -223,7 +224,7 @@ def subquery(w: LineageWalker, sq: Subquery, scope: Scope, path: str) -> Sources
     if w.quirks.unmarked_outer_references:  # ibis: refused as the consumer refuses it (see subqueries.py)
         from ..subqueries import refuse_unmarked_correlation
 
-        refuse_unmarked_correlation(w, rel, body_path)  # type: ignore[arg-type]  # needs quirks, extensions
+        refuse_unmarked_correlation(w, rel, body_path)
     body = w.rel(rel, body_path, outer=scope)
     rows = body.indirect  # what decides the body's rows: its filters, joins, grouping, outer references
     values = merge(*(apply(TRANSFORMATION, c.sources) for c in body.columns))

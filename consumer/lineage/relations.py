@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
@@ -37,6 +37,7 @@ from .model import (
     InputField,
     RelLineage,
     Scope,
+    Sources,
     apply,
     merge,
 )
@@ -44,7 +45,8 @@ from .model import (
 if TYPE_CHECKING:
     from .walker import LineageWalker
 
-RelHandler = Callable[["LineageWalker", object, str, "Scope | None"], RelLineage]
+# fn(walker, the relation oneof's message — its class is the key's, which no static type can say —, path, outer)
+RelHandler = Callable[["LineageWalker", Any, str, "Scope | None"], RelLineage]
 ReadRel = alg.ReadRel
 SetRel = alg.SetRel
 VALUES = "values"  # the dataset a virtual table's columns come from
@@ -58,6 +60,7 @@ def read(w: LineageWalker, rel: ReadRel, path: str, outer: Scope | None) -> RelL
     if kind is None:
         raise PlanInvalidError("read with no source set", path)
     schema = rel.base_schema
+    columns: Sequence[tuple[str, tp.Type | None]]  # None: the type is the table's (below)
     if w.quirks.untyped_base_schema and kind == "named_table" and schema.names and not schema.struct.types:
         columns = [(n, None) for n in schema.names]  # DataFusion: names only, typed by the table (Quirks)
     else:
@@ -276,7 +279,7 @@ def _join_type(rel, path: str) -> str:
     return name
 
 
-def joined(name: str, left: RelLineage, right: RelLineage, condition: dict, post: dict, path: str) -> RelLineage:
+def joined(name: str, left: RelLineage, right: RelLineage, condition: Sources, post: Sources, path: str) -> RelLineage:
     """A join's output: its layout's columns; the condition's inputs are INDIRECT JOIN and the post-join filter's
     INDIRECT FILTER for the whole output (a mark join's mark column is computed from the condition)."""
     layout = JOIN_OUTPUT[alg.JoinRel.JoinType.Value(f"JOIN_TYPE_{name}")]

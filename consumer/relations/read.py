@@ -61,7 +61,7 @@ def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str],
     if not resolved.strict_schema:
         return
     required = [not nullable(t) for t in rel.base_schema.struct.types]
-    problems = _schema_problems(names, types, _by_lower(resolved.fields), required=required)
+    problems = schema_problems(names, types, fields_by_lower(resolved.fields), required=required)
     if problems:
         table = ".".join(rel.named_table.names)
         raise SchemaMismatchError(
@@ -69,8 +69,9 @@ def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str],
         )
 
 
-def _by_lower(fields: list[T.StructField]) -> dict[str, T.StructField]:
-    """Columns by lower-case name; the first of equal names wins."""
+def fields_by_lower(fields: list[T.StructField]) -> dict[str, T.StructField]:
+    """Columns by lower-case name; the first of equal names wins. Public: the Dagster schema check
+    (plugin/dagster/checks.py) builds the table side of `schema_problems` with it."""
     by_lower: dict[str, T.StructField] = {}
     for f in fields:
         by_lower.setdefault(f.name.lower(), f)
@@ -81,7 +82,7 @@ LOSSY = "(a cast would lose information)"
 LOSSY_HINT = "cast_to_plan_types (CLI: --cast-to-plan-types) casts anyway"
 
 
-def _schema_problems(
+def schema_problems(
     names: list[str],
     types: list[T.DataType],
     by_lower: dict[str, T.StructField],
@@ -90,7 +91,8 @@ def _schema_problems(
 ) -> list[str]:
     """Each way the table's columns differ from the plan's base schema. Without `required` (files, Spark's
     catalog) a type that converts without loss is accepted, a lossy one only when `lossy_ok`
-    (`conversions.conversion`); with it (catalog tables), types must match and required columns be required."""
+    (`conversions.conversion`); with it (catalog tables), types must match and required columns be required.
+    Public: the Dagster schema check (plugin/dagster/checks.py) applies the engine's rules through it."""
     problems = []
     for i, (name, declared) in enumerate(zip(names, types, strict=True)):
         f = by_lower.get(name.lower())
@@ -151,8 +153,8 @@ def conform(
     """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each,
     cast to the declared types where they differ (lossy casts only with `cx.cast_to_plan_types`, each recorded)."""
     fields = fields if fields is not None else df.schema.fields
-    by_lower = _by_lower(fields)
-    problems = _schema_problems(names, types, by_lower, lossy_ok=cx.cast_to_plan_types)
+    by_lower = fields_by_lower(fields)
+    problems = schema_problems(names, types, by_lower, lossy_ok=cx.cast_to_plan_types)
     if problems:
         raise _mismatch(what, problems, path)
     found = [by_lower[name.lower()] for name in names]

@@ -76,16 +76,16 @@ def declared(read: alg.ReadRel) -> tuple[list[str], list[Any], list[bool]]:
 
 def schema_problems(read: alg.ReadRel, table: TableSchema, lossy_ok: bool) -> list[str]:
     """How the table differs from the plan's base schema, by the engine's rules."""
-    from substrait_spark.consumer.relations.read import _by_lower, _schema_problems
+    from substrait_spark.consumer.relations import read as engine
 
     names, types, required = declared(read)
-    fields = _by_lower([f for f in table.fields if f is not None])
+    fields = engine.fields_by_lower([f for f in table.fields if f is not None])
     for name, f, t in zip(table.names, table.fields, types, strict=False):
         if f is None:  # a type not comparable here: as the plan declares it
             from pyspark.sql import types as T
 
             fields.setdefault(name.lower(), T.StructField(name, t, True))
-    return _schema_problems(names, types, fields, required=required if table.strict else None, lossy_ok=lossy_ok)
+    return engine.schema_problems(names, types, fields, required=required if table.strict else None, lossy_ok=lossy_ok)
 
 
 def named_reads(loaded: Any) -> list[alg.ReadRel]:
