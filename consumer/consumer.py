@@ -23,7 +23,14 @@ from . import views as view_defs
 from .clients import is_connect
 from .context_variables import context_variable
 from .conversions import LossyCast
-from .errors import PlanInvalidError, ResolutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
+from .errors import (
+    PlanInvalidError,
+    ResolutionError,
+    SubstraitSparkError,
+    TargetRefusedError,
+    UnsupportedFeatureError,
+    first_line,
+)
 from .extensions import Extensions
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
 from .functions.window import WINDOW, WindowCall, WindowHandler
@@ -474,7 +481,8 @@ class SubstraitConsumer(PlanVisitor[Relation]):
                     out = out.select_positions(range(len(names)), self.names)
                 df = name_columns(out, names, path)
         except UnsupportedFeatureError as exc:  # test hooks, off unless their environment variable is set
-            plan_record.refused(self.plan, exc.message, exc.path, root=path, consumer=consumer)
+            target = isinstance(exc, TargetRefusedError)
+            plan_record.refused(self.plan, exc.message, exc.path, root=path, consumer=consumer, target=target)
             raise
         plan_record.record(self.plan, df, root=path, consumer=consumer)
         return df

@@ -118,6 +118,13 @@ class UnsupportedFeatureError(SubstraitSparkError):
     kind = "unsupported"
 
 
+class TargetRefusedError(UnsupportedFeatureError):
+    """Unsupported for this run's target or settings, not for the plan itself: the table's current schema or
+    format, its snapshots (a retry), the caller's update keys, a catalog that cannot hold the change, a write asked
+    for outside a run. `validate` sees the plan only, so it cannot list these; `run` meets them at the step, before
+    it commits (exit 3, like every unsupported feature)."""
+
+
 class ResolutionError(SubstraitSparkError):
     """A table the plan reads cannot be found, or its schema does not match the plan (exit 4)."""
 

@@ -43,12 +43,15 @@ def record(plan: Plan, df: DataFrame, *, root: str = "", consumer: str = "") -> 
     _append(target, entry)
 
 
-def refused(plan: Plan, feature: str, path: str | None, *, root: str = "", consumer: str = "") -> None:
-    """Append a root the consumer refused as unsupported (what `validate` must have listed)."""
-    target = os.environ.get(ENV)
-    if target:
+def refused(
+    plan: Plan, feature: str, path: str | None, *, root: str = "", consumer: str = "", target: bool = False
+) -> None:
+    """Append a root the consumer refused as unsupported (what `validate` must have listed, unless `target`: a
+    refusal for the run's target or settings, `TargetRefusedError`, which the plan alone does not show)."""
+    record = os.environ.get(ENV)
+    if record:
         entry = {"pid": os.getpid(), "plan": _encoded(plan), "root": root, "consumer": consumer}
-        _append(target, {**entry, "refused": {"feature": feature, "path": path}})
+        _append(record, {**entry, "refused": {"feature": feature, "path": path, "target": target}})
 
 
 def _encoded(plan: Plan) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
-from substrait_spark.consumer.errors import ResolutionError, UnsupportedFeatureError
+from substrait_spark.consumer.errors import ResolutionError, TargetRefusedError
 from substrait_spark.consumer.relation import quote
 from substrait_spark.consumer.steps.targets import SchemaChange
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, find_table
@@ -95,7 +95,7 @@ class IcebergTarget(CatalogObject):
         and adds, all by the table's own names) and the DDL's key in the table properties."""
         table = self._table()
         if table.format_version > 2:
-            raise UnsupportedFeatureError(
+            raise TargetRefusedError(
                 f"ALTER of {self.identity}: pyiceberg 0.12 cannot commit to a format v{table.format_version} table"
             )
         types = _iceberg_types([*change.add, *(T.StructField(n, t) for n, t in change.widen.items())])

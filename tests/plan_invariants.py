@@ -10,8 +10,10 @@ operator and the plan (producer, sha256, output names).
 
 Validate agrees (issue 14: "validate exits 0 iff every feature is supported"): for every root the default
 consumer class translates, `validate` lists nothing under that root (or the shared relations); for every root it
-refuses as unsupported, `validate` lists that very feature at that very path. A consumer subclass (a test's own
-functions or extension relations) is validated with itself only in-process; others are skipped and counted.
+refuses as unsupported, `validate` lists that very feature at that very path — except a `TargetRefusedError` (the
+table's current schema, its snapshots, the caller's keys: the run's target, not the plan), counted. A consumer
+subclass (a test's own functions or extension relations) is validated with itself only in-process; others are
+skipped and counted.
 
 The session ends with one line: plans checked (how many in subprocesses), plans whose links could not be worked
 out and why, and the time the checks took (`explain` in the engine, the analysis here).
@@ -61,6 +63,7 @@ class PlanInvariant:
         self.validated = 0
         self.disagreeing = 0
         self.known: Counter[str] = Counter()
+        self.target_refusals = 0
         self._findings: dict[str, list[Any]] = {}
 
     # --- hooks -------------------------------------------------------------------------------------------
@@ -87,7 +90,8 @@ class PlanInvariant:
         )
         terminalreporter.write_line(
             f"validate agrees with translation: {self.validated} roots checked, {self.disagreeing} disagreeing, "
-            f"{sum(self.known.values())} known disagreements (KNOWN_DISAGREEMENTS)"
+            f"{sum(self.known.values())} known disagreements (KNOWN_DISAGREEMENTS), {self.target_refusals} refusals "
+            "for the run's target or settings (TargetRefusedError, not the plan's to show)"
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -166,6 +170,9 @@ class PlanInvariant:
         findings = self._findings[key]
         self.validated += 1
         root = entry["root"]
+        if entry.get("refused", {}).get("target"):  # TargetRefusedError: the target's state, not the plan
+            self.target_refusals += 1
+            return None
         if "refused" in entry:
             refused = Finding(entry["refused"]["feature"], entry["refused"]["path"] or "")
             if any(_same_place(f, refused) for f in findings):

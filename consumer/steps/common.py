@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ..errors import ExecutionError, PlanInvalidError, ResolutionError, UnsupportedFeatureError
+from ..errors import ExecutionError, PlanInvalidError, ResolutionError, TargetRefusedError
 from ..relation import Relation, quote
 from ..report import Step
 from ..types import compatible
@@ -34,9 +34,9 @@ def step_log(cx: SubstraitConsumer, path: str) -> StepLog:
     """The run's step log; writes are applied only inside a run (explain and to_dataframe never write)."""
     log = getattr(cx, "steps", None)
     if log is None:
-        raise UnsupportedFeatureError("write/DDL/update relations outside a run (use run_plan/run_loaded)", path)
+        raise TargetRefusedError("write/DDL/update relations outside a run (use run_plan/run_loaded)", path)
     if log.targets is None:
-        raise UnsupportedFeatureError(
+        raise TargetRefusedError(
             "write/DDL/update relations without a writable catalog (an Iceberg catalog configuration)", path
         )
     return log

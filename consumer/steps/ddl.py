@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ..errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
+from ..errors import ExecutionError, PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
 from ..relation import Relation
 from ..report import Skip, Step
 from ..scope import Scope
@@ -148,9 +148,7 @@ def _alter(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: St
     current = list(cx.spark.read.table(target.spark_name).schema.fields)
     change = schema_change(current, list(schema.fields), target.layout_columns())
     if change.refused:
-        raise UnsupportedFeatureError(
-            f"ALTER of {target.identity}: " + "; ".join(change.refused), f"{path}.table_schema"
-        )
+        raise TargetRefusedError(f"ALTER of {target.identity}: " + "; ".join(change.refused), f"{path}.table_schema")
     target.alter(change, _properties(log, step))
     step.details = _described(change)
 

@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from .. import views as view_defs
-from ..errors import ExecutionError, PlanInvalidError, ResolutionError, UnsupportedFeatureError
+from ..errors import ExecutionError, PlanInvalidError, ResolutionError, TargetRefusedError
 from ..relation import Relation
 from ..report import Skip, Step
 from ..scope import Scope
@@ -64,7 +64,7 @@ def _locate(cx: SubstraitConsumer, log: StepLog, names: Sequence[str], path: str
         raise PlanInvalidError("view DDL with no name", path)
     find = getattr(log.targets, "view_target", None)
     if find is None:
-        raise UnsupportedFeatureError("DDL on views needs a catalog that keeps views (an Iceberg catalog)", path)
+        raise TargetRefusedError("DDL on views needs a catalog that keeps views (an Iceberg catalog)", path)
     try:
         return find(cx.spark, list(names))
     except ResolutionError as exc:

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ..errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
+from ..errors import ExecutionError, PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
 from ..observe import observed
 from ..relation import Relation
 from ..report import Skip, Step
@@ -152,7 +152,7 @@ def _committed_records(job: WriteJob) -> DataFrame:
     this way, so they are refused."""
     found = job.target.committed_snapshot(KEY_PROPERTY, job.step.idempotency_key or "")
     if found is None or job.rel.op == WriteRel.WRITE_OP_UPDATE:
-        raise UnsupportedFeatureError(
+        raise TargetRefusedError(
             "MODIFIED_RECORDS of an UPDATE step an earlier try already committed (its after-images are not "
             "recoverable from the snapshots)",
             f"{job.path}.output",
@@ -365,7 +365,7 @@ def _update_key(job: WriteJob) -> update_key.UpdateKey:
     fields = job.target.identifier_fields()
     if fields:
         return update_key.UpdateKey(fields, update_key.IDENTIFIER_FIELDS)
-    raise UnsupportedFeatureError(
+    raise TargetRefusedError(
         f"UPDATE write: table {job.target.identity} has no identifier fields to match after-images by, and no key "
         f"was given: {update_key.HOW_TO_GIVE_ONE}",
         f"{job.path}.op",
