@@ -146,7 +146,7 @@ def resolver_for(tables_dir: Path):
 @contextmanager
 def translated(spark, plan, resolver) -> Iterator[Any]:
     """Translate ``plan`` to a DataFrame; the consumer's temp views live until the block ends."""
-    from substrait_spark.consumer.consumer import SubstraitConsumer
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     c = SubstraitConsumer(spark, plan, resolver)
     try:

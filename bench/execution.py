@@ -74,7 +74,7 @@ def _noop(df) -> None:
 
 
 def _run_ours(spark, plan, resolver) -> tuple[float, float]:
-    from substrait_spark.consumer.consumer import SubstraitConsumer
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     c = None
 

@@ -182,8 +182,8 @@ class Bench:
         return b.plan(rel, names)
 
     def ours(self, case: Case, name: str) -> Run:
-        from substrait_spark.consumer.loader import LoadedPlan
-        from substrait_spark.consumer.runner import run_loaded
+        from substrait_spark.consumer.loading.loader import LoadedPlan
+        from substrait_spark.consumer.running.runner import run_loaded
         from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
         plan = self.plan(case, name)

@@ -88,8 +88,8 @@ class TranslationResult:
 def _translate_once(spark, plan, resolver) -> tuple[float, float | None]:
     """Seconds to build the DataFrame and, on Spark Connect (where building does not analyze), seconds to build
     it and have the server analyze it once (`df.schema`: one AnalyzePlan call); None on classic Spark."""
-    from substrait_spark.consumer.clients import is_connect
-    from substrait_spark.consumer.consumer import SubstraitConsumer
+    from substrait_spark.consumer.running.clients import is_connect
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     c = None
 
@@ -147,9 +147,9 @@ def summary(results: list[TranslationResult]) -> dict[str, float]:
         "max_ours_ms": max((r.ours for r in ok), default=float("nan")),
         "max_fresh_ms": max((r.fresh for r in ok), default=float("nan")),
         "median_ours_ms": median([r.ours for r in ok]),
-        "median_analyzed_ratio": median([r.analyzed_ratio for r in ok if r.analyzed_ms]) if any(
-            r.analyzed_ms for r in ok
-        ) else float("nan"),
+        "median_analyzed_ratio": median([r.analyzed_ratio for r in ok if r.analyzed_ms])
+        if any(r.analyzed_ms for r in ok)
+        else float("nan"),
         "median_sql_ms": median([r.sql for r in ok]),
         "failed": float(len(results) - len(ok)),
         "over_100ms": float(sum(1 for r in ok if r.ours >= TARGET_MS)),

@@ -1,5 +1,10 @@
 """The engine: load Substrait plans and translate them into PySpark DataFrames.
 
+Its folders are the stages a plan goes through: `loading/` (bytes to a checked plan), `translation/` (relations,
+expressions, types and functions to DataFrames), `analysis/` (validate, lineage, explain — visitors of the same walk,
+`plan_visitor.py`, without Spark) and `running/` (table resolution, the Spark client, the plan's write/DDL/update
+steps, result sinks, the run report). `errors.py`, `types.py`, `walk.py` and `plan_visitor.py` serve every stage.
+
 Imports are lazy so that `import substrait_spark.consumer` starts no JVM and loads no protobuf modules.
 """
 
@@ -8,20 +13,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "load_plan": "substrait_spark.consumer.loader",
-    "parse_plan_bytes": "substrait_spark.consumer.loader",
-    "LoadedPlan": "substrait_spark.consumer.loader",
-    "to_dataframe": "substrait_spark.consumer.translate",
-    "SubstraitConsumer": "substrait_spark.consumer.consumer",
-    "TableResolver": "substrait_spark.consumer.resolver",
-    "TableMapResolver": "substrait_spark.consumer.resolver",
+    "load_plan": "substrait_spark.consumer.loading.loader",
+    "parse_plan_bytes": "substrait_spark.consumer.loading.loader",
+    "LoadedPlan": "substrait_spark.consumer.loading.loader",
+    "to_dataframe": "substrait_spark.consumer.translation.translate",
+    "SubstraitConsumer": "substrait_spark.consumer.translation.consumer",
+    "TableResolver": "substrait_spark.consumer.running.resolver",
+    "TableMapResolver": "substrait_spark.consumer.running.resolver",
+    # The extension surface (docs/extending.md): stable names whatever folder the stage's module sits in.
+    "Relation": "substrait_spark.consumer.translation.relation",
+    "register_extension_relation": "substrait_spark.consumer.translation.registry",
+    "unregister_extension_relation": "substrait_spark.consumer.translation.registry",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from substrait_spark.consumer.consumer import SubstraitConsumer
-    from substrait_spark.consumer.loader import LoadedPlan, load_plan, parse_plan_bytes
-    from substrait_spark.consumer.resolver import TableMapResolver, TableResolver
-    from substrait_spark.consumer.translate import to_dataframe
+    from substrait_spark.consumer.loading.loader import LoadedPlan, load_plan, parse_plan_bytes
+    from substrait_spark.consumer.running.resolver import TableMapResolver, TableResolver
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
+    from substrait_spark.consumer.translation.registry import register_extension_relation, unregister_extension_relation
+    from substrait_spark.consumer.translation.relation import Relation
+    from substrait_spark.consumer.translation.translate import to_dataframe
 
 
 def __getattr__(name: str) -> Any:
@@ -34,10 +45,13 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "LoadedPlan",
+    "Relation",
     "SubstraitConsumer",
     "TableMapResolver",
     "TableResolver",
     "load_plan",
     "parse_plan_bytes",
+    "register_extension_relation",
     "to_dataframe",
+    "unregister_extension_relation",
 ]

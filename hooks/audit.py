@@ -50,7 +50,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from substrait_spark.consumer.errors import SubstraitSparkError
-from substrait_spark.consumer.report import Step
+from substrait_spark.consumer.running.report import Step
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.errors import ResolutionError
-from substrait_spark.consumer.relation import quote
-from substrait_spark.consumer.resolver import ResolvedTable, ResolvedView, read_mapping_file
+from substrait_spark.consumer.running.resolver import ResolvedTable, ResolvedView, read_mapping_file
+from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg_spark import (
     ICEBERG_EXTENSIONS,
     SPARK_CATALOG_CLASS,

@@ -1,5 +1,5 @@
 """Row-level DELETE and UPDATE on an Iceberg table, staged on a branch at the snapshot the run pinned
-(`consumer/steps/targets.py`: `RowLevelWriter`, `RowLevelStage`).
+(`consumer/running/steps/targets.py`: `RowLevelWriter`, `RowLevelStage`).
 
 Spark SQL's row-level commands (`DELETE FROM`, `UPDATE`, `MERGE INTO`) read, and validate their commit against,
 the table's snapshot when the statement starts — not the one the run pinned and computed the change from. So the
@@ -34,11 +34,11 @@ from functools import cached_property
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from substrait_spark.consumer.clients import is_connect
 from substrait_spark.consumer.errors import ConcurrentCommitError, ExecutionError
-from substrait_spark.consumer.relation import quote
-from substrait_spark.consumer.steps.log import KEY_PROPERTY
-from substrait_spark.consumer.steps.targets import RowLevelCommand, RowLevelSettings, WriteMode
+from substrait_spark.consumer.running.clients import is_connect
+from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
+from substrait_spark.consumer.running.steps.targets import RowLevelCommand, RowLevelSettings, WriteMode
+from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks import iceberg_jvm
 from substrait_spark.hooks.iceberg_spark import ICEBERG_EXTENSIONS
 

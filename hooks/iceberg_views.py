@@ -297,7 +297,7 @@ def _read_metadata(catalog: Any, path: str) -> Any:
         raise ResolutionError(f"view metadata {path} cannot be read: {type(exc).__name__}: {exc}") from None
 
 
-# --- the engine's ViewTarget (consumer/steps/targets.py) ---------------------------------------------------
+# --- the engine's ViewTarget (consumer/running/steps/targets.py) ---------------------------------------------------
 
 
 @dataclass

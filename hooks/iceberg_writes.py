@@ -1,5 +1,5 @@
 """Write targets in Iceberg catalogs through pyiceberg: the engine's `WriteTargets` interface
-(`consumer/steps/targets.py`).
+(`consumer/running/steps/targets.py`).
 
 pyiceberg answers what Spark's session cache may not: whether a table exists now, its current snapshot
 (reloaded after each commit), its identifier fields and layout, and which snapshot carries a step's idempotency
@@ -17,8 +17,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from substrait_spark.consumer.errors import ResolutionError, TargetRefusedError
-from substrait_spark.consumer.relation import quote
-from substrait_spark.consumer.steps.targets import SchemaChange
+from substrait_spark.consumer.running.steps.targets import SchemaChange
+from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, find_table
 from substrait_spark.hooks.iceberg_stage import STAGED_PROPERTY, IcebergRowLevel
 

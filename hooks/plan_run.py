@@ -26,10 +26,10 @@ from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 
 if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer come with the first plan
     from pyspark.sql import SparkSession
-    from substrait_spark.consumer.loader import LoadedPlan
-    from substrait_spark.consumer.report import RunReport
-    from substrait_spark.consumer.resolver import TableResolver
-    from substrait_spark.consumer.sinks import Sink
+    from substrait_spark.consumer.loading.loader import LoadedPlan
+    from substrait_spark.consumer.running.report import RunReport
+    from substrait_spark.consumer.running.resolver import TableResolver
+    from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
 
@@ -116,7 +116,7 @@ class PlanRunner:
 
     def load(self, plan: PlanSource | LoadedPlan) -> PlanInput:
         """`plan` (a path or URI, bytes, a `PlanObject` read already, or a LoadedPlan) read, pinned and parsed."""
-        from substrait_spark.consumer.loader import LoadedPlan, parse_plan_bytes
+        from substrait_spark.consumer.loading.loader import LoadedPlan, parse_plan_bytes
 
         if isinstance(plan, LoadedPlan):
             return PlanInput(plan)
@@ -133,7 +133,7 @@ class PlanRunner:
         """Load `plan` (unless loaded) and check it: everything a run would refuse is refused here, before Spark,
         with a failed report on the error (`exc.report`)."""
         planned = plan if isinstance(plan, PlanInput) else self.load(plan)
-        from substrait_spark.consumer.runner import preflight  # PySpark's modules: once a plan is loaded
+        from substrait_spark.consumer.running.runner import preflight  # PySpark's modules: once a plan is loaded
 
         try:
             preflight(planned.loaded, parameters=parameters, **self._consumer())
@@ -160,7 +160,7 @@ class PlanRunner:
         """Static table maps, then the Iceberg catalogs, then Spark's session catalog (or the caller's resolver)."""
         if self._resolver is not None:
             return self._resolver
-        from substrait_spark.consumer.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
+        from substrait_spark.consumer.running.resolver import ChainResolver, SessionCatalogResolver, TableMapResolver
 
         s = self.settings
         static = TableMapResolver.from_tables_dir(s.tables_dir) if s.tables_dir else TableMapResolver()
@@ -224,7 +224,7 @@ class PlanRunner:
         sink: Sink | None = None,
     ) -> RunReport:
         """Run a checked plan into `sink` (default: run and count). Typed errors carry the failed report."""
-        from substrait_spark.consumer.runner import run_loaded
+        from substrait_spark.consumer.running.runner import run_loaded
 
         s = self.settings
         try:

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, PlanNotFoundError, PolicyError
-from substrait_spark.consumer.loader import read_plan_bytes
+from substrait_spark.consumer.loading.loader import read_plan_bytes
 
 log = logging.getLogger(__name__)
 

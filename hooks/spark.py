@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
-from substrait_spark.consumer.clients import ENGINE_CONF, is_connect
+from substrait_spark.consumer.running.clients import ENGINE_CONF, is_connect
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.report import Step
+from substrait_spark.consumer.running.report import Step
 
 log = logging.getLogger(__name__)
 
@@ -258,7 +258,7 @@ def version_facet(snapshot_id: Any) -> Any:
 
 
 def column_lineage_facet(facet: dict[str, Any]) -> Any:
-    """consumer/lineage's columnLineage dict as the client's ColumnLineageDatasetFacet."""
+    """consumer/analysis/lineage's columnLineage dict as the client's ColumnLineageDatasetFacet."""
     from openlineage.client.facet_v2 import column_lineage_dataset as cl
 
     def field(f: dict[str, Any]) -> Any:
@@ -406,7 +406,7 @@ def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, comp
 
 
 def _attach_column_lineage(loaded, by_name, out_names, outputs, root_outputs) -> None:
-    from substrait_spark.consumer.lineage import column_lineage
+    from substrait_spark.consumer.analysis.lineage import column_lineage
 
     def names(parts: list[str]) -> tuple[str, str]:
         dotted = ".".join(parts).lower()
@@ -454,7 +454,7 @@ def on_start(loaded: Any, plan_uri: str | None, version_id: str | None = None) -
     """Inputs and outputs as the plan names them (nothing resolved yet), and the plan facet."""
     from airflow.providers.openlineage.extractors import OperatorLineage
     from openlineage.client.event_v2 import InputDataset, OutputDataset
-    from substrait_spark.consumer.lineage import column_lineage
+    from substrait_spark.consumer.analysis.lineage import column_lineage
 
     report = report_from_plan(loaded, plan_uri, version_id)
     job_facets = {PLAN_FACET: plan_facet(report)}

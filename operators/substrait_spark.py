@@ -14,9 +14,9 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
-from substrait_spark.consumer.loader import parse_plan_bytes
-from substrait_spark.consumer.report import changed_tables
-from substrait_spark.consumer.sinks import Sink
+from substrait_spark.consumer.loading.loader import parse_plan_bytes
+from substrait_spark.consumer.running.report import changed_tables
+from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanObject

@@ -13,22 +13,22 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "run_plan": "substrait_spark.api",
-    "RunReport": "substrait_spark.consumer.report",
-    "load_plan": "substrait_spark.consumer.loader",
-    "to_dataframe": "substrait_spark.consumer.translate",
-    "SubstraitConsumer": "substrait_spark.consumer.consumer",
-    "TableMapResolver": "substrait_spark.consumer.resolver",
+    "RunReport": "substrait_spark.consumer.running.report",
+    "load_plan": "substrait_spark.consumer.loading.loader",
+    "to_dataframe": "substrait_spark.consumer.translation.translate",
+    "SubstraitConsumer": "substrait_spark.consumer.translation.consumer",
+    "TableMapResolver": "substrait_spark.consumer.running.resolver",
     "SubstraitSparkError": "substrait_spark.consumer.errors",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from substrait_spark.api import run_plan
-    from substrait_spark.consumer.consumer import SubstraitConsumer
     from substrait_spark.consumer.errors import SubstraitSparkError
-    from substrait_spark.consumer.loader import load_plan
-    from substrait_spark.consumer.report import RunReport
-    from substrait_spark.consumer.resolver import TableMapResolver
-    from substrait_spark.consumer.translate import to_dataframe
+    from substrait_spark.consumer.loading.loader import load_plan
+    from substrait_spark.consumer.running.report import RunReport
+    from substrait_spark.consumer.running.resolver import TableMapResolver
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
+    from substrait_spark.consumer.translation.translate import to_dataframe
 
 __all__ = [
     "RunReport",

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from substrait_spark.consumer.consumer import SubstraitConsumer
-from substrait_spark.consumer.loader import LoadedPlan
-from substrait_spark.consumer.report import RunReport
-from substrait_spark.consumer.resolver import TableResolver
-from substrait_spark.consumer.sinks import Sink
+from substrait_spark.consumer.loading.loader import LoadedPlan
+from substrait_spark.consumer.running.report import RunReport
+from substrait_spark.consumer.running.resolver import TableResolver
+from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
 
 def run_plan(
@@ -32,7 +32,7 @@ def run_plan(
     `parameters` binds the plan's dynamic parameters by anchor (`{0: "2024-01-31"}` or `{"$0": ...}`), the
     name `to_dataframe` and the operator use (`params`, its earlier name here, still works and warns);
     `output` says where root rows go (see `Sink.parse`; default: run and count); `update_keys` (table →
-    key columns) says which columns UPDATE writes match rows by (see `consumer/steps/update_key.py`);
+    key columns) says which columns UPDATE writes match rows by (see `consumer/running/steps/update_key.py`);
     `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
     (else a schema mismatch, exit 4), each such cast noted in the report. A plan that cannot run (invalid,
     unsupported, parameters that do not fit) is refused before a Spark session is started (`spark=None`).
@@ -45,7 +45,7 @@ def run_plan(
         warnings.warn("run_plan(params=) is deprecated: use parameters=", DeprecationWarning, stacklevel=2)
         parameters = params
     if catalogs is None:
-        from substrait_spark.consumer.resolver import SessionCatalogResolver
+        from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
         catalogs = SessionCatalogResolver()
     settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types)

@@ -155,8 +155,8 @@ def _print_rows(columns: list[str], rows: list[list[Any]]) -> None:
 
 
 def _update_keys(specs: list[str]) -> dict[str, list[str]]:
-    """`--update-key TABLE=col1,col2`, repeatable (see `consumer/steps/update_key.py`)."""
-    from substrait_spark.consumer.steps.update_key import parse_option
+    """`--update-key TABLE=col1,col2`, repeatable (see `consumer/running/steps/update_key.py`)."""
+    from substrait_spark.consumer.running.steps.update_key import parse_option
 
     return dict(parse_option(spec) for spec in specs)
 
@@ -236,7 +236,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], entry: dict[str, Any]) -> int:
     """Run one checked plan: its rows, summary entry and audit record; its exit code."""
-    from substrait_spark.consumer.sinks import Sink
+    from substrait_spark.consumer.running.sinks import Sink
 
     plan = entry["plan"]
     if args.output_dir:
@@ -272,7 +272,7 @@ def _failed(runner, args: argparse.Namespace, exc: SubstraitSparkError, entry: d
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
 
     load = _loader()
     exit_code = 0
@@ -298,13 +298,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from substrait_spark.consumer.consumer import SubstraitConsumer
-    from substrait_spark.consumer.explain import plan_tree
+    from substrait_spark.consumer.analysis.explain import plan_tree
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     loaded, _ = _loader()(args.plan)
     if args.format != "text":
         return _explain_picture(loaded, args)
-    from substrait_spark.consumer.runner import preflight
+    from substrait_spark.consumer.running.runner import preflight
 
     preflight(loaded)  # a plan that cannot be translated fails before Spark starts
     runner = _runner(args)
@@ -354,8 +354,8 @@ def _report_of(path: str, loaded) -> dict[str, Any]:
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:
-    """Column lineage from the plan alone: no Spark session, no catalog (`consumer/lineage`)."""
-    from substrait_spark.consumer.lineage import column_lineage
+    """Column lineage from the plan alone: no Spark session, no catalog (`consumer/analysis/lineage`)."""
+    from substrait_spark.consumer.analysis.lineage import column_lineage
 
     loaded, _ = _loader()(args.plan)
     plan = {"uri": loaded.uri, "sha256": loaded.sha256, "producer": loaded.producer}

@@ -19,10 +19,10 @@ from typing import Any
 from xml.sax.saxutils import escape as _xml_escape
 
 from substrait import algebra_pb2 as alg
-from substrait_spark.consumer.explain import PlanTree, _inputs, subquery_inputs
-from substrait_spark.consumer.extensions import Extensions
-from substrait_spark.consumer.producers import Quirks
-from substrait_spark.consumer.report import Step, StepStatus
+from substrait_spark.consumer.analysis.explain import PlanTree, _inputs, subquery_inputs
+from substrait_spark.consumer.loading.extensions import Extensions
+from substrait_spark.consumer.loading.producers import Quirks
+from substrait_spark.consumer.running.report import Step, StepStatus
 
 NODE_W = 340
 LINE_H = 15
@@ -238,7 +238,7 @@ def _step_status(d: dict[str, Any]) -> tuple[str, str]:
 
 
 def _schema_text(types: list[str]) -> str:
-    from substrait_spark.consumer.explain import schema_str
+    from substrait_spark.consumer.analysis.explain import schema_str
 
     return schema_str(types)
 
@@ -257,7 +257,7 @@ def _wrap(text: str, width: int = MAX_LINE_CHARS) -> list[str]:
 def _lineage_rows(plan: Any) -> tuple[list[tuple[str, str, list[str]]], str | None]:
     """(output, column, ["dataset.field (TYPE/SUBTYPE, ...)"]) per output column; never raises."""
     try:
-        from substrait_spark.consumer.lineage import column_lineage
+        from substrait_spark.consumer.analysis.lineage import column_lineage
 
         lineage = column_lineage(plan)
     except Exception as exc:

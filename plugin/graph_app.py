@@ -48,7 +48,7 @@ def read_report(dag_id: str, run_id: str, task_id: str, map_index: int) -> dict[
 def read_plan(report: dict[str, Any]) -> Any:
     """The plan the report names, at the version the task read, checked against the report's sha256."""
     from airflow.configuration import conf
-    from substrait_spark.consumer.loader import parse_plan_bytes
+    from substrait_spark.consumer.loading.loader import parse_plan_bytes
     from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 
     uri = report.get("plan_uri")

@@ -10,7 +10,7 @@ Asset keys (`TableKeys`): a table the catalogs hold is keyed by its catalog iden
 `demo.big_orders` under the default catalog `lake` is `lake/demo/big_orders`; a table a static table map binds is
 keyed by its name in the map, `orders`. Lower case: the engine resolves names case-insensitively.
 
-What is read where: the changed tables and their steps from the report (`consumer.report.changed_tables`, as the
+What is read where: the changed tables and their steps from the report (`consumer.running.report.changed_tables`, as the
 Airflow Asset events); schema, row count and location from the catalog's current table (pyiceberg); column
 lineage from the plan (`consumer.lineage`), each column spelled as the table it belongs to spells it (plans
 often use another case than the catalog or the parquet files).
@@ -23,8 +23,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from substrait_spark.consumer.lineage import DIRECT, Lineage, Output
-from substrait_spark.consumer.report import changed_tables
+from substrait_spark.consumer.analysis.lineage import DIRECT, Lineage, Output
+from substrait_spark.consumer.running.report import changed_tables
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class TableKeys:
 
 def table_map(settings: Any) -> dict[str, Any]:
     """The static table maps' bindings of `RunSettings` (lower-case name → `TableBinding`)."""
-    from substrait_spark.consumer.resolver import ChainResolver, TableMapResolver
+    from substrait_spark.consumer.running.resolver import ChainResolver, TableMapResolver
     from substrait_spark.hooks.plan_run import PlanRunner
 
     chain = PlanRunner(settings).resolver

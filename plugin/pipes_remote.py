@@ -17,9 +17,9 @@ from typing import Any
 
 def run(pipes: Any) -> int:
     from pyspark.sql import SparkSession
+    from substrait_spark.consumer.analysis.lineage import column_lineage
     from substrait_spark.consumer.errors import SubstraitSparkError
-    from substrait_spark.consumer.lineage import column_lineage
-    from substrait_spark.consumer.sinks import Sink
+    from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
     from substrait_spark.materializations import TableKeys, materializations, table_map
 

@@ -5,7 +5,7 @@ Two halves, compared by column (the invariant plugin, `plan_invariants.py`, runs
 * `equi_links(plan)`, from the Substrait plan alone: for each JoinRel, and each FilterRel over a tree of
   CrossRels, the equality conjuncts (`equal`, `is_not_distinct_from`) whose two sides read different inputs of
   that join or cross tree — the input columns each side derives from, found with the column lineage walker
-  (`consumer/lineage`), so projections, aggregates and subquery bodies in between are seen through. A MARK
+  (`consumer/analysis/lineage`), so projections, aggregates and subquery bodies in between are seen through. A MARK
   join's condition is no such link: its NULLs count, so an equality in it is not a join key.
 * `offences(links, physical)`, over the text of Spark's physical plan (`explain`): every CartesianProduct and
   BroadcastNestedLoopJoin whose two inputs read the two sides of one link — a scan under one input outputs a
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 from substrait import algebra_pb2 as alg
 from substrait.plan_pb2 import Plan
-from substrait_spark.consumer.lineage import LineageWalker, RelLineage
-from substrait_spark.consumer.subqueries import conjunct_paths
+from substrait_spark.consumer.analysis.lineage import LineageWalker, RelLineage
+from substrait_spark.consumer.translation.subqueries import conjunct_paths
 from substrait_spark.consumer.walk import contains, local_fields, reference_levels, value_args
 
 JoinRel = alg.JoinRel

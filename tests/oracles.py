@@ -292,14 +292,11 @@ def assert_same_result(
     names = ""
     if actual_columns is not None or expected_columns is not None:
         names = (
-            f"\n  actual columns:   {list(actual_columns or [])}"
-            f"\n  expected columns: {list(expected_columns or [])}"
+            f"\n  actual columns:   {list(actual_columns or [])}\n  expected columns: {list(expected_columns or [])}"
         )
 
     # ---- columns
-    n_actual_cols = (
-        len(actual_columns) if actual_columns is not None else (len(actual[0]) if actual else None)
-    )
+    n_actual_cols = len(actual_columns) if actual_columns is not None else (len(actual[0]) if actual else None)
     n_expected_cols = (
         len(expected_columns) if expected_columns is not None else (len(expected[0]) if expected else None)
     )
@@ -322,9 +319,7 @@ def assert_same_result(
         problems.extend(_unmatched_report(a_sorted, e_sorted, rel_tol, max_report))
     else:
         diffs = [
-            (i, a, e)
-            for i, (a, e) in enumerate(zip(a_sorted, e_sorted, strict=True))
-            if not _rows_equal(a, e, rel_tol)
+            (i, a, e) for i, (a, e) in enumerate(zip(a_sorted, e_sorted, strict=True)) if not _rows_equal(a, e, rel_tol)
         ]
         if diffs:
             problems.append(
@@ -355,14 +350,11 @@ def assert_same_result(
 
     if problems:
         raise AssertionError(
-            f"{head}results differ ({len(actual)} actual rows, {len(expected)} expected)"
-            f"{names}\n" + "\n".join(problems)
+            f"{head}results differ ({len(actual)} actual rows, {len(expected)} expected){names}\n" + "\n".join(problems)
         )
 
 
-def _unmatched_report(
-    a_sorted: list[tuple], e_sorted: list[tuple], rel_tol: float, max_report: int
-) -> list[str]:
+def _unmatched_report(a_sorted: list[tuple], e_sorted: list[tuple], rel_tol: float, max_report: int) -> list[str]:
     """Rows of each side that find no equal partner on the other (greedy matching)."""
     if len(a_sorted) * len(e_sorted) > 4_000_000:
         return [

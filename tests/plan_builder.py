@@ -774,7 +774,7 @@ class PlanBuilder:
 def run(plan: plan_pb2.Plan, spark, resolver=None):
     """The plan's root DataFrame (NamedTable reads resolve against Spark's catalog, e.g. temp views)."""
     from substrait_spark.consumer import to_dataframe
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     return to_dataframe(plan, spark, resolver or SessionCatalogResolver())
 

@@ -80,9 +80,7 @@ def connect_stack(tmp_path_factory, s3_endpoint, tpch_dir, corpus, connect_url) 
 
 
 def _examples(stack: AirflowStack) -> AirflowStack:
-    return AirflowStack(
-        stack.home, stack.s3_endpoint, stack.tables_dir, stack.reports_dir, extra_env=stack.extra_env
-    )
+    return AirflowStack(stack.home, stack.s3_endpoint, stack.tables_dir, stack.reports_dir, extra_env=stack.extra_env)
 
 
 def test_daily_report_over_spark_connect_without_java(connect_stack, tpch_dir, spark):

@@ -16,9 +16,9 @@ from google.protobuf import json_format
 from iceberg_stack import Lake  # fixtures `iceberg_spark` and `lake` come from conftest (one per session)
 from plan_builder import PlanBuilder, fp64, i64, named, string, virtual, write
 from substrait_spark.consumer.errors import ResolutionError
-from substrait_spark.consumer.loader import LoadedPlan
-from substrait_spark.consumer.runner import run_loaded
-from substrait_spark.consumer.sinks import Sink
+from substrait_spark.consumer.loading.loader import LoadedPlan
+from substrait_spark.consumer.running.runner import run_loaded
+from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.audit import (
     RECORD_PROPERTY,
     AuditContext,

@@ -59,7 +59,7 @@ def test_a_run_names_the_relation_spark_rejects(spark):
     the error is the same as classic Spark's during translation: exit 2, the sort's path."""
     from substrait_spark import run_plan
     from substrait_spark.consumer.errors import PlanInvalidError
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
         run_plan(plan_pb2_bytes(_sort_by_a_map()), spark=spark, catalogs=SessionCatalogResolver())
@@ -71,7 +71,7 @@ def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
     """Spark 4 turns ANSI mode on; the engine's translation relies on it being off, and a run holds it off on the
     session it is given (restoring the session's value after). Checked against the spec's values."""
     from substrait_spark import run_plan
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     b = PlanBuilder()
     values = virtual(["s", "x", "y"], [string(), i8(), i8()], [("abc", 100, 100)])
@@ -164,7 +164,7 @@ def test_the_cli_in_process_runs_on_the_callers_session_and_leaves_it_open(
         assert entry["spark_application_id"] == spark.sparkContext.applicationId
     assert spark.range(3).count() == 3  # the caller's session, still usable
 
-    from substrait_spark.consumer.resolver import TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableMapResolver
 
     report = run_plan(str(plan), None, TableMapResolver.from_tables_dir(str(tpch_dir)), output="preview")
     assert report.status == "success" and report.outputs[0].rows == 1

@@ -1,4 +1,4 @@
-"""The rule for reading a column as the type a plan declares (`consumer/conversions.py`), pair by pair.
+"""The rule for reading a column as the type a plan declares (`consumer/translation/conversions.py`), pair by pair.
 
 Each LOSSY pair names a value the cast changes; each WIDENING pair is checked on Spark below: casting the extreme
 values of the data's type keeps them exactly (the rule's claim, against Spark's own cast).
@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 from pyspark.sql import types as T
-from substrait_spark.consumer.conversions import Conversion, conversion
+from substrait_spark.consumer.translation.conversions import Conversion, conversion
 
 pytestmark = [pytest.mark.spark]
 

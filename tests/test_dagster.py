@@ -293,7 +293,7 @@ print(killed.run_id, result.run_id, result.success)
 
 
 def test_reexecuting_a_run_killed_after_its_first_commit_applies_no_step_twice(tmp_path, tpch_dir, monkeypatch):
-    from substrait_spark.consumer.steps.log import KEY_PROPERTY
+    from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 
     env = example_env(tmp_path, tpch_dir)
 

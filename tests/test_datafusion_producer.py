@@ -45,7 +45,7 @@ def tpch_plans(tpch_dir):
 def resolver(spark, tpch_dir):
     from function_corpus import TABLE_T_VIEW, register_table_t
     from substrait_spark.consumer import TableMapResolver
-    from substrait_spark.consumer.resolver import TableBinding
+    from substrait_spark.consumer.running.resolver import TableBinding
 
     register_table_t(spark)
     yield TableMapResolver.from_tables_dir(str(tpch_dir), {"t": TableBinding(TABLE_T_VIEW, "table")})
@@ -137,7 +137,7 @@ def test_grouping_set_order_quirk_is_keyed_on_producer_version_and_emit(corpus_p
     """DataFusion 55's grouping-set aggregates are read in DataFusion's column order (producers.Quirks): only for
     DataFusion plans of spec 0.52-0.85 whose aggregate has no emit of its own (the fixed producer writes one)."""
     from substrait.plan_pb2 import Plan
-    from substrait_spark.consumer.producers import Quirks, distinct_grouping_expressions
+    from substrait_spark.consumer.loading.producers import Quirks, distinct_grouping_expressions
 
     plan = Plan.FromString(
         corpus_plans[corpus_name("relation/aggregate/aggregate_with_group_by_rollup")].plan.read_bytes()
@@ -167,13 +167,11 @@ def test_grouping_set_order_quirk_is_keyed_on_producer_version_and_emit(corpus_p
 def test_grouping_set_lineage_reads_datafusions_order(test, measure, corpus_plans):
     """Lineage (no Spark) follows the same quirk as the consumer: the measure comes from its argument, the keys
     from their columns."""
-    from substrait_spark.consumer.lineage import column_lineage
-    from substrait_spark.consumer.loader import load_plan
+    from substrait_spark.consumer.analysis.lineage import column_lineage
+    from substrait_spark.consumer.loading.loader import load_plan
 
     (root,) = column_lineage(load_plan(str(corpus_plans[corpus_name(test)].plan))).roots
-    facts = {
-        name: {(f.field, str(t)) for f, ts in sources.items() for t in ts} for name, sources in root.columns
-    }
+    facts = {name: {(f.field, str(t)) for f, ts in sources.items() for t in ts} for name, sources in root.columns}
     assert facts["l_linenumber"] == {("l_linenumber", "DIRECT/IDENTITY")}
     assert facts["l_orderkey"] == {("l_orderkey", "DIRECT/IDENTITY")}
     expected = {("l_extendedprice", "DIRECT/AGGREGATION")} if measure == 0 else set()  # sum(l_extendedprice) / count(*)

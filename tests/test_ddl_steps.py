@@ -6,7 +6,7 @@ import pytest
 from plan_builder import DdlRel, PlanBuilder, ddl, field, fp64, i32, i64, lit, string, update
 from pyiceberg.types import DoubleType, LongType, StringType
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
-from substrait_spark.consumer.steps.log import KEY_PROPERTY
+from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from test_write_steps import NAMES, TYPES, catalogs_fixture, content, ns_fixture, rows_of, run, spark_rows, table  # noqa: F401
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
@@ -234,7 +234,7 @@ def with_defaults(rel, *values):
 
 def test_null_defaults_are_accepted_and_other_defaults_refused_before_any_change(lake, catalogs, ns):
     from plan_builder import literal
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
 
     nulls = with_defaults(ddl_rel(ns, D.DDL_OP_CREATE, NAMES, TYPES), *[literal(None, t) for t in TYPES])
     assert validate_plan(ddl_plan(nulls)) == []
@@ -259,7 +259,7 @@ def test_null_defaults_are_accepted_and_other_defaults_refused_before_any_change
 
 
 def test_validate_accepts_writes_and_names_what_is_refused(ns):
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
     from test_write_steps import values, write
 
     ok = PlanBuilder().plan(write([ns, "t"], values(rows_of([1])), NAMES, TYPES), NAMES)

@@ -42,8 +42,8 @@ from substrait_spark.api import run_plan
 from substrait_spark.cli import main
 from substrait_spark.consumer import to_dataframe
 from substrait_spark.consumer.errors import ExecutionError, SchemaMismatchError
-from substrait_spark.consumer.loader import load_plan
-from substrait_spark.consumer.resolver import SessionCatalogResolver
+from substrait_spark.consumer.loading.loader import load_plan
+from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 from substrait_spark.consumer.walk import nodes
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.corpus]
@@ -155,7 +155,7 @@ def test_bare_decimal_plan_with_the_opt_in_gives_the_answer_of_the_cast_data(cor
     """With the opt-in, q06 runs on prices and discounts rounded to integers: DuckDB's q06 over the same cast
     data gives the same (NULL: no discount of 0 lies in [0.05, 0.07]); each of the four casts is noted."""
     plan = bare_decimal_q06(corpus, tmp_path)
-    from substrait_spark.consumer.resolver import TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableMapResolver
 
     report = run_plan(
         plan, spark, TableMapResolver.from_tables_dir(str(tpch_dir)), output="preview", cast_to_plan_types=True
@@ -193,7 +193,7 @@ def test_lossless_widening_runs_and_gives_spark_sql_casts(spark, tmp_path):
     b = PlanBuilder()
     rel = filter_(named("wide", WIDE_COLUMNS, types), b.call("gt", field(2), lit(Decimal("-1.000"), decimal_(12, 3))))
     plan = b.plan(project(rel, emit=[0, 1, 2, 3]), WIDE_COLUMNS)
-    from substrait_spark.consumer.resolver import TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableMapResolver
 
     report = run_plan(
         plan.SerializeToString(), spark, TableMapResolver.from_mapping({"wide": str(path)}), output="preview"
@@ -269,8 +269,8 @@ def test_session_catalog_lists_every_lossy_column_and_run_plan_opts_in(spark, am
 def test_iceberg_metadata_read_refuses_a_lossy_cast_and_catalog_tables_stay_exact(lake):
     """IcebergTable (a metadata file, no catalog) converts like a file; a NamedTable through the Iceberg catalog
     must match exactly, opt-in or not (its schema is declared: the plan was written for another table)."""
-    from substrait_spark.consumer.consumer import SubstraitConsumer
-    from substrait_spark.consumer.resolver import ChainResolver
+    from substrait_spark.consumer.running.resolver import ChainResolver
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
     from substrait_spark.hooks.iceberg import IcebergCatalogResolver
 
     lake.catalog.create_namespace_if_not_exists("declared_types")
@@ -304,7 +304,7 @@ def test_iceberg_metadata_read_refuses_a_lossy_cast_and_catalog_tables_stay_exac
 
 def test_no_cast_turns_a_number_into_a_date(spark, amounts):
     """Types no cast gives stay refused, opt-in or not."""
-    from substrait_spark.consumer.resolver import TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableMapResolver
 
     plan = amounts_plan(date())
     resolver = TableMapResolver.from_mapping({"amounts": str(amounts)})
@@ -320,9 +320,7 @@ TEXT = "id|amount\n1|1.50\n2|1234.56\n3|\n"
 # The reason the run fails, on Spark 3.5 and 4 (which wraps it in FAILED_READ_FILE: the error unwraps it), except
 # through pyspark 3.5's Connect client: the server's Spark 4 sends it the wrapper alone (no way to fetch causes).
 MALFORMED = (
-    r"FAILED_READ_FILE.*its cause did not reach this client"
-    if configuration() == "connect-3"
-    else "MALFORMED_RECORD"
+    r"FAILED_READ_FILE.*its cause did not reach this client" if configuration() == "connect-3" else "MALFORMED_RECORD"
 )
 
 
@@ -365,7 +363,7 @@ def test_text_value_that_does_not_fit_its_declared_type_fails_the_run_unless_opt
 def test_csv_table_binding_is_parsed_as_the_plan_declares(spark, tmp_path, declared, expected, capsys):
     """A `--table NAME=URI:csv` binding: Spark would guess double for 1.50; the plan's decimal(12,2) reads the text
     exactly, its fp64 as a double, and a decimal(5,2) that 1234.56 does not fit fails the run (exit 1)."""
-    from substrait_spark.consumer.resolver import TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableMapResolver
 
     path = tmp_path / "amounts.csv"
     path.write_text(TEXT.replace("|", ","))

@@ -160,7 +160,7 @@ def fr_plans(fr_root) -> list[CorpusPlan]:
 def outcomes(spark, tpch_dir, fr_root, fr_plans) -> dict[str, Outcome]:
     """Every plan run once (one session, one resolver that keeps the opened tables)."""
     from substrait_spark.consumer import TableMapResolver
-    from substrait_spark.consumer.resolver import TableBinding
+    from substrait_spark.consumer.running.resolver import TableBinding
 
     register_table_t(spark)
     resolver = TableMapResolver.from_tables_dir(str(tpch_dir), {"t": TableBinding(TABLE_T_VIEW, "table")})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from substrait_spark.cli import main
-from substrait_spark.consumer.loader import load_plan
+from substrait_spark.consumer.loading.loader import load_plan
 from substrait_spark.graph import build_graph, esc, plan_html, plan_svg
 
 pytestmark = [pytest.mark.unit, pytest.mark.corpus]

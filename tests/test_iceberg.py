@@ -15,9 +15,9 @@ from iceberg_stack import CATALOG_STORES, Lake, store_lake
 from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main
-from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import ResolutionError
-from substrait_spark.consumer.resolver import ChainResolver
+from substrait_spark.consumer.running.resolver import ChainResolver
+from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
@@ -300,7 +300,7 @@ def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_t
     import sys
     from pathlib import Path
 
-    from substrait_spark.consumer.steps.log import KEY_PROPERTY
+    from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 
     lake.catalog.create_namespace_if_not_exists("demo")
     config = lake.write_config(tmp_path / "catalogs.yaml")

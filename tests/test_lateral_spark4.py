@@ -89,7 +89,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_lateral_join_spark_35_cannot_express(spark, case):
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
 
     plan, sql, refusal = CASES[case]
     findings = validate_plan(plan)

@@ -38,8 +38,8 @@ from plan_builder import (
 from substrait import algebra_pb2 as alg
 from substrait.plan_pb2 import Plan
 from substrait_spark.consumer.errors import PlanInvalidError
-from substrait_spark.consumer.loader import LoadedPlan, parse_plan_bytes
-from substrait_spark.consumer.superset import SupersetPlan
+from substrait_spark.consumer.loading.loader import LoadedPlan, parse_plan_bytes
+from substrait_spark.consumer.loading.superset import SupersetPlan
 
 pytestmark = [pytest.mark.spark]
 
@@ -471,8 +471,8 @@ def test_notes_count_every_place_a_rule_fired() -> None:
     ],
 )
 def test_urn_for_uri(uri: str, urn: str) -> None:
-    from substrait_spark.consumer.extensions import FunctionRef
-    from substrait_spark.consumer.legacy.fields import urn_for_uri
+    from substrait_spark.consumer.loading.extensions import FunctionRef
+    from substrait_spark.consumer.loading.legacy.fields import urn_for_uri
 
     assert urn_for_uri(uri) == urn
     assert FunctionRef.parse(1, "f", urn).extension_stem == FunctionRef.parse(1, "f", uri).extension_stem

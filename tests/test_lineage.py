@@ -1,4 +1,4 @@
-"""Column lineage from the plan alone (consumer/lineage): known facts of TPC-H plans from several producers,
+"""Column lineage from the plan alone (consumer/analysis/lineage): known facts of TPC-H plans from several producers,
 hand-built plans for every relation and expression kind, writes/DDL/updates, the OpenLineage facet, the CLI.
 
 No Spark session: lineage is computed over the protobuf messages only.
@@ -56,10 +56,10 @@ from plan_builder import (
 )
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main
-from substrait_spark.consumer.analyze import validate_plan
+from substrait_spark.consumer.analysis.analyze import validate_plan
+from substrait_spark.consumer.analysis.lineage import LineageWalker, column_lineage
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
-from substrait_spark.consumer.lineage import LineageWalker, column_lineage
-from substrait_spark.consumer.loader import load_plan
+from substrait_spark.consumer.loading.loader import load_plan
 from substrait_spark.consumer.walk import nodes
 
 pytestmark = [pytest.mark.unit, pytest.mark.corpus]
@@ -494,8 +494,8 @@ def test_duckdb_projects_output_their_expressions_only():
 
 def test_deprecated_args_and_inline_grouping_expressions():
     """Removed in Substrait 0.108; the loader reads them as arguments and AggregateRel.grouping_expressions."""
-    from substrait_spark.consumer.loader import parse_plan_bytes
-    from substrait_spark.consumer.superset import SupersetPlan
+    from substrait_spark.consumer.loading.loader import parse_plan_bytes
+    from substrait_spark.consumer.loading.superset import SupersetPlan
 
     b = PlanBuilder()
     fn = AggregateFunction(function_reference=b.fn("sum"), output_type=fp64())
@@ -632,8 +632,8 @@ def test_openlineage_facet_shape(corpus):
 
 def test_lineage_needs_no_spark(corpus):
     code = (
-        "import sys; from substrait_spark.consumer.loader import load_plan;"
-        "from substrait_spark.consumer.lineage import column_lineage;"
+        "import sys; from substrait_spark.consumer.loading.loader import load_plan;"
+        "from substrait_spark.consumer.analysis.lineage import column_lineage;"
         f"lin = column_lineage(load_plan({str(corpus / IBM / 'q04.json')!r}));"
         "print(len(lin.roots), sorted(m for m in ('pyspark', 'py4j') if m in sys.modules))"
     )

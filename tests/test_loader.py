@@ -11,7 +11,7 @@ from google.protobuf import text_format
 from substrait import algebra_pb2
 from substrait.plan_pb2 import Plan
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
-from substrait_spark.consumer.loader import (
+from substrait_spark.consumer.loading.loader import (
     MAX_DEPTH,
     LoadedPlan,
     UnknownField,

@@ -11,7 +11,7 @@ import pytest
 from plan_builder import PlanBuilder, aggregate, boolean, exists, field, filter_, i32, named, outer, run, view
 from substrait import algebra_pb2 as alg
 from substrait_spark.consumer.errors import UnsupportedFeatureError
-from substrait_spark.consumer.loader import parse_plan_bytes
+from substrait_spark.consumer.loading.loader import parse_plan_bytes
 from substrait_spark.consumer.walk import nodes
 
 pytestmark = [pytest.mark.spark]

@@ -57,8 +57,8 @@ from pyspark.sql import functions as F
 from substrait import plan_pb2
 from substrait_spark.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
-from substrait_spark.consumer.registry import register_extension_relation, unregister_extension_relation
-from substrait_spark.consumer.relation import Relation
+from substrait_spark.consumer.translation.registry import register_extension_relation, unregister_extension_relation
+from substrait_spark.consumer.translation.relation import Relation
 
 pytestmark = [pytest.mark.spark]
 
@@ -365,7 +365,7 @@ def registered_limit():
 
 
 def test_registered_extension_relations(spark, registered_limit):
-    from substrait_spark.consumer.analyze import analyze
+    from substrait_spark.consumer.analysis.analyze import analyze
 
     two = wrappers_pb2.Int64Value(value=2)
     plan = PlanBuilder().plan(extension_single(tbl("phy_s"), two), ["k", "s"])
@@ -378,7 +378,7 @@ def test_registered_extension_relations(spark, registered_limit):
 
 
 def test_unregistered_extension_relation_is_refused(spark):
-    from substrait_spark.consumer.analyze import analyze
+    from substrait_spark.consumer.analysis.analyze import analyze
 
     plan = PlanBuilder().plan(extension_single(tbl("phy_s"), wrappers_pb2.Int64Value(value=2)), ["k", "s"])
     findings = analyze(plan)
@@ -394,7 +394,7 @@ def test_consumer_class_table_takes_precedence(spark, registered_limit):
         }
 
     from substrait_spark.consumer import to_dataframe
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     plan = PlanBuilder().plan(extension_single(tbl("phy_s"), wrappers_pb2.Int64Value(value=5)), ["k", "s"])
     got = to_dataframe(plan, spark, SessionCatalogResolver(), consumer_class=OneRow)
@@ -405,8 +405,8 @@ def test_consumer_class_table_takes_precedence(spark, registered_limit):
 
 
 def test_analyze_and_explain_cover_the_physical_relations():
-    from substrait_spark.consumer.analyze import analyze
-    from substrait_spark.consumer.explain import plan_tree_of
+    from substrait_spark.consumer.analysis.analyze import analyze
+    from substrait_spark.consumer.analysis.explain import plan_tree_of
 
     b = PlanBuilder()
     left = top_n(tbl("phy_l"), (field(0), ASC_NULLS_FIRST), count=3)
@@ -424,8 +424,8 @@ def test_analyze_and_explain_cover_the_physical_relations():
 def test_explain_shows_a_join_type_no_enum_names_as_its_number():
     """A plan may carry a join type its producer's Substrait version has and ours lacks: explain still draws
     the tree (the number stands for the name) for every join kind, and validate refuses it with its path."""
-    from substrait_spark.consumer.analyze import analyze
-    from substrait_spark.consumer.explain import plan_tree_of
+    from substrait_spark.consumer.analysis.analyze import analyze
+    from substrait_spark.consumer.analysis.explain import plan_tree_of
 
     for rel, kind in (
         (nested_loop_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER"), "nested_loop_join"),
@@ -441,7 +441,7 @@ def test_explain_shows_a_join_type_no_enum_names_as_its_number():
 
 
 def test_lineage_follows_the_physical_relations():
-    from substrait_spark.consumer.lineage import column_lineage
+    from substrait_spark.consumer.analysis.lineage import column_lineage
 
     b = PlanBuilder()
     right = filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=4)))

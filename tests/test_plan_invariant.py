@@ -1,4 +1,4 @@
-"""The plan invariant itself (tests/plan_invariants.py, tests/cartesian_check.py, consumer/plan_record.py).
+"""The plan invariant itself (tests/plan_invariants.py, tests/cartesian_check.py, consumer/translation/plan_record.py).
 
 It must catch what it exists for — the cartesian product the old translation of TPC-H q18 (as Isthmus writes
 it) made Spark build, reproduced here with the same non-deterministic column over a cross product — and let
@@ -145,7 +145,7 @@ def test_links_of_corpus_plans(corpus):
 def test_the_engine_records_each_root_and_the_plugin_fails_an_offending_one(
     spark, tpch_resolver, tpch_dir, tmp_path, monkeypatch
 ):
-    from substrait_spark.consumer.plan_record import ENV
+    from substrait_spark.consumer.translation.plan_record import ENV
 
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv(ENV, str(record))

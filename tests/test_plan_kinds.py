@@ -13,11 +13,11 @@ import pytest
 from plan_builder import PlanBuilder, field, i64, named, project
 from substrait import algebra_pb2 as alg
 from substrait import plan_pb2
-from substrait_spark.consumer.analyze import Finding, validate_plan
-from substrait_spark.consumer.consumer import SubstraitConsumer
+from substrait_spark.consumer.analysis.analyze import Finding, validate_plan
+from substrait_spark.consumer.analysis.lineage import LineageWalker, column_lineage
 from substrait_spark.consumer.errors import UnsupportedFeatureError
-from substrait_spark.consumer.lineage import LineageWalker, column_lineage
 from substrait_spark.consumer.plan_visitor import KINDS, READERS, KindTable
+from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
 pytestmark = pytest.mark.unit
 
@@ -34,9 +34,9 @@ ONEOFS = {
 
 
 def _load_readers() -> None:
-    import substrait_spark.consumer.analyze
-    import substrait_spark.consumer.explain
-    import substrait_spark.consumer.lineage
+    import substrait_spark.consumer.analysis.analyze
+    import substrait_spark.consumer.analysis.explain
+    import substrait_spark.consumer.analysis.lineage
     import substrait_spark.graph  # noqa: F401  (explain's picture: a PlanTree, explain's tables)
 
 
@@ -115,7 +115,7 @@ def _detached_plans() -> dict[str, plan_pb2.Plan]:
 def test_detached_kinds_are_refused_alike_by_every_reader(what):
     """The kinds every reader refuses: validate lists them with the translator's words (exit 3), lineage refuses
     them typed, explain shows them with an unknown schema — none crashes."""
-    from substrait_spark.consumer.explain import plan_tree_of
+    from substrait_spark.consumer.analysis.explain import plan_tree_of
     from substrait_spark.graph import plan_svg
 
     plan = _detached_plans()[what]
@@ -143,10 +143,10 @@ def test_join_layouts_are_declared_once_for_every_join_type():
     """The one table of join outputs covers every join type (physical joins' types map to JoinRel's by name), and
     explain and lineage — which both read it — give every join the spec's width."""
     from plan_builder import join, lit
-    from substrait_spark.consumer.explain import PlanTree
-    from substrait_spark.consumer.extensions import Extensions
+    from substrait_spark.consumer.analysis.explain import PlanTree
+    from substrait_spark.consumer.loading.extensions import Extensions
+    from substrait_spark.consumer.loading.producers import Quirks
     from substrait_spark.consumer.plan_visitor import JOIN_OUTPUT, logical_join_type
-    from substrait_spark.consumer.producers import Quirks
 
     JoinRel = alg.JoinRel
     assert set(JOIN_OUTPUT) == {v for n, v in JoinRel.JoinType.items() if n != "JOIN_TYPE_UNSPECIFIED"}

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 from s3_server import free_port, new_bucket, s3_client, s3_endpoint  # noqa: F401
 from substrait_spark.consumer.errors import PlanInvalidError, PolicyError
-from substrait_spark.consumer.loader import parse_plan_bytes
+from substrait_spark.consumer.loading.loader import parse_plan_bytes
 from substrait_spark.hooks.plan_store import (
     PlanChangedError,
     PlanNotFoundError,

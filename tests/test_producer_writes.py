@@ -25,11 +25,11 @@ import pytest
 from iceberg_stack import Lake
 from plan_builder import sorted_rows
 from substrait_spark.consumer.errors import PlanInvalidError
-from substrait_spark.consumer.loader import LoadedPlan, load_plan, parse_plan_bytes
-from substrait_spark.consumer.runner import run_loaded
-from substrait_spark.consumer.sinks import Sink
-from substrait_spark.consumer.steps import writes
-from substrait_spark.consumer.steps.log import KEY_PROPERTY
+from substrait_spark.consumer.loading.loader import LoadedPlan, load_plan, parse_plan_bytes
+from substrait_spark.consumer.running.runner import run_loaded
+from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.consumer.running.steps import writes
+from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, register_catalog
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
@@ -232,7 +232,7 @@ def test_delete_reading_columns_in_another_order_than_its_table_schema(go):
 
 def test_ctas_fixture_is_refused_with_the_first_problem_it_has(go):
     """No producer quirk: substrait-go's ProjectRel outputs its input columns and then its expressions, as the
-    spec says (see consumer/producers.py). Read by the spec, its filter calls contains:str_str on `employee_id`
+    spec says (see consumer/loading/producers.py). Read by the spec, its filter calls contains:str_str on `employee_id`
     (an i32: the read's projection puts `role` first, substrait-go types reads without it), and its project
     hands 10 columns to a 5-column table_schema. The first is refused (Spark would cast the integer silently)."""
     filter_call = f"{WRITE}.input.project.input.filter.condition.scalar_function"

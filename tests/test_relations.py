@@ -721,7 +721,7 @@ def test_a_relation_is_a_value_and_its_pending_projection_is_applied_once(spark)
     import dataclasses
 
     from pyspark.sql import functions as F
-    from substrait_spark.consumer.relation import NameSource, Relation
+    from substrait_spark.consumer.translation.relation import NameSource, Relation
 
     names = NameSource()
     base = Relation(spark.range(3).select(F.col("id").alias("_s0")), ["_s0"])

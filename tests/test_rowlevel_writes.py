@@ -33,10 +33,10 @@ from plan_builder import (
     write,
 )
 from substrait_spark.consumer.errors import ConcurrentCommitError
-from substrait_spark.consumer.loader import LoadedPlan
-from substrait_spark.consumer.runner import run_loaded
-from substrait_spark.consumer.sinks import Sink
-from substrait_spark.consumer.steps.log import KEY_PROPERTY
+from substrait_spark.consumer.loading.loader import LoadedPlan
+from substrait_spark.consumer.running.runner import run_loaded
+from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.hooks import iceberg_jvm, iceberg_stage
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from plan_builder import DdlRel, PlanBuilder, ddl, write
-from substrait_spark.consumer.report import RunReport, Skip, Step, StepStatus, changed_tables
+from substrait_spark.consumer.running.report import RunReport, Skip, Step, StepStatus, changed_tables
 from substrait_spark.graph import build_graph
 from substrait_spark.hooks.audit import NO_RETRY, AuditLog, audit_schema, build_record
 from substrait_spark.operators import openlineage

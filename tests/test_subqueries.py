@@ -690,7 +690,7 @@ def test_predicate_in_a_post_join_filter(spark, duck):
 
 def test_two_sided_subquery_in_an_outer_join_condition_is_refused(spark):
     # Which left rows keep a match would need the predicate over each pair: refused, by validate as by run.
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
     from substrait_spark.consumer.errors import UnsupportedFeatureError
 
     b = PlanBuilder()
@@ -708,7 +708,7 @@ def test_two_sided_subquery_in_an_outer_join_condition_is_refused(spark):
 def test_predicate_over_a_keyed_aggregate_is_refused(spark):
     # EXISTS (SELECT count(*) ... WHERE e.dept = d.id) holds for every department (an aggregate without keys
     # yields one row); decorrelated, the departments without employees would have none. Refused, not guessed.
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
     from substrait_spark.consumer.errors import UnsupportedFeatureError
 
     b = PlanBuilder()

@@ -196,9 +196,7 @@ def test_plan_file_counts(corpus):
         "ibm json": len(list((corpus / IBM).glob("q[0-9][0-9].json"))),
         "ibm bin": len(list((corpus / IBM).glob("q[0-9][0-9].bin"))),
         "consumer-testing isthmus": len(list((corpus / CT).glob("q[0-9][0-9]-isthmus_plan.json"))),
-        "consumer-testing validate-isthmus": len(
-            list((corpus / CT).glob("q[0-9][0-9]-validate-isthmus_plan.json"))
-        ),
+        "consumer-testing validate-isthmus": len(list((corpus / CT).glob("q[0-9][0-9]-validate-isthmus_plan.json"))),
         "consumer-testing duckdb": len(list((corpus / CT).glob("q[0-9][0-9]-duckdb_plan.json"))),
         "ibis": len(list((corpus / IBIS).glob("tpc_h[0-9][0-9].json"))),
     }

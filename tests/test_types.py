@@ -399,7 +399,7 @@ def test_types_doc_is_current():
 
 def test_explain_names_user_defined_types(spark):
     """`explain` shows a user-defined type by its declared name (`u!u8`), not by its anchor number."""
-    from substrait_spark.consumer.explain import plan_tree_of
+    from substrait_spark.consumer.analysis.explain import plan_tree_of
 
     u8 = unsigned_type("u!u8", True)
     plan = _plan(pb.virtual(["c"], [u8], [[literal_expr("'7'", "u!u8")]]), ["c"])

@@ -1,4 +1,4 @@
-"""`validate` (consumer/analyze.py): static feature analysis agrees with translation.
+"""`validate` (consumer/analysis/analyze.py): static feature analysis agrees with translation.
 
 * every plan of the 548-plan function/relation corpus is either supported or reported (unsupported features
   with their paths, or a clean invalid-plan error for a known producer defect) — never a crash;
@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from substrait_spark.consumer.analyze import (
+from substrait_spark.consumer.analysis.analyze import (
     AGGREGATE_CHECKS,
     Finding,
     _no_distinct,
     features_used,
     validate_plan,
 )
-from substrait_spark.consumer.consumer import SubstraitConsumer
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
-from substrait_spark.consumer.loader import load_plan, parse_plan_bytes
+from substrait_spark.consumer.loading.loader import load_plan, parse_plan_bytes
+from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
 pytestmark = [pytest.mark.spark, pytest.mark.corpus]
 
@@ -43,7 +43,7 @@ IBIS = "ibis-substrait-tpch"
 
 # Producer defects that make a corpus plan malformed (exit 2), not unsupported. Each pattern names one.
 # (DataFusion 40's untyped base_schema and DuckDB 1.1's VALUES without a base_schema are read with their
-# evident meaning, see consumer/producers.py and the VALUES reader, so they validate as supported.)
+# evident meaning, see consumer/loading/producers.py and the VALUES reader, so they validate as supported.)
 KNOWN_INVALID = {
     "DuckDB 1.1 writes an untyped NULL literal": r"type has no kind set \(at .*\.literal\.null\)",
 }
@@ -405,7 +405,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
 
 @pytest.fixture(scope="module")
 def tpch_resolver(tpch_dir):
-    from substrait_spark.consumer.resolver import TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableMapResolver
 
     return TableMapResolver.from_tables_dir(str(tpch_dir))
 
@@ -557,9 +557,9 @@ def test_default_function_checks_match_the_function_handlers(spark):
     argument types, so they are called here only to see that they build or refuse cleanly."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-    from substrait_spark.consumer.extensions import FunctionRef
-    from substrait_spark.consumer.functions import AGGREGATE, Call
-    from substrait_spark.consumer.scope import Typed
+    from substrait_spark.consumer.loading.extensions import FunctionRef
+    from substrait_spark.consumer.translation.functions import AGGREGATE, Call
+    from substrait_spark.consumer.translation.scope import Typed
 
     refusing, broken = set(), {}
     for name, handler in AGGREGATE.items():
@@ -599,7 +599,7 @@ class PlanSchemaResolver:
 
     def resolve(self, spark, names):
         from pyspark.sql import types as T
-        from substrait_spark.consumer.resolver import ResolvedTable
+        from substrait_spark.consumer.running.resolver import ResolvedTable
 
         columns = self.schemas[".".join(names).lower()]
         schema = T.StructType([T.StructField(n, t) for n, t in columns])
@@ -657,7 +657,7 @@ def test_validate_accepts_what_run_executes_lambdas_null_functions_and_a_keyed_c
     function literals and a correlated COUNT the translator handles — and `run` now checks with validate first."""
     from substrait_spark.api import run_plan
     from substrait_spark.consumer import to_dataframe
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     spark.sql("SELECT * FROM VALUES (1, array(1, 2)), (2, array()) AS t(k, xs)").createOrReplaceTempView(
         "validate_arrays"
@@ -708,8 +708,16 @@ def _option_cases() -> list[tuple[str, str, tuple[str, ...]]]:
 
 def _declared_option_names() -> list[str]:
     """Every option name a handler declares (the option tables' Option values)."""
-    from substrait_spark.consumer.functions import aggregate, arithmetic, decimal, lists, options, regex, strings
-    from substrait_spark.consumer.functions.call import Option
+    from substrait_spark.consumer.translation.functions import (
+        aggregate,
+        arithmetic,
+        decimal,
+        lists,
+        options,
+        regex,
+        strings,
+    )
+    from substrait_spark.consumer.translation.functions.call import Option
 
     found = {v.name for m in (aggregate, arithmetic, decimal, lists, options, regex, strings) for v in vars(m).values()
              if isinstance(v, Option)}  # fmt: skip
@@ -752,7 +760,7 @@ def test_validate_refuses_exactly_the_options_the_handlers_refuse(spark):
     supports: validate lists it iff translating the plan (no validate first: `SubstraitConsumer.root`) raises
     UnsupportedFeatureError, with the same message and path. An option the overload does not read (`rounding` on
     integer `add`) is ignored by both."""
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     spark.sql(
         "SELECT 1L AS i, 2L AS j, 1.5D AS f, 2.5D AS g, CAST(1.25 AS DECIMAL(15,2)) AS d, "

@@ -24,7 +24,7 @@ from plan_builder import (
     string,
     view,
 )
-from substrait_spark.consumer.analyze import validate_plan
+from substrait_spark.consumer.analysis.analyze import validate_plan
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
 from window_builder import (
     RANGE,
@@ -355,8 +355,8 @@ def test_unknown_window_function_is_unsupported(spark):
 def test_explain_and_lineage_of_windows():
     """`explain` shows the window relation with its schema; lineage: window columns come from their arguments
     (AGGREGATION) and the partition and order keys (WINDOW)."""
-    from substrait_spark.consumer.explain import plan_tree_of
-    from substrait_spark.consumer.lineage import column_lineage
+    from substrait_spark.consumer.analysis.explain import plan_tree_of
+    from substrait_spark.consumer.analysis.lineage import column_lineage
 
     b = PlanBuilder()
     fns = [window_rel_function(b, "row_number"), window_rel_function(b, "sum", V, out=i64())]
@@ -380,8 +380,8 @@ def test_window_inside_an_expression_and_user_aggregate_as_window(spark):
     """A window call nested in a scalar call; an aggregate a consumer subclass adds works over a frame too."""
     from pyspark.sql import functions as F
     from substrait_spark.consumer import to_dataframe
-    from substrait_spark.consumer.consumer import SubstraitConsumer
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     class WithMaxBy(SubstraitConsumer):
         aggregate_functions = {**SubstraitConsumer.aggregate_functions, "my_max": lambda c, distinct: F.max(c.cols[0])}

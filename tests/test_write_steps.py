@@ -33,11 +33,11 @@ from substrait_spark.consumer.errors import (
     SubstraitSparkError,
     UnsupportedFeatureError,
 )
-from substrait_spark.consumer.loader import LoadedPlan
-from substrait_spark.consumer.runner import run_loaded
-from substrait_spark.consumer.sinks import Sink
-from substrait_spark.consumer.steps.log import KEY_PROPERTY
-from substrait_spark.consumer.steps.update_key import UPDATE_KEY_FIELD, enhancement
+from substrait_spark.consumer.loading.loader import LoadedPlan
+from substrait_spark.consumer.running.runner import run_loaded
+from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
+from substrait_spark.consumer.running.steps.update_key import UPDATE_KEY_FIELD, enhancement
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
@@ -273,7 +273,7 @@ def test_update_key_precedence(lake, catalogs, ns, caller, plan_key, source, out
 
 
 def test_update_by_the_plans_key_on_a_table_without_identifier_fields(lake, catalogs, ns):
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
 
     table(lake, ns, range(4))
     after = [(1, "one", 100.0), (3, "three", 300.0)]
@@ -349,7 +349,7 @@ WRITE = "relations[0].root.input.write"
 )
 def test_unusable_plan_update_keys(lake, catalogs, ns, make, error, path, message, validate):
     """Refused with the path, before anything changes; validate names what translation refuses."""
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
 
     snap = table(lake, ns, range(3), schema=KEYED).current_snapshot().snapshot_id
     plan = make(ns)

@@ -101,8 +101,8 @@ def physical_plan(df) -> str:
 
 def consumer_class():
     """The consumer, recording each root's columns, row digest, plan tree and physical plan while it is open."""
-    from substrait_spark.consumer.consumer import SubstraitConsumer
-    from substrait_spark.consumer.explain import plan_tree
+    from substrait_spark.consumer.analysis.explain import plan_tree
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     class Recording(SubstraitConsumer):
         record: dict[str, Any] = {}
@@ -122,9 +122,9 @@ def consumer_class():
 
 
 def record_plan(path: Path, spark, runner, cls) -> dict[str, Any]:
-    from substrait_spark.consumer.analyze import validate_plan
+    from substrait_spark.consumer.analysis.analyze import validate_plan
+    from substrait_spark.consumer.analysis.lineage import column_lineage
     from substrait_spark.consumer.errors import SubstraitSparkError
-    from substrait_spark.consumer.lineage import column_lineage
     from substrait_spark.graph import build_graph, render_svg
 
     out: dict[str, Any] = {}
@@ -170,7 +170,7 @@ def _step(step) -> dict[str, Any]:
 
 def record(out_dir: Path, corpus: Path, tpch: Path) -> int:
     from function_corpus import TABLE_T_VIEW, register_table_t
-    from substrait_spark.consumer.resolver import TableBinding, TableMapResolver
+    from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver
     from substrait_spark.hooks.plan_run import PlanRunner
     from substrait_spark.hooks.spark import get_session
 

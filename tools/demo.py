@@ -123,7 +123,7 @@ def _audit_records(stack: AirflowStack, run_id: str) -> None:
 
 def _picture(report: dict) -> None:
     """The plan with its run: relations, tables, steps and column lineage (what the Airflow page shows)."""
-    from substrait_spark.consumer.loader import load_plan
+    from substrait_spark.consumer.loading.loader import load_plan
     from substrait_spark.graph import plan_svg
 
     out = ROOT / ".data" / "demo" / "substrait_table_pipeline.svg"

@@ -46,7 +46,7 @@ def extensions_dir() -> Path:
 
 def tables() -> dict[str, dict]:
     """The consumer's tables by function kind; a window function may also be any aggregate."""
-    from substrait_spark.consumer.consumer import SubstraitConsumer
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     window = getattr(SubstraitConsumer, "window_functions", {})
     return {
@@ -57,7 +57,7 @@ def tables() -> dict[str, dict]:
 
 
 def entries() -> list[Entry]:
-    from substrait_spark.consumer.functions import UNSUPPORTED
+    from substrait_spark.consumer.translation.functions import UNSUPPORTED
 
     by_kind = tables()
     out: list[Entry] = []
@@ -75,7 +75,8 @@ def entries() -> list[Entry]:
                 elif reason is not None:
                     status, note = "unsupported", reason
                 else:
-                    status, note = "missing", "not mapped and not listed in consumer/functions/unsupported.py"
+                    status = "missing"
+                    note = "not mapped and not listed in consumer/translation/functions/unsupported.py"
                 out.append(Entry(stem, fn["name"], kind, len(fn.get("impls") or []), status, note))
     return out
 
@@ -91,7 +92,8 @@ def render(items: list[Entry]) -> str:
         "# Functions",
         "",
         f"Every function of the standard extension YAMLs (`substrait-extensions=={version('substrait-extensions')}`) "
-        "and how the consumer runs it. Generated from the function tables (`consumer/functions/`: the scalar, "
+        "and how the consumer runs it. Generated from the function tables "
+        "(`consumer/translation/functions/`: the scalar, "
         "aggregate and window tables, and `UNSUPPORTED` with its reasons) by `.venv/bin/python tools/functions_doc.py`;"
         " `tests/test_function_docs.py` checks this file is current and that no function is unaccounted for.",
         "",
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     check = check_requested(__doc__.splitlines()[0], argv)
     items = entries()
     missing = [f"{e.extension}/{e.name} ({e.kind})" for e in items if e.status == "missing"]
-    what = "functions neither mapped nor in consumer/functions/unsupported.py"
+    what = "functions neither mapped nor in consumer/translation/functions/unsupported.py"
     return write_or_check(DOC, render(items), missing, what, ".venv/bin/python tools/functions_doc.py", check)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
-from substrait_spark.consumer.loader import load_plan
+from substrait_spark.consumer.loading.loader import load_plan
 from substrait_spark.consumer.walk import nodes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / ".data" / "typecheck"
 # What is checked: the engine (every module of substrait_spark.consumer) and the public entry points
 # (docs/extending.md: SubstraitConsumer, the registry and Relation live in consumer/; to_dataframe in
-# consumer/translate.py; run_plan in plugin/api.py).
+# consumer/translation/translate.py; run_plan in plugin/api.py).
 PACKAGES = ("substrait_spark.consumer",)
 MODULES = ("substrait_spark.api",)
 

@@ -78,8 +78,8 @@ def _cell(text: str) -> str:
 
 def render() -> str:
     from substrait_spark.consumer import types as ty
+    from substrait_spark.consumer.analysis.explain import type_str
     from substrait_spark.consumer.errors import SubstraitSparkError
-    from substrait_spark.consumer.explain import type_str
 
     nested = _nested()
     lines = [
@@ -90,7 +90,8 @@ def render() -> str:
         "`NOTES`, `USER_DEFINED`, `substrait_type`) by `.venv/bin/python tools/types_doc.py`; "
         "`tests/test_types.py` checks this file is current and that every type kind is accounted for.",
         "",
-        "Literals of each type become Spark literals of the mapped type (`consumer/literals.py`). A rejected type "
+        "Literals of each type become Spark literals of the mapped type (`consumer/translation/literals.py`). "
+        "A rejected type "
         "anywhere in a plan (a column, a cast, a literal, a function's output) fails translation with "
         "`UnsupportedFeatureError` naming the type and its plan path.",
         "",
@@ -119,7 +120,8 @@ def render() -> str:
         "any other user-defined type is rejected. Unsigned integers are held in the smallest signed Spark type that "
         "holds every value; their literals (the `value: string` structure, or a protobuf wrapper) are range-checked, "
         "a cast to them yields NULL (or the cast's error) outside the range, and the functions of "
-        "`unsigned_integers.yaml` keep results in range by their `overflow` option (`consumer/functions/unsigned.py`).",
+        "`unsigned_integers.yaml` keep results in range by their `overflow` option "
+        "(`consumer/translation/functions/unsigned.py`).",
         "",
         "| user-defined type | Spark type | note |",
         "|---|---|---|",

@@ -26,9 +26,9 @@ from dagster import (
     PartitionsDefinition,
     multi_asset,
 )
+from substrait_spark.consumer.analysis.lineage import Lineage, Output, column_lineage
 from substrait_spark.consumer.errors import SubstraitSparkError
-from substrait_spark.consumer.lineage import Lineage, Output, column_lineage
-from substrait_spark.consumer.sinks import Sink
+from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.dagster import metadata
 from substrait_spark.dagster.keys import TableKeys
 from substrait_spark.dagster.resources import SubstraitSparkResource

@@ -1,9 +1,9 @@
 """Asset checks from a plan, run without Spark: for each table the plan reads, its base schema (the columns and types
 the plan declares for it) against the table's own — the Iceberg catalog's schema (pyiceberg) or the parquet
-files' (a table map's binding), compared by the engine's own rules (`consumer/relations/read.py`): a catalog table
-must match exactly (names, types, required columns), files may differ by a cast that loses nothing (or any cast
-with `cast_to_plan_types`). A failing check says what a run would refuse, before it runs. (Plan validation is the
-other check: `plan_valid`, run by the asset itself and blocking its materialization, `assets.py`.)
+files' (a table map's binding), compared by the engine's own rules (`consumer/translation/relations/read.py`): a
+catalog table must match exactly (names, types, required columns), files may differ by a cast that loses nothing
+(or any cast with `cast_to_plan_types`). A failing check says what a run would refuse, before it runs. (Plan
+validation is the other check: `plan_valid`, run by the asset itself and blocking its materialization, `assets.py`.)
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def declared(read: alg.ReadRel) -> tuple[list[str], list[Any], list[bool]]:
 
 def schema_problems(read: alg.ReadRel, table: TableSchema, lossy_ok: bool) -> list[str]:
     """How the table differs from the plan's base schema, by the engine's rules."""
-    from substrait_spark.consumer.relations import read as engine
+    from substrait_spark.consumer.translation.relations import read as engine
 
     names, types, required = declared(read)
     fields = engine.fields_by_lower([f for f in table.fields if f is not None])

@@ -8,7 +8,7 @@ from typing import Any
 
 from dagster import AssetKey, DataVersion, MaterializeResult
 from dagster._core.definitions.metadata.external_metadata import metadata_map_from_external
-from substrait_spark.consumer.lineage import Lineage
+from substrait_spark.consumer.analysis.lineage import Lineage
 from substrait_spark.materializations import (  # noqa: F401  (the metadata names, for callers and tests)
     COLUMN_LINEAGE,
     COLUMN_SCHEMA,

@@ -203,13 +203,13 @@ def _reason(e: BaseException) -> str:
 class Runner:
     def __init__(self, spark) -> None:
         self.spark = spark
-        from substrait_spark.consumer.resolver import SessionCatalogResolver
+        from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
         self.resolver = SessionCatalogResolver()
 
     def _run(self, plan: plan_pb2.Plan) -> tuple[list, list[str]]:
         """(rows, column types); raises (translate errors tagged)."""
-        from substrait_spark.consumer.consumer import SubstraitConsumer
+        from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
         try:
             df = SubstraitConsumer(self.spark, plan, self.resolver).root(0)

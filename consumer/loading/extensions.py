@@ -1,0 +1,68 @@
+"""The plan's extension declarations: function anchors to names and extension URNs.
+
+URI-era plans reach here with their URIs already read as URNs (legacy.fields): the standard extension files
+as `extension:io.substrait:functions_x`, any other URI as written; `extension_stem` takes both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from substrait.plan_pb2 import Plan
+
+from ..errors import PlanInvalidError
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """One declared function: `name` as written (`equal:any_any`), its base name and extension file."""
+
+    anchor: int
+    name: str
+    base: str
+    signature: tuple[str, ...]
+    extension: str
+
+    @classmethod
+    def parse(cls, anchor: int, name: str, extension: str) -> FunctionRef:
+        base, _, sig = name.partition(":")
+        return cls(anchor, name, base.lower(), tuple(s for s in sig.split("_") if s), extension)
+
+    @property
+    def extension_stem(self) -> str:
+        """`functions_arithmetic` for its URN `extension:io.substrait:functions_arithmetic` or its URI."""
+        last = self.extension.rstrip("/").rpartition("/")[2].rpartition(":")[2]
+        return last.removesuffix(".yaml")
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Function-table keys, most specific first: `unsigned_integers/add`, then `add`."""
+        return (f"{self.extension_stem}/{self.base}", self.base)
+
+
+class Extensions:
+    """Lookup of function and type anchors declared by a plan."""
+
+    def __init__(self, plan: Plan):
+        urns = {u.extension_urn_anchor: u.urn for u in plan.extension_urns}
+        self.functions: dict[int, FunctionRef] = {}
+        self.types: dict[int, str] = {}
+        self.type_variations: dict[int, str] = {}
+        for i, ext in enumerate(plan.extensions):
+            kind = ext.WhichOneof("mapping_type")
+            decl = getattr(ext, kind) if kind else None
+            if decl is None:
+                raise PlanInvalidError("extension declaration with nothing set", f"extensions[{i}]")
+            where = urns.get(decl.extension_urn_reference, "")
+            if kind == "extension_function":
+                self.functions[decl.function_anchor] = FunctionRef.parse(decl.function_anchor, decl.name, where)
+            elif kind == "extension_type":
+                self.types[decl.type_anchor] = decl.name
+            else:
+                self.type_variations[decl.type_variation_anchor] = decl.name
+
+    def function(self, anchor: int, path: str) -> FunctionRef:
+        try:
+            return self.functions[anchor]
+        except KeyError:
+            raise PlanInvalidError(f"function reference {anchor} names no declared extension function", path) from None

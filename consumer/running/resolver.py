@@ -1,0 +1,196 @@
+"""Where NamedTable reads come from. The consumer asks a `TableResolver`; hooks provide catalog-backed ones."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from ..errors import ResolutionError, first_line
+
+FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
+CSV_OPTIONS = {"header": "true"}  # how a `csv` table binding is read
+
+
+def read_mapping_file(path: str | Path, what: str) -> Mapping[str, Any]:
+    """A JSON or YAML configuration file holding a mapping (table maps, catalog configurations)."""
+    import yaml  # YAML is a superset of JSON: one parser for both
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ResolutionError(f"cannot read {what} {path}: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise ResolutionError(f"{what} {path}: expected a mapping")
+    return data
+
+
+@dataclass(frozen=True)
+class ResolvedTable:
+    """A table found for a plan's NamedTable, with what the run report records about it."""
+
+    df: DataFrame
+    identity: str  # e.g. "file:///data/lineitem.parquet" or "catalog.db.table"
+    format: str
+    snapshot_id: int | None = None  # the snapshot every read of this table in the run reads
+    catalog: str | None = None
+    metadata_location: str | None = None
+    # A catalog table with a declared schema: the plan's base schema must match it exactly (types and
+    # nullability), where files are only checked for columns whose values convert without loss.
+    strict_schema: bool = False
+    view_version: int | None = None  # a view: the version of its definition this run read
+
+    def report(self, name: str) -> dict[str, Any]:
+        """What the run report records about this table."""
+        entry = {"name": name, "identity": self.identity, "format": self.format, "snapshot_id": self.snapshot_id}
+        if self.catalog is not None:
+            entry.update(catalog=self.catalog, metadata_location=self.metadata_location)
+        if self.view_version is not None:
+            entry["view_version"] = self.view_version
+        return entry
+
+    @cached_property
+    def fields(self) -> list[T.StructField]:
+        """The table's columns (asked of Spark once per resolved table)."""
+        return list(self.df.schema.fields)
+
+
+@dataclass(frozen=True)
+class ResolvedView:
+    """A catalog view whose definition is a Substrait plan (JSON): the consumer translates it where it is read,
+    with the run's resolver, so the tables under it are pinned and reported like any other read."""
+
+    identity: str
+    definition: str | None  # None: the view has no Substrait representation (only `dialects`)
+    version_id: int
+    dialects: tuple[str, ...] = ()
+    catalog: str | None = None
+    metadata_location: str | None = None
+
+
+@runtime_checkable
+class TableResolver(Protocol):
+    """Finds the DataFrame (or the view definition) for a NamedTable's name parts (`["tpch", "lineitem"]`)."""
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable | ResolvedView: ...
+
+
+@dataclass(frozen=True)
+class TableBinding:
+    uri: str
+    format: str = "parquet"
+
+    @classmethod
+    def parse(cls, spec: str) -> TableBinding:
+        """`URI[:FORMAT]`, the CLI's `--table NAME=URI[:FORMAT]` value."""
+        uri, sep, fmt = spec.rpartition(":")
+        if sep and fmt.lower() in FORMATS:
+            return cls(uri, fmt.lower())
+        return cls(spec, _guess_format(spec))
+
+
+def _guess_format(uri: str) -> str:
+    suffix = Path(uri.rstrip("/")).suffix.lower().lstrip(".")
+    return suffix if suffix in FORMATS else "parquet"
+
+
+@dataclass
+class TableMapResolver:
+    """A static name -> location map; names match case-insensitively, on the last name part or all parts."""
+
+    tables: dict[str, TableBinding] = field(default_factory=dict)
+    # DataFrames already opened, per session and binding: reading a parquet footer costs ~50 ms, and a
+    # batch of plans reads the same tables again and again.
+    _opened: dict[tuple[int, TableBinding], ResolvedTable] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.tables = {k.lower(): v for k, v in self.tables.items()}
+
+    @classmethod
+    def from_tables_dir(cls, directory: str | Path, extra: Mapping[str, TableBinding] | None = None):
+        """Bind `DIR/<name>.parquet` (a file or a folder) to table `<name>`."""
+        root = Path(directory)
+        if not root.is_dir():
+            raise ResolutionError(f"tables directory not found: {root}")
+        tables = {p.name[: -len(".parquet")]: TableBinding(str(p.resolve()), "parquet") for p in root.glob("*.parquet")}
+        tables.update(extra or {})
+        return cls(tables)
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, str | Mapping[str, str]], source: str = "table map"):
+        """`{name: "URI[:FORMAT]"}` or `{name: {"uri": ..., "format": ...}}` (connection extras, table-map files)."""
+        tables = {}
+        for name, spec in mapping.items():
+            if isinstance(spec, str):
+                tables[name] = TableBinding.parse(spec)
+            elif isinstance(spec, Mapping) and isinstance(spec.get("uri"), str):
+                fmt = str(spec.get("format") or _guess_format(spec["uri"])).lower()
+                if fmt not in FORMATS:
+                    raise ResolutionError(f"{source}: table {name!r} has format {fmt!r} (one of {', '.join(FORMATS)})")
+                tables[name] = TableBinding(spec["uri"], fmt)
+            else:
+                raise ResolutionError(f"{source}: table {name!r} needs a URI string or {{'uri': ..., 'format': ...}}")
+        return cls(tables)
+
+    @classmethod
+    def from_file(cls, path: str | Path):
+        """A JSON or YAML file holding a table map (see `from_mapping`)."""
+        return cls.from_mapping(read_mapping_file(path, "table map"), f"table map {path}")
+
+    def add(self, name: str, binding: TableBinding) -> None:
+        self.tables[name.lower()] = binding
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        dotted = ".".join(names).lower()
+        binding = self.tables.get(dotted) or (self.tables.get(names[-1].lower()) if names else None)
+        if binding is None:
+            known = ", ".join(sorted(self.tables)) or "none"
+            raise ResolutionError(f"table {'.'.join(names)!r} not found (known tables: {known})")
+        key = (id(spark), binding)
+        if key not in self._opened:
+            self._opened[key] = ResolvedTable(_open(spark, binding), binding.uri, binding.format)
+        return self._opened[key]
+
+
+def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
+    if binding.format == "table":
+        return spark.table(binding.uri)
+    if binding.format == "csv":  # typed by inference here; a read parses it as the plan declares (relations/read)
+        return spark.read.options(**CSV_OPTIONS, inferSchema="true").csv(binding.uri)
+    try:
+        return spark.read.format(binding.format).load(binding.uri)
+    except Exception as exc:  # Spark's AnalysisException: path missing, unreadable format
+        raise ResolutionError(f"cannot read {binding.uri} as {binding.format}: {first_line(exc)}") from exc
+
+
+@dataclass
+class SessionCatalogResolver:
+    """Tables from Spark's own catalog (`spark.table`), e.g. temp views or Hive tables."""
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        ident = ".".join(f"`{n.replace('`', '``')}`" for n in names)
+        try:
+            return ResolvedTable(spark.table(ident), ".".join(names), "table")
+        except Exception as exc:  # AnalysisException: pyspark's class differs between classic and Connect
+            raise ResolutionError(f"table {'.'.join(names)!r} not found in the Spark catalog") from exc
+
+
+@dataclass
+class ChainResolver:
+    """Try resolvers in order; the first that finds the table wins."""
+
+    resolvers: list[TableResolver]
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable | ResolvedView:
+        errors = []
+        for r in self.resolvers:
+            try:
+                return r.resolve(spark, names)
+            except ResolutionError as exc:
+                errors.append(exc.message)
+        raise ResolutionError("; ".join(errors) or f"table {'.'.join(names)!r} not found")

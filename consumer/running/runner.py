@@ -1,0 +1,150 @@
+"""Run a loaded plan: translate each root, send its rows to a sink, and record a RunReport."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import SparkSession
+
+from ..analysis.analyze import Finding, validate_plan
+from ..errors import ExecutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
+from ..loading.loader import LoadedPlan
+from ..translation.consumer import SubstraitConsumer
+from ..translation.parameters import Parameters
+from .clients import connect_identity, engine_settings, recorded_operations
+from .report import RootOutput, RunReport
+from .resolver import TableResolver
+from .sinks import Sink, deliver
+from .steps.log import StepLog
+from .steps.targets import WriteTargets, targets_of
+from .steps.update_key import caller_keys
+
+
+def _spark_error(exc: Exception) -> ExecutionError:
+    return ExecutionError(f"Spark failed: {first_line(exc, 500)}")
+
+
+def new_report(loaded: LoadedPlan) -> RunReport:
+    """The report of a run of `loaded`, started now."""
+    return RunReport(
+        plan_uri=loaded.uri,
+        plan_sha256=loaded.sha256,
+        producer=loaded.producer,
+        spec_version=loaded.spec_version,
+        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        notes=list(loaded.notes),
+    )
+
+
+def fail(report: RunReport, exc: SubstraitSparkError) -> None:
+    """Record the typed error in the report, and the report on the error (`exc.report`) for the caller."""
+    report.status = "failed"
+    report.error = exc.to_dict()
+    exc.report = report  # type: ignore[attr-defined]
+
+
+def unsupported(findings: list[Finding]) -> UnsupportedFeatureError:
+    """The error a run stops with when `validate` finds unsupported features: the first, and how many more."""
+    first, more = findings[0], len(findings) - 1
+    extra = f" (and {more} more unsupported feature(s); `validate` lists them)" if more else ""
+    return UnsupportedFeatureError(first.feature + extra, first.path)
+
+
+def preflight(
+    loaded: LoadedPlan,
+    *,
+    parameters: Mapping[str | int, Any] | None = None,
+    consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+) -> None:
+    """Refuse, before any Spark session starts, what a run would refuse anyway: a feature the consumer class does
+    not translate (what `validate` reports: exit 3; a malformed plan: exit 2) and parameter values that do not
+    fit the plan (exit 2). Raises the typed error with a failed RunReport on it (`exc.report`)."""
+    start = time.perf_counter()
+    try:
+        findings = validate_plan(loaded, consumer_class)
+        if findings:
+            raise unsupported(findings)
+        Parameters.bind(loaded.plan, parameters).bound(loaded.plan)
+    except SubstraitSparkError as exc:
+        report = new_report(loaded)
+        report.duration_s = round(time.perf_counter() - start, 3)
+        fail(report, exc)
+        raise
+
+
+def run_loaded(
+    loaded: LoadedPlan,
+    spark: SparkSession,
+    resolver: TableResolver,
+    *,
+    sink: Sink | None = None,
+    parameters: Mapping[str | int, Any] | None = None,
+    consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+    run_key: str | None = None,
+    targets: WriteTargets | None = None,
+    update_keys: Mapping[str, Sequence[str] | str] | None = None,
+    cast_to_plan_types: bool = False,
+) -> RunReport:
+    """Execute every root of the plan into `sink` (default: run and count). Errors are recorded in the report
+    and re-raised typed; the report rides on the error as `exc.report`. Callers that start Spark for the run
+    call `preflight` first, so that a plan that cannot run never waits for a session.
+
+    Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
+    name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
+    earlier run with the same key committed is skipped. `update_keys` (table name → key columns) says which
+    columns UPDATE writes match rows by, before the plan's own key and the table's identifier fields
+    (`steps.update_key`). `cast_to_plan_types` casts read columns to the plan's declared types even where the
+    cast can lose information (else a schema mismatch, exit 4); the report's notes list each such cast."""
+    sink = sink or Sink()
+    report = new_report(loaded)
+    report.spark_application_id = spark.conf.get("spark.app.id", None)
+    report.spark_connect = connect_identity(spark)
+    with engine_settings(spark), recorded_operations(spark) as operations:
+        if report.spark_connect is not None:
+            report.spark_connect["operation_ids"] = operations  # filled as the run's operations finish
+        start = time.perf_counter()
+        consumer = None
+        try:
+            consumer = consumer_class(spark, loaded.plan, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
+            report.parameters = consumer.parameters.bound(loaded.plan)
+            consumer.steps = StepLog(
+                targets if targets is not None else targets_of(resolver),
+                run_key or f"adhoc-{consumer.run_id}",
+                loaded.sha256,
+                update_keys=caller_keys(update_keys),
+            )
+            report.notes.extend(consumer.quirks.notes())
+            roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
+            for n in range(len(roots)):
+                t0 = time.perf_counter()
+                df = consumer.root(n)
+                report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
+                try:
+                    out = RootOutput(index=n, columns=list(df.columns))
+                    deliver(df, sink, out, index=n, roots=len(roots))
+                except SubstraitSparkError:
+                    raise
+                except AnalysisException as exc:
+                    if not consumer.lazy:
+                        raise _spark_error(exc) from exc
+                    # Spark Connect analyzes the plan here, with its first use: name the relation it rejects.
+                    raise consumer.rejection(exc, f"relations[{roots[n]}].root") from exc
+                except Exception as exc:
+                    raise _spark_error(exc) from exc
+                report.outputs.append(out)
+            report.status = "success"
+            return report
+        except SubstraitSparkError as exc:
+            fail(report, exc)
+            raise
+        finally:
+            report.duration_s = round(time.perf_counter() - start, 3)
+            if consumer is not None:
+                report.tables_read = consumer.tables_read
+                report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
+                report.notes.extend(c.note() for c in consumer.lossy_casts)
+                consumer.close()

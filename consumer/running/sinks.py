@@ -1,0 +1,178 @@
+"""Where a root's rows go: discarded (counted), previewed, one file, a Spark folder, or a table.
+
+A sink runs the root's DataFrame once (a preview with a row limit runs it twice: count, then the first rows)
+and fills the RootOutput with what happened. Rows are counted on the same execution
+(`observe.py`), not by reading the result back.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..errors import ExecutionError, PlanInvalidError
+from .observe import Metrics, observed
+from .report import RootOutput
+
+FILE_FORMATS = ("csv", "parquet", "jsonl")
+FOLDER_FORMATS = ("parquet", "orc", "csv", "json", "jsonl")
+WRITE_MODES = ("overwrite", "append", "error", "ignore")
+
+
+@dataclass(frozen=True)
+class Sink:
+    """What to do with a root's rows.
+
+    kind: `discard` (run, count, keep nothing) · `preview` (the first `max_rows` rows, all if None) ·
+    `file` (one local file in `format`, the CLI's `--output-dir`) · `folder` (a Spark folder write at a path or
+    URI Spark can write) · `table` (a table in Spark's catalog).
+    """
+
+    kind: str = "discard"
+    target: str | None = None
+    format: str = "parquet"
+    mode: str = "overwrite"
+    max_rows: int | None = 20
+
+    @classmethod
+    def parse(cls, spec: Sink | str | dict[str, Any] | None) -> Sink:
+        """`None`/"none" · "preview" or "preview:N" · "table:NAME" · {"path": ..., "format": ...} · a path/URI."""
+        if isinstance(spec, Sink):
+            return spec.checked()
+        if spec is None or spec == "none":
+            return cls()
+        if isinstance(spec, dict):
+            return cls._from_dict(spec).checked()
+        head, _, rest = str(spec).partition(":")
+        if head == "preview":
+            return cls("preview", max_rows=int(rest) if rest else 20).checked()
+        if head == "table":
+            return cls("table", rest).checked()
+        return cls("folder", str(spec)).checked()
+
+    @classmethod
+    def _from_dict(cls, d: dict[str, Any]) -> Sink:
+        common = {k: d[k] for k in ("format", "mode") if k in d}
+        if "path" in d:
+            return cls("folder", str(d["path"]), **common)
+        if "table" in d:
+            return cls("table", str(d["table"]), **common)
+        if "preview" in d or "max_rows" in d:
+            return cls("preview", max_rows=d.get("max_rows", d.get("preview")))
+        raise PlanInvalidError(f"output {d!r}: expected a 'path', 'table' or 'preview' key")
+
+    def checked(self) -> Sink:
+        rules = {
+            "discard": True,
+            "preview": self.max_rows is None or self.max_rows >= 0,
+            "file": bool(self.target) and self.format in FILE_FORMATS,
+            "folder": bool(self.target) and self.format in FOLDER_FORMATS and self.mode in WRITE_MODES,
+            "table": bool(self.target) and self.mode in WRITE_MODES,
+        }
+        if not rules.get(self.kind, False):
+            raise PlanInvalidError(f"output: invalid {self.kind} sink {self!r}")
+        return self
+
+
+def deliver(df: DataFrame, sink: Sink, out: RootOutput, *, index: int = 0, roots: int = 1) -> None:
+    """Run `df` into `sink`, recording rows, location and preview in `out`."""
+    _DELIVER[sink.kind](df, sink, out, _target(sink.target, index, roots))
+
+
+def _target(target: str | None, index: int, roots: int) -> str | None:
+    """Several roots write next to each other: `x.csv` → `x.0.csv`, `x.1.csv`; tables get `_0`, `_1`."""
+    if target is None or roots == 1:
+        return target
+    p = Path(target)
+    return str(p.with_name(f"{p.stem}.{index}{p.suffix}")) if p.suffix else f"{target}_{index}"
+
+
+def _observed(df: DataFrame) -> tuple[DataFrame, Metrics]:
+    return observed(df, rows=F.count(F.lit(1)))
+
+
+def _rows(obs: Metrics) -> int:
+    return int(obs.get["rows"])
+
+
+def _discard(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
+    counted, obs = _observed(df)
+    counted.write.format("noop").mode("overwrite").save()
+    out.rows = _rows(obs)
+
+
+def _preview(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
+    if sink.max_rows is None:
+        rows = df.collect()
+        out.rows = len(rows)
+    else:
+        _discard(df, sink, out, target)
+        rows = df.limit(sink.max_rows).collect() if sink.max_rows else []
+    out.preview = [[plain(v) for v in r] for r in rows]
+
+
+def _file(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
+    """One file (not a Spark folder), in the DataFrame's order: one partition, then moved into place."""
+    assert target is not None
+    dest = Path(target)
+    tmp = Path(tempfile.mkdtemp(prefix=".substrait-", dir=dest.parent))
+    try:
+        counted, obs = _observed(df.coalesce(1))
+        written = tmp / "out"
+        _FILE_WRITERS[sink.format](counted.write.mode("overwrite"), str(written))
+        parts = sorted(p for p in written.iterdir() if p.name.startswith("part-"))
+        if len(parts) != 1:
+            raise ExecutionError(f"expected one output file, Spark wrote {len(parts)}")
+        parts[0].replace(dest)
+        out.rows = _rows(obs)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out.location, out.format = str(dest), sink.format
+
+
+def _folder(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
+    counted, obs = _observed(df)
+    fmt = "json" if sink.format == "jsonl" else sink.format
+    writer = counted.write.mode(sink.mode).format(fmt)
+    if fmt == "csv":
+        writer = writer.option("header", "true")
+    writer.save(target)
+    out.rows = _rows(obs)
+    out.location, out.format = target, sink.format
+
+
+def _table(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
+    assert target is not None, "a table sink has a target (Sink.kind)"
+    counted, obs = _observed(df)
+    counted.write.mode(sink.mode).saveAsTable(target)
+    out.rows = _rows(obs)
+    out.location, out.format = target, "table"
+
+
+_FILE_WRITERS: dict[str, Callable[[Any, str], None]] = {
+    "csv": lambda w, p: w.option("header", "true").csv(p),
+    "parquet": lambda w, p: w.parquet(p),
+    "jsonl": lambda w, p: w.json(p),
+}
+
+_DELIVER: dict[str, Callable[[DataFrame, Sink, RootOutput, str | None], None]] = {
+    "discard": _discard,
+    "preview": _preview,
+    "file": _file,
+    "folder": _folder,
+    "table": _table,
+}
+
+
+def plain(v: Any) -> Any:
+    """JSON-friendly cell values for previews."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)

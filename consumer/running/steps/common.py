@@ -1,0 +1,165 @@
+"""What the write, DDL and update steps share: the step log of the run, the table's columns as the plan names
+them, writers carrying the idempotency key, and row counting on the committing job itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame, DataFrameWriterV2
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from ...errors import ExecutionError, PlanInvalidError, ResolutionError, TargetRefusedError
+from ...translation.relation import Relation, quote
+from ...types import compatible
+from ..report import Step
+from .log import StepLog, mark_committed
+from .targets import ViewTarget, WriteTarget
+
+if TYPE_CHECKING:
+    from ...translation.consumer import SubstraitConsumer
+    from ..resolver import ResolvedTable
+
+# DDL ops whose table_schema is the object's new shape (and, for a view, that come with a view_definition).
+SCHEMA_OPS = frozenset({alg.DdlRel.DDL_OP_CREATE, alg.DdlRel.DDL_OP_CREATE_OR_REPLACE, alg.DdlRel.DDL_OP_ALTER})
+
+# Iceberg's optimistic concurrency for whole-table rewrites: the commit fails if anyone committed data or
+# deletes since the snapshot the rewrite read, so a concurrent writer's rows are never lost.
+ISOLATION = {"isolation-level": "serializable"}
+
+
+def step_log(cx: SubstraitConsumer, path: str) -> StepLog:
+    """The run's step log; writes are applied only inside a run (explain and to_dataframe never write)."""
+    log = getattr(cx, "steps", None)
+    if log is None:
+        raise TargetRefusedError("write/DDL/update relations outside a run (use run_plan/run_loaded)", path)
+    if log.targets is None:
+        raise TargetRefusedError(
+            "write/DDL/update relations without a writable catalog (an Iceberg catalog configuration)", path
+        )
+    return log
+
+
+def locate(cx: SubstraitConsumer, log: StepLog, names: Sequence[str], path: str) -> WriteTarget:
+    if not names:
+        raise PlanInvalidError("write target with no name", path)
+    assert log.targets is not None
+    try:
+        return log.targets.write_target(cx.spark, list(names))
+    except ResolutionError as exc:
+        raise exc.at(path) from None
+
+
+def drop_once(target: WriteTarget | ViewTarget, step: Step, what: str, path: str) -> None:
+    """DROP that a retry recognises: the step's key and the dropped object's UUID are recorded outside it first.
+    On a retry the object is gone (dropped by this step), still there with the recorded UUID (the earlier try
+    crashed before dropping: drop it now), or there under another UUID (re-created since — by a later step of
+    this plan, say — and left alone)."""
+    key, dropped_uuid = target.dropped_by() or (None, None)
+    mine = key is not None and key == step.idempotency_key
+    if target.exists():
+        if mine and dropped_uuid is not None and dropped_uuid != target.uuid():
+            mark_committed(step, f"this step dropped an earlier {what}; the one there now was created since")
+        else:
+            target.drop(step.idempotency_key)
+    elif mine:
+        mark_committed(step, f"the {what} is gone; the namespace's drop record has this step's key")
+    else:
+        raise ExecutionError(f"{what} {target.identity} does not exist (DDL_OP_DROP)", f"{path}.op")
+
+
+def pinned(cx: SubstraitConsumer, target: WriteTarget, names: Sequence[str], path: str) -> ResolvedTable:
+    """The target as this run reads it (the snapshot every read of it in the run sees)."""
+    resolved = cx.resolve_table(list(names), path)
+    if resolved.identity != target.identity:
+        raise ResolutionError(
+            f"table {'.'.join(names)!r} is read from {resolved.identity} but would be written to {target.identity}",
+            path,
+        )
+    return resolved
+
+
+def table_columns(
+    fields: Sequence[T.StructField], names: Sequence[str], types: Sequence[T.DataType], what: str, path: str
+) -> list[str]:
+    """The table's own spelling of each plan column, in plan order; every difference listed, exit 4."""
+    by_lower = {f.name.lower(): f for f in fields}
+    problems, out = [], []
+    for name, declared in zip(names, types, strict=True):
+        f = by_lower.get(name.lower())
+        if f is None:
+            problems.append(f"column {name!r} missing")
+        elif not compatible(f.dataType, declared):
+            problems.append(f"column {name!r} is {f.dataType.simpleString()}, plan says {declared.simpleString()}")
+        else:
+            out.append(f.name)
+    wanted = {n.lower() for n in names}
+    problems += [f"column {f.name!r} is not in the plan's table_schema" for f in fields if f.name.lower() not in wanted]
+    if problems:
+        raise ResolutionError(f"{what} does not match the plan's table_schema: " + "; ".join(problems), path)
+    return out
+
+
+def check_input(inp: Relation, names: Sequence[str], types: Sequence[T.DataType], path: str) -> None:
+    """The input's columns must be the table_schema's, position by position (exit 2 otherwise)."""
+    if len(inp.names) != len(names):
+        raise PlanInvalidError(f"the input has {len(inp.names)} columns, table_schema {len(names)}", path)
+    bad = [
+        f"column {n!r}: input is {a.simpleString()}, table_schema says {d.simpleString()}"
+        for n, a, d in zip(names, inp.types, types, strict=True)
+        if not compatible(a, d) and not isinstance(a, T.NullType)
+    ]
+    if bad:
+        raise PlanInvalidError("input does not fit the table_schema: " + "; ".join(bad), path)
+
+
+def named(inp: Relation, columns: Sequence[str]) -> DataFrame:
+    """The input with the table's column names (Spark's writer assigns by name, with its store-assignment checks)."""
+    inp = inp.materialized()
+    return inp.df.select(*[inp.col(i).alias(c) for i, c in enumerate(columns)])
+
+
+def writer(df: DataFrame, target: WriteTarget, log: StepLog, step: Step, **options: str) -> DataFrameWriterV2:
+    """A DataFrameWriterV2 whose commit carries the step's idempotency key in its snapshot summary."""
+    w = df.writeTo(target.spark_name)
+    for k, v in log.snapshot_properties(step).items():
+        w = w.option(f"snapshot-property.{k}", v)
+    for k, v in options.items():
+        w = w.option(k, v)
+    return w
+
+
+def validated_from(snapshot_id: int | None) -> dict[str, str]:
+    """Options that make a rewrite of snapshot `snapshot_id` fail rather than overwrite later commits."""
+    if snapshot_id is None:
+        return {}
+    return {"validate-from-snapshot-id": str(snapshot_id), **ISOLATION}
+
+
+def count_rows() -> Column:
+    return F.count(F.lit(1))
+
+
+def count_if(cond: Column) -> Column:
+    return F.coalesce(F.sum(F.when(cond, 1).otherwise(0)), F.lit(0))
+
+
+def column(name: str) -> Column:
+    return F.col(quote(name))
+
+
+def empty(cx: SubstraitConsumer, names: Sequence[str], types: Sequence[T.DataType]) -> Relation:
+    """No rows, the table_schema's columns (NO_OUTPUT: producers name the table's columns at the root)."""
+    fresh = [cx.names.fresh() for _ in names]
+    # One NULL struct spread into its fields: a few DataFrame calls whatever the width (a cast per column costs
+    # three JVM calls each), and one empty partition for the job that counts the root.
+    record = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
+    df = cx.spark.range(0, numPartitions=1).select(F.lit(None).cast(record).alias("__empty")).select("__empty.*")
+    return Relation(df, fresh, list(types))
+
+
+def as_relation(cx: SubstraitConsumer, df: DataFrame) -> Relation:
+    fresh = [cx.names.fresh() for _ in df.columns]
+    return Relation(df.toDF(*fresh), fresh)

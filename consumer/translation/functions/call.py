@@ -1,0 +1,99 @@
+"""One function invocation, as the function table sees it: typed arguments, enum arguments, options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column
+from pyspark.sql import types as T
+
+from ...errors import PlanInvalidError, UnsupportedFeatureError
+from ...loading.extensions import FunctionRef
+from ...types import cast, family
+from ..scope import Typed
+
+
+@dataclass(frozen=True)
+class Option:
+    """A function option a handler reads: its name, the values it supports (the spec's spelling) and its
+    default. Handlers read options through these (`Call.read`); `validate` reads the same declarations
+    (`OptionRule` tables next to the handlers), so the two cannot disagree on what is supported."""
+
+    name: str
+    supported: tuple[str, ...]
+    default: str
+
+    def choose(self, preferences: list[str]) -> str | None:
+        """The first of the producer's preferences we support (spec: in order); the default when there are
+        none; None when none is supported."""
+        if not preferences:
+            return self.default
+        return next((p.upper() for p in preferences if p.upper() in self.supported), None)
+
+    def refusal(self, function: str, preferences: list[str]) -> str:
+        """The unsupported-feature message for `preferences` none of which is supported."""
+        return f"{function}: option {self.name}={'|'.join(preferences)} (supported: {', '.join(self.supported)})"
+
+
+@dataclass
+class Call:
+    """A function invocation with its arguments translated.
+
+    `arguments` keeps the plan's order; an enum argument is a plain string there. `values` are the value
+    arguments only. `options` maps an option name to the producer's preference list.
+    """
+
+    ref: FunctionRef
+    arguments: list[Typed | str]
+    options: dict[str, list[str]] = field(default_factory=dict)
+    output_type: T.DataType | None = None
+    path: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.ref.base
+
+    @property
+    def values(self) -> list[Typed]:
+        return [a for a in self.arguments if isinstance(a, Typed)]
+
+    @property
+    def cols(self) -> list[Column]:
+        return [a.col for a in self.values]
+
+    @property
+    def enums(self) -> list[str]:
+        return [a for a in self.arguments if isinstance(a, str)]
+
+    def families(self) -> tuple[str, ...]:
+        return tuple(family(a.type) for a in self.values)
+
+    def arity(self, *allowed: int) -> Call:
+        n = len(self.values)
+        if n not in allowed:
+            want = " or ".join(str(a) for a in allowed)
+            raise PlanInvalidError(f"{self.ref.name} takes {want} argument(s), got {n}", self.path)
+        return self
+
+    def option(self, name: str, supported: tuple[str, ...], default: str) -> str:
+        """The first of the producer's preferences for option `name` that we support (spec: in order)."""
+        return self.read(Option(name, supported, default))
+
+    def read(self, option: Option) -> str:
+        """The value of a declared option (`options.Option`): unsupported preferences are refused."""
+        prefs = self.options.get(option.name.lower()) or []
+        chosen = option.choose(prefs)
+        if chosen is None:
+            raise UnsupportedFeatureError(option.refusal(self.ref.name, prefs), self.path)
+        return chosen
+
+    def declared(self, col: Column) -> Column:
+        """`col` in the type the plan declares for the call, if it declares one (Spark often widens)."""
+        return cast(col, self.output_type) if self.output_type is not None else col
+
+    def unsupported(self, what: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(f"{self.ref.name}: {what}", self.path)
+
+
+Handler = Callable[[Call], Column]

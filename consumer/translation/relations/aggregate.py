@@ -1,0 +1,142 @@
+"""AggregateRel: grouping sets (with the grouping-set index column), measure filters, DISTINCT."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from ...errors import PlanInvalidError, UnsupportedFeatureError
+from ...types import spark_type
+from ..expressions import function_arguments, options_of
+from ..functions import Call
+from ..relation import Correlation, Relation, column, union_all
+from ..scope import Scope, Typed
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+
+AggregateFunction = alg.AggregateFunction
+_PHASES_OK = (alg.AGGREGATION_PHASE_UNSPECIFIED, alg.AGGREGATION_PHASE_INITIAL_TO_RESULT)
+# Functions whose result does not depend on input order: their `sorts` can be ignored.
+_ORDER_INSENSITIVE = {
+    "sum",
+    "sum0",
+    "avg",
+    "min",
+    "max",
+    "count",
+    "median",
+    "mode",
+    "std_dev",
+    "variance",
+    "bool_and",
+    "bool_or",
+    "approx_count_distinct",
+    "approx_distinct",
+    "product",
+    "any_value",
+}
+_COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
+
+
+def _grouping_keys(cx: SubstraitConsumer, rel: alg.AggregateRel, scope: Scope, path: str):
+    """Distinct key expressions and, per grouping set, the indexes of its keys.
+
+    (The deprecated inline Grouping.grouping_expressions were read as references by the loader.)
+    """
+    exprs = rel.grouping_expressions
+    keys = [cx.expression(e, scope, f"{path}.grouping_expressions[{i}]") for i, e in enumerate(exprs)]
+    sets = []
+    for g, grouping in enumerate(rel.groupings):
+        for r in grouping.expression_references:
+            if not 0 <= r < len(keys):
+                raise PlanInvalidError(f"grouping expression reference {r} out of range", f"{path}.groupings[{g}]")
+        sets.append(list(grouping.expression_references))
+    return keys, sets
+
+
+def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Scope, path: str) -> Typed:
+    fn = m.measure
+    p = f"{path}.measure"
+    ref = cx.extensions.function(fn.function_reference, f"{p}.function_reference")
+    if fn.phase not in _PHASES_OK:
+        raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{p}.phase")
+    if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
+        raise UnsupportedFeatureError(f"ordered aggregate {ref.name}", f"{p}.sorts")
+    args = function_arguments(cx, fn.arguments, scope, p)
+    if m.HasField("filter"):
+        cond = cx.expression(m.filter, scope, f"{path}.filter").col
+        args = [Typed(F.when(cond, a.col), a.type) if isinstance(a, Typed) else a for a in args]
+        if ref.base == "count" and not any(isinstance(a, Typed) for a in args):
+            args = [Typed(F.when(cond, F.lit(1)), T.IntegerType())]
+    out_type = spark_type(fn.output_type, f"{p}.output_type") if fn.HasField("output_type") else None
+    call = Call(ref, args, options_of(fn.options), out_type, p)
+    distinct = fn.invocation == AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
+    col = cx.call_aggregate(call, distinct)
+    values = call.values
+    return Typed(col, out_type or (values[0].type if values else T.LongType()))
+
+
+def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str, outer: Scope | None) -> Relation:
+    rel = cx.quirks.as_written(rel)
+    source = cx.rel(rel.input, f"{path}.input", outer)
+    scope = Scope(source, outer)
+    keys, sets = _grouping_keys(cx, rel, scope, path)
+    measures = [measure_column(cx, m, scope, f"{path}.measures[{i}]") for i, m in enumerate(rel.measures)]
+    if scope.rel is not source:
+        raise UnsupportedFeatureError("subquery inside an aggregate's keys or measures", path)
+    if not sets:
+        sets = [[]]  # no groupings: one global group
+
+    # Correlated subquery body: the correlation keys become grouping keys (only for equality predicates).
+    absorbed: list[str] = []
+    if source.correlated():
+        if any(p.equality is None for p in source.pending):
+            raise UnsupportedFeatureError(
+                "aggregate over a non-equality correlated predicate (cannot be decorrelated)", path
+            )
+        absorbed = list(dict.fromkeys(p.equality for p in source.pending if p.equality is not None))
+        if len(sets) > 1:
+            raise UnsupportedFeatureError("grouping sets inside a correlated subquery", path)
+
+    key_names = [cx.names.fresh() for _ in keys]
+    measure_names = [cx.names.fresh() for _ in measures]
+    extra = [column(n) for n in absorbed]
+    extra_in = source.named_cols(absorbed)  # over the source's frame (its projection may be pending)
+
+    def one_set(index: list[int], for_union: bool) -> DataFrame:
+        group_cols = [keys[k].col.alias(key_names[k]) for k in dict.fromkeys(index)]
+        aggs = [m.col.alias(n) for m, n in zip(measures, measure_names, strict=True)]
+        grouped = source.frame.groupBy(*group_cols, *extra_in)
+        df = grouped.agg(*aggs) if aggs else source.frame.select(*group_cols, *extra_in).distinct()
+        present = {key_names[k] for k in index}
+        if not for_union and len(present) == len(key_names):
+            return df  # columns are found by name: no reordering select needed
+        fill = [
+            (column(n) if n in present else F.lit(None).cast(keys[k].type).alias(n)) for k, n in enumerate(key_names)
+        ]
+        return df.select(*fill, *[column(n) for n in measure_names], *extra)
+
+    names = [*key_names, *measure_names]
+    types = [k.type for k in keys] + [m.type for m in measures]
+    if len(sets) == 1:
+        df = one_set(sets[0], for_union=False)
+    else:
+        gid = cx.names.fresh()
+        cx.grouping_index_columns.add(gid)
+        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
+        df = functools.reduce(union_all, parts)
+        df = df.select(*[column(n) for n in names], F.col(gid), *extra)
+        at = len(key_names) if cx.quirks.grouping_index_first(rel) else len(names)
+        names.insert(at, gid)
+        types.insert(at, T.IntegerType())
+    keyed = bool(absorbed) and not keys
+    count_bug = bool(absorbed) and any(
+        cx.extensions.function(m.measure.function_reference, path).base in _COUNTS for m in rel.measures
+    )
+    return Relation(df, names, types, Correlation(source.pending, tuple(absorbed), keyed, count_bug))

@@ -1,0 +1,130 @@
+"""FilterRel, with subquery conjuncts turned into joins and correlated conjuncts pulled up."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from substrait import algebra_pb2 as alg
+
+from ...errors import UnsupportedFeatureError
+from ...walk import contains, local_fields, reference_levels, value_args
+from ..relation import Pending, Projection, Relation, column
+from ..scope import Scope, Truth
+from ..subqueries import conjunct_paths, predicate_truth, try_filter_conjunct
+
+Subquery = alg.Expression.Subquery
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+
+
+def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer: Scope | None) -> Relation:
+    source = cx.rel(rel.input, f"{path}.input", outer)
+    if not rel.HasField("condition"):
+        return source
+    parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
+    if (source.projection is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
+        return _filter_frame(cx, source, parts, outer)
+    return filter_relation(cx, source.materialized(), parts, outer)
+
+
+def filter_relation(
+    cx: SubstraitConsumer, source: Relation, parts: list[tuple[alg.Expression, str]], outer: Scope | None
+) -> Relation:
+    """Filter a materialized relation by conjuncts (with their paths) that may hold subqueries, as Spark SQL
+    does: the conjuncts without subqueries first (the equi-conditions of a filter above a cross reach the join
+    below), then the predicate subqueries as semi and anti joins, then what reads subqueries deeper inside."""
+    scope = Scope(source, outer)
+    plain, nested, pending = [], [], list(source.pending)
+    for c, p in parts:
+        levels = reference_levels(c)
+        if levels - {0} and not scope.native_levels(levels):
+            pending.append(correlated_conjunct(cx, c, scope, levels, p))
+        elif contains(c, Subquery):
+            nested.append((c, p))
+        else:
+            plain.append(cx.expression(c, scope, p).col)
+    if plain:
+        scope.rel = scope.rel.with_df(scope.rel.df.filter(functools.reduce(operator.and_, plain)))
+    conds = []
+    for c, p in nested:
+        if try_filter_conjunct(cx, c, scope, p):
+            continue
+        scope.truth = predicate_truth(cx, c, p, Truth.TRUE)
+        conds.append(cx.expression(c, scope, p).col)
+    out = scope.rel
+    df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df
+    if not pending and source.can_defer():
+        # What subquery joins appended stays in the frame until an operation needs this relation's columns.
+        return Relation(df, source.names, source.types, projection=Projection({}, out.columns()))
+    # Drop what subquery joins appended; keep the input's columns and the correlation state.
+    correlation = replace(source.correlation, pending=tuple(pending), hidden=())
+    hidden = correlation.carried(source.names)
+    keep = [*source.names, *hidden]
+    if list(df.columns) != keep:
+        df = df.select(*[column(n) for n in keep])
+    return Relation(df, source.names, source.types, replace(correlation, hidden=hidden))
+
+
+def _filter_frame(cx: SubstraitConsumer, source: Relation, parts, outer: Scope | None) -> Relation:
+    """Conjuncts without subqueries filter the frame; a pending projection stays pending. Correlated
+    conjuncts become pending predicates over the columns by name (they are applied above, after it)."""
+    local = Scope(source, outer)
+    conds, pending = [], list(source.pending)
+    for c, p in parts:
+        levels = reference_levels(c)
+        if levels - {0} and not local.native_levels(levels):
+            pending.append(correlated_conjunct(cx, c, Scope(source.named(), outer), levels, p))
+        else:
+            conds.append(cx.expression(c, local, p).col)
+    frame = source.frame.filter(functools.reduce(operator.and_, conds)) if conds else source.frame
+    return source.over(frame, pending)
+
+
+def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, levels: set[int], path: str) -> Pending:
+    """A conjunct reading the enclosing query: translated now, applied where the subquery meets its host."""
+    if max(levels) > 1:
+        raise UnsupportedFeatureError(
+            "outer reference more than one subquery level out from a correlated predicate", path
+        )
+    if contains(c, alg.Expression.Subquery):
+        raise UnsupportedFeatureError("subquery inside a correlated predicate", path)
+    inner = tuple(dict.fromkeys(scope.rel.names[i] for i in local_fields(c)))
+    position = equality_key_position(cx, c)
+    equality = scope.rel.names[position] if position is not None else None
+    return Pending(cx.expression(c, scope, path).col, inner, equality)
+
+
+def equality_key_position(cx, c: alg.Expression) -> int | None:
+    """For `local_column = <outer expression>` (either side), the local column's input position.
+
+    An aggregate above can absorb such a predicate as a grouping key. Needs only `cx.extensions`, so the
+    static analysis (`analyze.py`) asks the same question the translation does.
+    """
+    if c.WhichOneof("rex_type") != "scalar_function":
+        return None
+    fn = c.scalar_function
+    ref = cx.extensions.functions.get(fn.function_reference)
+    if ref is None or ref.base not in ("equal", "is_not_distinct_from"):
+        return None
+    args = value_args(fn)
+    if len(args) != 2:
+        return None
+    for mine, other in (args, args[::-1]):
+        if reference_levels(other) == {1} and _plain_local_field(mine):
+            return mine.selection.direct_reference.struct_field.field
+    return None
+
+
+def _plain_local_field(e: alg.Expression) -> bool:
+    if e.WhichOneof("rex_type") != "selection":
+        return False
+    ref = e.selection
+    return (
+        ref.WhichOneof("root_type") in ("root_reference", None)
+        and ref.direct_reference.WhichOneof("reference_type") == "struct_field"
+        and not ref.direct_reference.struct_field.HasField("child")
+    )

@@ -1,0 +1,71 @@
+"""ProjectRel: the input's columns followed by one column per expression."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
+from substrait import algebra_pb2 as alg
+
+from ...errors import UnsupportedFeatureError
+from ...walk import contains, descendants, emit_mapping, reference_levels
+from ..functions import SCALAR
+from ..relation import Relation, column
+from ..scope import Scope, Truth
+from ..subqueries import predicate_truth
+
+if TYPE_CHECKING:
+    from ..consumer import SubstraitConsumer
+
+
+def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, outer: Scope | None) -> Relation:
+    """The projection and its emit as one pending projection (see `Relation`), else as one `select`."""
+    source = cx.rel(rel.input, f"{path}.input", outer)
+    deferred = all(_deferrable(cx, e) for e in rel.expressions)
+    if not deferred:
+        source = source.materialized()
+    scope = Scope(source, outer)
+    exprs = []
+    for i, e in enumerate(rel.expressions):
+        p = f"{path}.expressions[{i}]"
+        if source.correlated() and reference_levels(e) - {0}:
+            raise UnsupportedFeatureError("outer reference in a projection of a correlated subquery", p)
+        if not deferred:  # a CASE WHEN test reads only whether its predicate subqueries are TRUE
+            scope.truth = predicate_truth(cx, e, p, Truth.VALUE)
+        exprs.append(cx.expression(e, scope, p))
+    # The spec's output is the input's columns followed by the expressions (DuckDB 1.1: expressions only).
+    width = 0 if cx.quirks.project_outputs_expressions_only else len(source.names)
+    total = width + len(exprs)
+    mapping = emit_mapping(rel, total, path)
+    new: dict[str, Column] = {}
+    names, types, used = [], [], set()
+    for m in range(total) if mapping is None else mapping:
+        if m < width and source.names[m] not in used:
+            name = source.names[m]
+        else:
+            name = cx.names.fresh()
+            new[name] = source.col(m) if m < width else exprs[m - width].col
+        used.add(name)
+        names.append(name)
+        types.append(source.types[m] if m < width else exprs[m - width].type)
+    if deferred:
+        return source.project(names, types, new)
+    hidden = source.carried(names)
+    # Subquery joins may have widened scope.rel; select from it, then only the declared outputs remain.
+    cols = [new[n].alias(n) if n in new else column(n) for n in names]
+    df = scope.host().df.select(*cols, *[column(n) for n in hidden])
+    return source.derive(df, names, types, hidden)
+
+
+def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:
+    """An expression that may be evaluated where its column is used: it reads only its own input, holds no
+    subquery or window function (Spark allows those only in a select), and calls only the consumer's own
+    (deterministic) functions."""
+    if reference_levels(e) - {0} or contains(e, alg.Expression.Subquery) or contains(e, alg.Expression.WindowFunction):
+        return False
+    return all(_builtin(cx, fn) for fn in descendants(e, alg.Expression.ScalarFunction))
+
+
+def _builtin(cx: SubstraitConsumer, fn: alg.Expression.ScalarFunction) -> bool:
+    ref = cx.extensions.functions.get(fn.function_reference)
+    return ref is not None and cx.scalar_functions.get(ref.base) is SCALAR.get(ref.base)

@@ -1,0 +1,448 @@
+"""Subqueries, decorrelated into joins Spark can optimize.
+
+PySpark 3.5's DataFrame API has no outer-reference column, so a subquery body is translated with its
+correlated predicates pulled up (`Relation.pending`, see `relations/filter.py`) and then joined to the
+relation that hosts the subquery expression:
+
+- a top-level conjunct of a filter — under identity casts to boolean and NOTs — : EXISTS / IN / ANY become a
+  left semi join, NOT EXISTS / NOT IN / ALL a left anti join (NOT IN and ALL null-aware, `c OR c IS NULL`,
+  exactly as Spark SQL rewrites them);
+- a correlated scalar subquery over an aggregate: a left join on the absorbed correlation keys;
+- an uncorrelated scalar subquery: Spark's own scalar subquery over a per-run temp view;
+- a predicate anywhere else (under OR, NOT, CASE, in a projection or a join condition): a boolean column of
+  the host (`marks.py`), as much of its three-valued answer as the place it stands in reads (`predicate_truth`).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from substrait import algebra_pb2 as alg
+
+from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..walk import children, descendants, value_args
+from . import marks
+from .functions import COMPARISONS
+from .relation import Relation, all_of, column, conjunction, quote, side_by_side
+from .scope import Scope, Truth, Typed
+
+if TYPE_CHECKING:
+    from ..loading.extensions import Extensions
+    from ..loading.producers import Quirks
+    from .consumer import SubstraitConsumer
+
+
+class PlanReader(Protocol):
+    """What the plan-only checks here read of their caller: the consumer, `analyze`'s Context and the lineage
+    walker all have both, so `validate` and lineage refuse exactly what the consumer refuses."""
+
+    @property
+    def extensions(self) -> Extensions: ...
+
+    @property
+    def quirks(self) -> Quirks: ...
+
+
+Subquery = alg.Expression.Subquery
+_CMP = Subquery.SetComparison
+_OPS: dict[int, marks.Comparison] = {
+    _CMP.COMPARISON_OP_EQ: operator.eq,
+    _CMP.COMPARISON_OP_NE: operator.ne,
+    _CMP.COMPARISON_OP_LT: operator.lt,
+    _CMP.COMPARISON_OP_GT: operator.gt,
+    _CMP.COMPARISON_OP_LE: operator.le,
+    _CMP.COMPARISON_OP_GE: operator.ge,
+}
+_NEGATED: dict[int, int] = {
+    _CMP.COMPARISON_OP_EQ: _CMP.COMPARISON_OP_NE,
+    _CMP.COMPARISON_OP_NE: _CMP.COMPARISON_OP_EQ,
+    _CMP.COMPARISON_OP_LT: _CMP.COMPARISON_OP_GE,
+    _CMP.COMPARISON_OP_GE: _CMP.COMPARISON_OP_LT,
+    _CMP.COMPARISON_OP_GT: _CMP.COMPARISON_OP_LE,
+    _CMP.COMPARISON_OP_LE: _CMP.COMPARISON_OP_GT,
+}
+
+
+def conjuncts(cx: PlanReader, e: alg.Expression) -> list[alg.Expression]:
+    """Split a condition on top-level AND calls."""
+    return [c for c, _ in conjunct_paths(cx, e, "")]
+
+
+def conjunct_paths(cx: PlanReader, e: alg.Expression, path: str) -> list[tuple[alg.Expression, str]]:
+    """The conjuncts of a condition with their own plan paths (so errors point inside the AND)."""
+    if e.WhichOneof("rex_type") == "scalar_function":
+        fn = e.scalar_function
+        ref = cx.extensions.functions.get(fn.function_reference)
+        if ref is not None and ref.base == "and":
+            p = f"{path}.scalar_function"
+            return [
+                c
+                for i, a in enumerate(fn.arguments)
+                if a.WhichOneof("arg_type") == "value"
+                for c in conjunct_paths(cx, a.value, f"{p}.arguments[{i}].value")
+            ]
+    return [(e, path)]
+
+
+_PREDICATES = ("set_predicate", "in_predicate", "set_comparison")
+
+
+def _base(cx: SubstraitConsumer, e: alg.Expression) -> str | None:
+    """The base name of the function `e` calls (None: not a call, or an undeclared one)."""
+    if e.WhichOneof("rex_type") != "scalar_function":
+        return None
+    ref = cx.extensions.functions.get(e.scalar_function.function_reference)
+    return ref.base if ref is not None else None
+
+
+def _is_boolean_cast(e: alg.Expression) -> bool:
+    return e.WhichOneof("rex_type") == "cast" and e.cast.type.WhichOneof("kind") == "bool"
+
+
+def peel_predicate(cx: SubstraitConsumer, e: alg.Expression, path: str) -> tuple[bool, alg.Expression, str] | None:
+    """`e` as (negated, predicate subquery, its path) when it is one under NOTs and casts to boolean (identities
+    on a predicate: Isthmus writes `cast(<IN subquery> as boolean)`); None otherwise."""
+    negated = False
+    while True:
+        if _is_boolean_cast(e):
+            e, path = e.cast.input, f"{path}.cast.input"
+            continue
+        if _base(cx, e) == "not":
+            fn = e.scalar_function
+            args = [(i, a.value) for i, a in enumerate(fn.arguments) if a.WhichOneof("arg_type") == "value"]
+            if len(args) == 1:
+                i, e = args[0]
+                path = f"{path}.scalar_function.arguments[{i}].value"
+                negated = not negated
+                continue
+        break
+    if e.WhichOneof("rex_type") == "subquery" and e.subquery.WhichOneof("subquery_type") in _PREDICATES:
+        return negated, e, path
+    return None
+
+
+def predicate_truth(cx: SubstraitConsumer, e: alg.Expression, path: str, truth: Truth) -> dict[str, Truth]:
+    """How much of each predicate subquery's answer `e` reads, standing in `truth` (see `Truth`), by the plan
+    path its translation gets (`<expression path>.subquery`). Predicates not listed need their exact value."""
+    out: dict[str, Truth] = {}
+    _truth(cx, e, path, truth, out)
+    return out
+
+
+def _truth(cx: SubstraitConsumer, e: alg.Expression, path: str, truth: Truth, out: dict[str, Truth]) -> None:
+    kind = e.WhichOneof("rex_type")
+    p = f"{path}.{kind}"
+    base = _base(cx, e)
+    if kind == "subquery":
+        out[p] = truth
+    elif base in ("and", "or", "not"):
+        inner = truth.negated() if base == "not" else truth
+        for i, a in enumerate(e.scalar_function.arguments):
+            if a.WhichOneof("arg_type") == "value":
+                _truth(cx, a.value, f"{p}.arguments[{i}].value", inner, out)
+    elif _is_boolean_cast(e):
+        _truth(cx, e.cast.input, f"{p}.input", truth, out)
+    elif kind in ("if_then", "switch_expression"):
+        body = getattr(e, kind)
+        for i, clause in enumerate(body.ifs):
+            if kind == "if_then":  # a CASE WHEN test picks its branch only when TRUE
+                _truth(cx, getattr(clause, "if"), f"{p}.ifs[{i}].if", Truth.TRUE, out)
+            _truth(cx, clause.then, f"{p}.ifs[{i}].then", truth, out)
+        if body.HasField("else"):
+            _truth(cx, getattr(body, "else"), f"{p}.else", truth, out)
+        if kind == "switch_expression":
+            _truth(cx, body.match, f"{p}.match", Truth.VALUE, out)
+    elif kind is not None:
+        _values(cx, getattr(e, kind), p, out)
+
+
+def _values(cx: SubstraitConsumer, msg, path: str, out: dict[str, Truth]) -> None:
+    """The expressions inside `msg` (not inside relations: subquery bodies have their own filters) stand in
+    VALUE, but a CASE WHEN test among them."""
+    for child, p in children(msg, path):
+        if isinstance(child, alg.Expression):
+            _truth(cx, child, p, Truth.VALUE, out)
+        elif not isinstance(child, alg.Rel):
+            _values(cx, child, p, out)
+
+
+# --- body translation --------------------------------------------------------------------------------------
+
+
+def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False) -> Relation:
+    """The subquery's relation. For a `semi` (or anti) join, which reads the body's columns only in its
+    condition, an uncorrelated body keeps a pending projection (see `Relation`); otherwise it is applied."""
+    refuse_unmarked_correlation(cx, rel, path)
+    body = cx.rel(rel, path, outer=scope)
+    if semi and body.can_defer():
+        scope.rel, body = side_by_side(scope.rel, body)
+        return body
+    return body.materialized()
+
+
+def refuse_unmarked_correlation(cx: PlanReader, rel: alg.Rel, path: str) -> None:
+    """ibis-substrait never writes outer references: a correlated column is a plain field reference into the
+    enclosing query's record, indistinguishable from a column of the subquery's own input. Reading it either
+    way may run a different query, so such plans are refused rather than guessed at."""
+    if not cx.quirks.unmarked_outer_references:
+        return
+    for msg in descendants(rel, alg.FilterRel):
+        for c in conjuncts(cx, msg.condition):
+            if c.WhichOneof("rex_type") != "scalar_function":
+                continue
+            fn = c.scalar_function
+            ref = cx.extensions.functions.get(fn.function_reference)
+            args = value_args(fn)
+            if ref and ref.base in COMPARISONS and len(args) == 2 and all(_bare_field(a) for a in args):
+                raise PlanInvalidError(
+                    "ibis-substrait plan compares two plain field references inside a subquery: the producer "
+                    "writes correlated columns without outer references, so which side is the enclosing query's "
+                    "column cannot be known",
+                    path,
+                )
+
+
+def _bare_field(e: alg.Expression) -> bool:
+    return e.WhichOneof("rex_type") == "selection" and e.selection.WhichOneof("root_type") != "outer_reference"
+
+
+def _pending(body: Relation) -> list[Column]:
+    return [p.cond for p in body.pending]
+
+
+def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
+    host = scope.host()
+    scope.rel = host.with_df(host.df.join(body.frame, on=cond, how=how))
+
+
+# --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
+
+
+def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, path: str) -> bool:
+    """Apply a top-level filter conjunct that is a (negated) predicate subquery as a semi/anti join."""
+    peeled = peel_predicate(cx, e, path)
+    if peeled is None:
+        return False
+    negated, target, path = peeled
+    sq = target.subquery
+    kind = sq.WhichOneof("subquery_type")
+    p = f"{path}.subquery.{kind}"
+    if kind == "set_predicate":
+        if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
+            return False
+        body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
+        _semi_or_anti(scope, body, conjunction(_pending(body)), "left_anti" if negated else "left_semi")
+        return True
+    if kind == "in_predicate":
+        needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
+        body = _predicate_body(cx, sq.in_predicate.haystack, scope, p, "haystack", semi=True)
+        match = _match(needles, body, operator.eq, p)
+        _apply_any(scope, body, match, negated)
+        return True
+    sc = sq.set_comparison
+    if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
+        raise PlanInvalidError("set comparison without ANY or ALL", p)
+    left = cx.expression(sc.left, scope, f"{p}.left")
+    body = _predicate_body(cx, sc.right, scope, p, "right", semi=True)
+    is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
+    op = _comparison(sc.comparison_op, p)
+    if is_all:
+        # x op ALL S  ==  NOT (x (not op) ANY S), exactly in three-valued logic.
+        match = _match([left], body, _OPS[_NEGATED[sc.comparison_op]], p)
+        _apply_any(scope, body, match, not negated)
+    else:
+        _apply_any(scope, body, _match([left], body, op, p), negated)
+    return True
+
+
+def _comparison(op: int, path: str) -> marks.Comparison:
+    if op not in _OPS:
+        raise PlanInvalidError("set comparison without a comparison operator", path)
+    return _OPS[op]
+
+
+def _match(needles: list[Typed], body: Relation, op, path: str) -> Column:
+    _check_width(needles, body, path)
+    return functools.reduce(operator.and_, [op(n.col, body.col(i)) for i, n in enumerate(needles)])
+
+
+def _apply_any(scope: Scope, body: Relation, match: Column, negated: bool) -> None:
+    """`x op ANY body` as a semi join; its negation as a null-aware anti join."""
+    if negated:
+        match = match | match.isNull()
+    cond = conjunction([match, *_pending(body)])
+    _semi_or_anti(scope, body, cond, "left_anti" if negated else "left_semi")
+
+
+# --- subqueries as values ----------------------------------------------------------------------------------
+
+
+def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typed:
+    kind = e.WhichOneof("subquery_type")
+    if kind == "scalar":
+        return _scalar(cx, e.scalar, scope, f"{path}.scalar")
+    truth = scope.truth.get(path, Truth.VALUE)
+    if kind == "set_predicate":
+        if e.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
+            raise UnsupportedFeatureError("UNIQUE subquery predicate", f"{path}.set_predicate")
+        body = _predicate_body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate")
+        return _boolean(marks.mark(cx, scope, body, [], operator.eq, truth))
+    if kind == "in_predicate":
+        p = f"{path}.in_predicate"
+        needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(e.in_predicate.needles)]
+        body = _predicate_body(cx, e.in_predicate.haystack, scope, p, "haystack")
+        _check_width(needles, body, p)
+        return _boolean(marks.mark(cx, scope, body, [n.col for n in needles], operator.eq, truth))
+    if kind == "set_comparison":
+        p = f"{path}.set_comparison"
+        sc = e.set_comparison
+        if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
+            raise PlanInvalidError("set comparison without ANY or ALL", p)
+        op = _comparison(sc.comparison_op, p)
+        left = cx.expression(sc.left, scope, f"{p}.left")
+        body = _predicate_body(cx, sc.right, scope, p, "right")
+        _check_width([left], body, p)
+        if sc.reduction_op == _CMP.REDUCTION_OP_ALL:
+            # x op ALL S  ==  NOT (x (not op) ANY S); the ANY stands under that NOT.
+            negated = _OPS[_NEGATED[sc.comparison_op]]
+            return _boolean(~marks.mark(cx, scope, body, [left.col], negated, truth.negated()))
+        return _boolean(marks.mark(cx, scope, body, [left.col], op, truth))
+    raise PlanInvalidError("subquery with nothing set", path)
+
+
+def _boolean(col: Column) -> Typed:
+    return Typed(col, T.BooleanType())
+
+
+def _predicate_body(
+    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, field: str = "tuples", semi: bool = False
+) -> Relation:
+    """The body of the predicate subquery at `path` (`field`: where it holds its relation)."""
+    body = _body(cx, rel, scope, f"{path}.{field}", semi)
+    if body.keyed:
+        raise UnsupportedFeatureError(KEYED_PREDICATE, path)
+    return body
+
+
+# A correlated aggregate without grouping keys yields one row for every outer row, even over no rows (where the
+# decorrelated body has none, and a HAVING above it may remove that row): which one cannot be told apart here.
+KEYED_PREDICATE = (
+    "predicate subquery (EXISTS, IN, ANY, ALL) over an aggregate of the correlated rows without grouping keys"
+)
+
+
+def _check_width(needles: list[Typed], body: Relation, path: str) -> None:
+    if len(needles) != len(body.names):
+        raise PlanInvalidError(f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path)
+
+
+def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str) -> Typed:
+    body = _body(cx, sc.input, scope, f"{path}.input")
+    if len(body.names) != 1:
+        raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
+    if not body.pending:
+        view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
+        col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
+        return Typed(col, body.types[0])
+    count_output = body.count_bug and body.keyed and _count_output(cx, sc.input)
+    if body.count_bug and not count_output:
+        raise UnsupportedFeatureError(
+            "correlated scalar subquery computing over COUNT (its empty-group value is not NULL)", path
+        )
+    value = body.names[0]
+    if body.keyed:
+        host = scope.host()
+        # The body holds its one column and the correlation keys (hidden): joined as it is.
+        df = host.df.join(body.df, on=conjunction(_pending(body)), how="left")
+        scope.rel = host.widened(df, [value])
+        col = column(value)
+        if count_output:
+            # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
+            col = F.coalesce(col, F.lit(0).cast(body.types[0]))
+        return Typed(col, body.types[0])
+    if all(p.equality is not None for p in body.pending):
+        return _single_by_keys(cx, scope, body, path)
+    from .relations.join import single_join
+
+    joined, value_name = single_join(cx, scope.host(), body, conjunction(_pending(body)), path)
+    scope.rel = joined
+    return Typed(column(value_name), body.types[0])
+
+
+def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: str) -> Typed:
+    """A correlated scalar subquery without an aggregate, correlated by equalities: the body's rows counted per
+    key (more than one is SQL's error) and left-joined on the keys, a hash join giving each host row one row."""
+    inner = marks.key_names(body.pending)
+    rows, value = cx.names.fresh(), cx.names.fresh()
+    right = body.df.groupBy(*[column(n) for n in inner]).agg(
+        F.count(F.lit(1)).alias(rows), F.first(body.col(0)).alias(value)
+    )
+    marks.join_left(scope, right, all_of(_pending(body)), [rows, value], inner)
+    message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
+    return Typed(F.when(column(rows) > 1, F.raise_error(message)).otherwise(column(value)), body.types[0])
+
+
+_COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
+
+
+def _count_output(cx: PlanReader, rel: alg.Rel) -> bool:
+    """Whether a subquery's only output column is, unchanged, a COUNT measure of an aggregate without keys.
+
+    Projections and emits that pass the column through are looked through; anything computed from it is
+    not (its value over no rows is unknown here).
+    """
+    position = 0
+    while True:
+        kind = rel.WhichOneof("rel_type")
+        body: Any = getattr(rel, kind) if kind else None  # the relation message, of any kind
+        common = getattr(body, "common", None)
+        if common is not None and common.WhichOneof("emit_kind") == "emit":
+            mapping = list(common.emit.output_mapping)
+            if position >= len(mapping):
+                return False
+            position = mapping[position]
+        if kind == "project":
+            n_input = 0 if cx.quirks.project_outputs_expressions_only else _width(cx, body.input)
+            if n_input is None:
+                return False
+            if position >= n_input:
+                e = body.expressions[position - n_input]
+                ref = e.selection if e.WhichOneof("rex_type") == "selection" else None
+                if ref is None or ref.WhichOneof("root_type") not in ("root_reference", None):
+                    return False
+                seg = ref.direct_reference
+                if seg.WhichOneof("reference_type") != "struct_field" or seg.struct_field.HasField("child"):
+                    return False
+                position = seg.struct_field.field
+            rel = body.input
+            continue
+        if kind != "aggregate":
+            return False
+        if len(body.grouping_expressions):
+            return False
+        if not 0 <= position < len(body.measures):
+            return False
+        m = body.measures[position]
+        ref = cx.extensions.functions.get(m.measure.function_reference)
+        return ref is not None and ref.base in _COUNTS
+
+
+def _width(cx: PlanReader, rel: alg.Rel) -> int | None:
+    """The number of output columns of an aggregate or of a projection over one (None: not worked out here)."""
+    kind = rel.WhichOneof("rel_type")
+    body: Any = getattr(rel, kind) if kind else None  # the relation message, of any kind
+    common = getattr(body, "common", None)
+    if common is not None and common.WhichOneof("emit_kind") == "emit":
+        return len(common.emit.output_mapping)
+    if kind == "aggregate":
+        keys = len(body.grouping_expressions)
+        return keys + len(body.measures) + (1 if len(body.groupings) > 1 else 0)
+    if kind == "project":
+        inner = _width(cx, body.input)
+        return None if inner is None else inner + len(body.expressions)
+    return None
