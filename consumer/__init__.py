@@ -20,6 +20,7 @@ _EXPORTS = {
     "SubstraitConsumer": "substrait_spark.consumer.translation.consumer",
     "TableResolver": "substrait_spark.consumer.running.resolver",
     "TableMapResolver": "substrait_spark.consumer.running.resolver",
+    "engine_settings": "substrait_spark.consumer.running.clients",
     # The extension surface (docs/extending.md): stable names whatever folder the stage's module sits in.
     "Relation": "substrait_spark.consumer.translation.relation",
     "register_extension_relation": "substrait_spark.consumer.translation.registry",
@@ -28,6 +29,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # pragma: no cover
     from substrait_spark.consumer.loading.loader import LoadedPlan, load_plan, parse_plan_bytes
+    from substrait_spark.consumer.running.clients import engine_settings
     from substrait_spark.consumer.running.resolver import TableMapResolver, TableResolver
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
     from substrait_spark.consumer.translation.registry import register_extension_relation, unregister_extension_relation
@@ -49,6 +51,7 @@ __all__ = [
     "SubstraitConsumer",
     "TableMapResolver",
     "TableResolver",
+    "engine_settings",
     "load_plan",
     "parse_plan_bytes",
     "register_extension_relation",

@@ -67,12 +67,8 @@ def test_a_run_names_the_relation_spark_rejects(spark):
     assert info.value.report.status == "failed" and info.value.report.error["path"] == info.value.path
 
 
-def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
-    """Spark 4 turns ANSI mode on; the engine's translation relies on it being off, and a run holds it off on the
-    session it is given (restoring the session's value after). Checked against the spec's values."""
-    from substrait_spark import run_plan
-    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
-
+def _ansi_sensitive_plan():
+    """Three expressions whose Spark form depends on ANSI mode, with the spec's values [None, -56, None]."""
     b = PlanBuilder()
     values = virtual(["s", "x", "y"], [string(), i8(), i8()], [("abc", 100, 100)])
     rel = project(
@@ -82,11 +78,20 @@ def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
         b.call("divide", field(1), lit(0, i8()), out=i8()),  # on_division_by_zero: NULL by default
         emit=[3, 4, 5],
     )
+    return b.plan(rel, ["n", "wrapped", "q"])
+
+
+def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
+    """Spark 4 turns ANSI mode on; the engine's translation relies on it being off, and a run holds it off on the
+    session it is given (restoring the session's value after). Checked against the spec's values."""
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
+
     before = spark.conf.get("spark.sql.ansi.enabled")
     spark.conf.set("spark.sql.ansi.enabled", "true")
     try:
         report = run_plan(
-            plan_pb2_bytes(b.plan(rel, ["n", "wrapped", "q"])),
+            plan_pb2_bytes(_ansi_sensitive_plan()),
             spark=spark,
             catalogs=SessionCatalogResolver(),
             output="preview",
@@ -95,6 +100,31 @@ def test_a_run_gives_the_specs_results_with_ansi_mode_on(spark):
     finally:
         spark.conf.set("spark.sql.ansi.enabled", before)
     assert report.outputs[0].preview == [[None, -56, None]]
+
+
+def test_a_dataframe_gives_the_specs_results_under_a_session_with_ansi_mode_on(spark):
+    """`to_dataframe` on a session with ANSI on (Spark 4's default), the DataFrame used later as the caller likes:
+    on classic Spark each expression keeps the behaviour it was translated with, so collecting under ANSI gives
+    the spec's values; Spark Connect builds expressions when it executes, so there the caller collects inside
+    `engine_settings` (as a run does) — without it ANSI's errors replace the spec's NULLs."""
+    from substrait_spark.consumer import engine_settings, to_dataframe
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
+
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        df = to_dataframe(_ansi_sensitive_plan(), spark, SessionCatalogResolver())
+        assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+        if current_mode() is SparkMode.CONNECT:
+            with pytest.raises(Exception, match=r"CAST_INVALID_INPUT|ARITHMETIC_OVERFLOW|DIVIDE_BY_ZERO"):
+                df.collect()
+            with engine_settings(spark):
+                rows = df.collect()
+        else:
+            rows = df.collect()
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
+    assert [tuple(r) for r in rows] == [(None, -56, None)]
 
 
 def plan_pb2_bytes(plan) -> bytes:

@@ -23,6 +23,20 @@ ENGINE_CONF = {"spark.sql.ansi.enabled": "false"}
 
 
 @contextmanager
+def translation_settings(spark: Any) -> Iterator[None]:
+    """`engine_settings` while a plan is translated, on classic Spark only: there each expression takes its ANSI
+    behaviour (overflow, division by zero, cast failure, index out of range) from the session when it is built
+    and keeps it, so a DataFrame of `to_dataframe` or `SubstraitConsumer.root` gives the spec's results when run
+    later under a session with ANSI on (Spark 4's default). Spark Connect builds expressions when the server
+    analyzes, at execution: there the caller runs the DataFrame inside `engine_settings` (a run does)."""
+    if is_connect(spark):
+        yield
+        return
+    with engine_settings(spark):
+        yield
+
+
+@contextmanager
 def engine_settings(spark: Any) -> Iterator[None]:
     """`ENGINE_CONF` on `spark` inside the block, the session's own values restored after: a plan gives the
     spec's results whatever the session says (classic Spark fixes the semantics while translating, Spark Connect

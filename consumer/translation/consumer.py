@@ -28,7 +28,7 @@ from ..errors import (
 from ..loading.extensions import Extensions
 from ..loading.producers import Quirks
 from ..plan_visitor import DETACHED, SUBQUERY_BODY, KindTable, PlanVisitor, register
-from ..running.clients import is_connect
+from ..running.clients import is_connect, translation_settings
 from ..running.resolver import ResolvedTable, ResolvedView, TableResolver
 from ..running.steps import ddl as ddl_steps
 from ..running.steps import update as update_steps
@@ -473,7 +473,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         path = f"relations[{i}].root"
         consumer = f"{type(self).__module__}.{type(self).__qualname__}"
         try:
-            with column_cache(self.spark):
+            with column_cache(self.spark), translation_settings(self.spark):
                 out = self.rel(root.input, f"{path}.input")
                 names = list(root.names)
                 if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:

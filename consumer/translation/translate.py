@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from substrait.plan_pb2 import Plan
 
 from ..loading.loader import LoadedPlan
+from ..running.clients import engine_settings
 from ..running.resolver import TableResolver
 from .consumer import SubstraitConsumer
 
@@ -26,6 +27,10 @@ def to_dataframe(
     """The DataFrame of one root of `plan`, analyzed (on Spark Connect: one AnalyzePlan call, so that a plan Spark
     rejects fails here, naming the relation, on every kind of session).
 
+    ANSI mode: on classic Spark the DataFrame keeps the spec's semantics whatever the session's
+    `spark.sql.ansi.enabled` when it runs; on Spark Connect the server fixes them when it executes, so run it
+    inside `engine_settings(spark)` where the session may have ANSI on (Spark 4's default).
+
     `cast_to_plan_types` reads columns whose type a cast to the plan's declared type would lose information
     from (`decimal(10,2)` declared `decimal(5,2)`) by casting them anyway; without it they are a schema
     mismatch (`SchemaMismatchError`).
@@ -35,4 +40,5 @@ def to_dataframe(
     """
     proto = plan.plan if isinstance(plan, LoadedPlan) else plan
     consumer = consumer_class(spark, proto, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
-    return consumer.analyzed(consumer.root(root), "relations")
+    with engine_settings(spark):  # Spark Connect analyzes here (classic Spark while translating, `root`)
+        return consumer.analyzed(consumer.root(root), "relations")
