@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from google.protobuf.message import Message
@@ -35,19 +35,23 @@ from ..running.steps.update_key import is_update_key, plan_update_key
 from ..translation import windows
 from ..translation.consumer import FIELD_ROOTS, SubstraitConsumer
 from ..translation.context_variables import unsupported_reason as context_variable_refusal
-from ..translation.expressions import options_of
+from ..translation.expressions import options_of, stray_rel_reference
 from ..translation.functions import (
     AGGREGATE,
     AGGREGATE_OPTIONS,
     SCALAR,
     SCALAR_OPTIONS,
+    SCALAR_RULES,
     OptionRule,
+    StaticArgument,
+    StaticCall,
     lookup,
     matched_key,
 )
-from ..translation.functions.datetime import EXTRACT_COMPONENTS
+from ..translation.functions import UNKNOWN as UNKNOWN_VALUE
 from ..translation.literals import REFUSED_LITERALS
 from ..translation.literals import python_value as literal_value
+from ..translation.parameters import unbindable
 from ..translation.registry import extension_handler
 from ..translation.relations import exchange, join, lateral, physical_join, topn
 from ..translation.relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
@@ -92,6 +96,9 @@ class Context:
     quirks: Quirks
     _corr: dict[str, _Corr] = field(default_factory=dict)
     _records: _Records | None = None
+    # Lateral joins met so far (the walk visits a relation before its inputs): path -> the anchor its right
+    # input's `rel_reference` outer references name.
+    laterals: dict[str, int] = field(default_factory=dict)
 
     def function(self, anchor: int, path: str) -> FunctionRef:
         return self.extensions.function(anchor, path)
@@ -106,6 +113,13 @@ class Context:
         if len(signature) != len(stated):
             signature = [None] * len(stated)
         return tuple(_family(t) or sig for t, sig in zip(stated, signature, strict=True))
+
+    def sort_keys(self, sorts: Any, path: str) -> list[windows.SortKey]:
+        """A window's sort keys as `windows.frame` reads them, from the types the plan states."""
+        if self._records is None:
+            self._records = _Records(self.plan, self.extensions, self.quirks)
+        stated = self._records.types_at([s.expr for s in sorts], path)
+        return [(_family(t), t.rstrip("?")) for t in stated]
 
     def overridden(self, method: str) -> bool:
         """Whether the consumer class replaces the base class's translator `method`."""
@@ -264,8 +278,30 @@ def _physical(refusals: Callable[[Any, str], Iterable[tuple[str, str]]]) -> Chec
     return check
 
 
+def _lateral(cx: Context, rel: alg.LateralJoinRel, path: str) -> Iterator[Finding]:
+    """What the decorrelating lateral join refuses, from its rebased right input's correlation (the escapes
+    are `lateral.refusals`')."""
+    cx.laterals[path] = rel.common.rel_anchor
+    jt = lateral.checked_type(rel, path)
+    if lateral.escapes_natively(rel, path):
+        return
+    right, _ = lateral.rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    if _correlation(cx, rel.left, f"{path}.left").pending:
+        yield Finding(lateral.IN_CORRELATED, path)
+    state = _correlation(replace(cx, _corr={}), right, f"{path}.right")  # (memoized by path: the rebased copy's own)
+    for feature, at in lateral.decorrelation_refusals(jt, state.keyed, state.count_bug, path):
+        yield Finding(feature, at)
+
+
 def _physical_join(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
     yield from _join_correlation(cx, rel, physical_join.join_type(rel, path), path)
+
+
+def _dynamic_parameter(cx: Context, param: alg.DynamicParameter, path: str) -> Iterator[Finding]:
+    """A parameter of a type no caller's value converts to, with no binding in the plan (as `Parameters.literal`)."""
+    why = unbindable(param.type)
+    if why and param.parameter_reference not in {b.parameter_anchor for b in cx.plan.parameter_bindings}:
+        yield Finding(why, path)
 
 
 def _context_variable(cx: Context, v: Expression.ExecutionContextVariable, path: str) -> Iterator[Finding]:
@@ -411,9 +447,13 @@ class _Records(PlanTree):
 
     def argument_types(self, fn: Any, path: str) -> list[str]:
         """The stated types of a call's value arguments at `path` (UNKNOWN where the plan does not state one)."""
+        return self.types_at(value_args(fn), path)
+
+    def types_at(self, exprs: Iterable[Expression], path: str) -> list[str]:
+        """The stated types of expressions standing at `path` (UNKNOWN where the plan does not state one)."""
         at = max((p for p in self.records if path.startswith(p + ".")), key=len, default=None)
         record, outer = self.records[at] if at is not None else ([], [])
-        return [self.expr_type(v, record, outer) for v in value_args(fn)]
+        return [self.expr_type(e, record, outer) for e in exprs]
 
 
 # Substrait type names (as `explain.type_str` writes them, and signature abbreviations) -> `types.family`.
@@ -454,6 +494,11 @@ def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> 
     root = ref.WhichOneof("root_type")
     if root is not None and root not in FIELD_ROOTS:
         yield Finding(f"{root} field reference", path)
+    outer = ref.outer_reference
+    # As the translator: the lateral join naming a relation rewrites references to it in its right input only.
+    taken = any(path.startswith(f"{at}.right.") and a == outer.rel_reference for at, a in cx.laterals.items())
+    if root == "outer_reference" and outer.WhichOneof("outer_reference_type") == "rel_reference" and not taken:
+        yield Finding(stray_rel_reference(outer.rel_reference), f"{path}.outer_reference")
     if ref.WhichOneof("reference_type") == "masked_reference":
         yield Finding("masked field reference in an expression", path)
 
@@ -516,8 +561,29 @@ def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> I
         yield Finding(f"scalar function {ref.name}", path)
         return
     yield from _options(cx, cx.consumer_class.scalar_functions, SCALAR, SCALAR_OPTIONS, ref, fn, path)
-    for check in SCALAR_CHECKS.get(ref.base, ()) if handler is SCALAR.get(ref.base) else ():
-        yield from check(ref, fn, path)
+    key = matched_key(cx.consumer_class.scalar_functions, ref)
+    rule = SCALAR_RULES.get(key) if key is not None and handler is SCALAR.get(key) else None
+    if rule is not None and (why := rule(_static_call(fn))):
+        yield Finding(f"{ref.name}: {why}", path)
+
+
+def _static_call(fn: Any) -> StaticCall:
+    """A call's arguments as the plan states them, for the handlers' argument rules."""
+    values = []
+    for a in fn.arguments:
+        kind = a.WhichOneof("arg_type")
+        if kind != "value":
+            continue
+        e = a.value
+        if e.WhichOneof("rex_type") == "literal":
+            try:
+                value = literal_value(e.literal, "")[0]
+            except (UnsupportedFeatureError, PlanInvalidError):  # the literal's own check reports it
+                value = UNKNOWN_VALUE
+            values.append(StaticArgument(True, value))
+        else:  # a dynamic parameter is a constant bound at run time
+            values.append(StaticArgument(e.WhichOneof("rex_type") == "dynamic_parameter", UNKNOWN_VALUE))
+    return StaticCall(tuple(values), tuple(a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"))
 
 
 def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> Iterator[Finding]:
@@ -537,7 +603,7 @@ def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> It
 
 def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> Iterator[Finding]:
     ref = cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
-    for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(fn.sorts), path):
+    for feature, at in windows.static_findings(cx.consumer_class, ref, fn, cx.sort_keys(fn.sorts, path), path):
         yield Finding(feature, at)
     for feature, at in windows.sort_findings(fn.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
@@ -548,10 +614,11 @@ def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -
         yield Finding(windows.CORRELATED, path)
     for feature, at in windows.sort_findings(rel.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
+    sort_keys = cx.sort_keys(rel.sorts, f"{path}.sorts")
     for i, fn in enumerate(rel.window_functions):
         p = f"{path}.window_functions[{i}]"
         ref = cx.function(fn.function_reference, f"{p}.function_reference")
-        for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(rel.sorts), p):
+        for feature, at in windows.static_findings(cx.consumer_class, ref, fn, sort_keys, p):
             yield Finding(feature, at)
 
 
@@ -582,14 +649,6 @@ def _options(
 FunctionCheck = Callable[[FunctionRef, Any, str], Iterable[Finding]]
 
 
-def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
-    enums = [a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"]
-    if not enums and not len(fn.arguments):
-        yield Finding(f"{ref.name}: extract needs a component enum argument", path)
-    elif enums and enums[0].upper() not in EXTRACT_COMPONENTS:
-        yield Finding(f"{ref.name}: extract component {enums[0].upper()}", path)
-
-
 def _no_distinct(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
     if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT:
         yield Finding(f"{ref.name}: DISTINCT invocation", path)
@@ -604,9 +663,6 @@ def _count_arguments(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
         yield Finding(f"{ref.name}: count over several arguments without DISTINCT", path)
 
 
-SCALAR_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
-    "extract": (_extract_component,),
-}
 AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
     "corr": (_no_distinct,),
     "median": (_no_distinct,),
@@ -660,10 +716,11 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.HashJoinRel: (_physical(physical_join.refusals), _physical_join),
     alg.MergeJoinRel: (_physical(physical_join.refusals), _physical_join),
     alg.NestedLoopJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.LateralJoinRel: (_physical(lateral.refusals),),
+    alg.LateralJoinRel: (_physical(lateral.refusals), _lateral),
     alg.ExchangeRel: (_physical(exchange.refusals),),
     alg.TopNRel: (_physical(topn.refusals),),
     Expression.ExecutionContextVariable: (_context_variable,),
+    alg.DynamicParameter: (_dynamic_parameter,),
     alg.SetRel: (_set,),
     alg.WriteRel: (_write,),
     alg.DdlRel: (_ddl,),
