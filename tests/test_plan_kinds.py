@@ -162,3 +162,31 @@ def test_join_layouts_are_declared_once_for_every_join_type():
         explained = PlanTree(plan, Extensions(plan), Quirks.of(plan), []).schema(rel, "relations[0].root.input", [])
         assert len(explained) == width, name
         assert len(LineageWalker(plan).rel(rel, "relations[0].root.input").columns) == width, name
+
+
+def test_relation_refusals_are_the_translators_and_validate_reads_them():
+    """Each relation translator's `refusals(rel, path)` is in the consumer class's table for a kind it handles;
+    validate lists what a class's table refuses, in the translator's words, at the translator's path."""
+    from plan_builder import sort
+    from substrait_spark.consumer.consumer import RELATION_REFUSALS
+
+    assert SubstraitConsumer.relation_refusals is RELATION_REFUSALS
+    assert set(RELATION_REFUSALS) <= set(SubstraitConsumer.relation_handlers)
+
+    def refuse_descending(rel, path):
+        for i, s in enumerate(rel.sorts):
+            if s.direction == alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST:
+                yield "descending sorts (this deployment)", f"{path}.sorts[{i}]"
+
+    class NoDescending(SubstraitConsumer):
+        relation_refusals = {**RELATION_REFUSALS, "sort": refuse_descending}
+
+    b = PlanBuilder()
+    plan = b.plan(sort(named("t", ["a"], [i64()]), (field(0), alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST)), ["a"])
+    path = "relations[0].root.input.sort.sorts[0]"
+    assert validate_plan(plan, NoDescending) == [Finding("descending sorts (this deployment)", path)]
+    assert validate_plan(plan) == []
+    custom = alg.SortField(expr=field(0), comparison_function_reference=7)
+    b = PlanBuilder()
+    plan = b.plan(alg.Rel(sort=alg.SortRel(input=named("t", ["a"], [i64()]), sorts=[custom])), ["a"])
+    assert validate_plan(plan) == [Finding("sort by a custom comparison function", path)]

@@ -53,10 +53,12 @@ from ..translation.literals import REFUSED_LITERALS
 from ..translation.literals import python_value as literal_value
 from ..translation.parameters import unbindable
 from ..translation.registry import extension_handler
-from ..translation.relations import exchange, join, lateral, physical_join, topn
-from ..translation.relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
+from ..translation.relations import join, lateral, physical_join
+from ..translation.relations.aggregate import COUNTS
+from ..translation.relations.aggregate import function_refusals as aggregate_refusals
 from ..translation.relations.filter import equality_key_position
-from ..translation.relations.read import _TEXT_FORMATS, BYTE_RANGES, READ_METHODS
+from ..translation.relations.read import READ_METHODS, local_files_refusals
+from ..translation.relations.sort import sort_refusals
 from ..translation.subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
 from ..types import PlanTypes, schema_of, spark_type
 from ..walk import children, conjunct_paths, contains, nodes, record_fields, reference_levels, value_args
@@ -134,6 +136,12 @@ Check = Callable[[Context, Any, str], Iterable[Finding]]
 
 def _rel_kind(cx: Context, rel: alg.Rel, path: str) -> Iterator[Finding]:
     yield from _kind(cx, rel, "rel_type", "relation", cx.consumer_class.refused_relations, path)
+    kind = rel.WhichOneof("rel_type")
+    refusals = cx.consumer_class.relation_refusals.get(kind or "")
+    if refusals is not None and cx.consumer_class.handles("rel_type", kind or ""):
+        # What the relation's translator refuses from the plan alone (checked before it runs).
+        for feature, at in refusals(getattr(rel, kind or ""), f"{path}.{kind}"):
+            yield Finding(feature, at)
 
 
 def _kind(cx: Context, msg: Message, oneof: str, what: str, refused: dict[str, str], path: str) -> Iterator[Finding]:
@@ -186,30 +194,13 @@ def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
                 )
     if kind == "iceberg_table" and rel.iceberg_table.WhichOneof("table_type") != "direct":
         raise PlanInvalidError("Iceberg table read with no metadata file", f"{path}.{kind}")
-    if rel.HasField("projection"):
-        for i, item in enumerate(rel.projection.select.struct_items):
-            if item.HasField("child"):
-                yield Finding("nested projection masks", f"{path}.projection.select.struct_items[{i}]")
+    return iter(())
 
 
 def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Iterator[Finding]:
-    if cx.overridden("read_local_files"):
-        return
-    formats: set[str] = set()
-    for i, item in enumerate(files.items):
-        p = f"{path}.items[{i}]"
-        kind = item.WhichOneof("file_format")
-        spark_fmt = _TEXT_FORMATS.get(kind or "")
-        if spark_fmt is None:
-            yield Finding(f"local files in {kind or 'unspecified'} format", p)
-        else:  # as the reader: only readable formats count towards a mix
-            if formats and spark_fmt not in formats:
-                yield Finding("local files of mixed formats in one read", p)
-            formats.add(spark_fmt)
-        if item.start or item.length:
-            yield Finding(BYTE_RANGES, p)
-        if kind == "text" and item.text.header_lines_to_skip > 1:
-            yield Finding(f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p)
+    if not cx.overridden("read_local_files"):
+        for feature, at in local_files_refusals(files, path):
+            yield Finding(feature, at)
 
 
 def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Finding]:
@@ -217,35 +208,12 @@ def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Findin
     return iter(())
 
 
-def _sort(cx: Context, rel: alg.SortRel, path: str) -> Iterator[Finding]:
-    for i, s in enumerate(rel.sorts):
-        if s.WhichOneof("sort_kind") == "comparison_function_reference":
-            yield Finding("sort by a custom comparison function", f"{path}.sorts[{i}]")
-
-
 def _fetch(cx: Context, rel: alg.FetchRel, path: str) -> Iterator[Finding]:
-    for name in ("offset_expr", "count_expr"):
-        if rel.HasField(name) and getattr(rel, name).WhichOneof("rex_type") != "literal":
-            yield Finding("fetch offset/count computed by an expression (only literals)", f"{path}.{name}")
     if _correlation(cx, rel.input, f"{path}.input").pending:
         yield Finding("LIMIT/OFFSET inside a correlated subquery", path)
 
 
-_SEMI_ANTI = {
-    JoinRel.JOIN_TYPE_LEFT_SEMI,
-    JoinRel.JOIN_TYPE_LEFT_ANTI,
-    JoinRel.JOIN_TYPE_RIGHT_SEMI,
-    JoinRel.JOIN_TYPE_RIGHT_ANTI,
-}
-
-
 def _join(cx: Context, rel: JoinRel, path: str) -> Iterator[Finding]:
-    if rel.type == JoinRel.JOIN_TYPE_UNSPECIFIED:
-        raise PlanInvalidError("join type unspecified", f"{path}.type")
-    if rel.type not in JoinRel.JoinType.values():
-        yield Finding(f"join type {rel.type}", f"{path}.type")
-    if rel.HasField("post_join_filter") and rel.type in _SEMI_ANTI:
-        yield Finding("post-join filter on a semi or anti join", f"{path}.post_join_filter")
     yield from _join_correlation(cx, rel, rel.type, path)
     if rel.type != JoinRel.JOIN_TYPE_INNER and rel.HasField("expression") and contains(rel.expression, Subquery):
         width = len(PlanTree(cx.plan, cx.extensions, cx.quirks, []).schema(rel.left, f"{path}.left", []))
@@ -265,17 +233,6 @@ def _join_correlation(cx: Context, rel: Any, join_type: int, path: str) -> Itera
         yield Finding("correlated input under a non-inner join in a subquery", path)
     elif any(s.keyed for s in states):
         yield Finding("join above a correlated aggregate inside a subquery", path)
-
-
-def _physical(refusals: Callable[[Any, str], Iterable[tuple[str, str]]]) -> Check:
-    """A check from a physical relation translator's own list of refusals
-    (consumer/translation/relations/*.refusals)."""
-
-    def check(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
-        for feature, at in refusals(rel, path):
-            yield Finding(feature, at)
-
-    return check
 
 
 def _lateral(cx: Context, rel: alg.LateralJoinRel, path: str) -> Iterator[Finding]:
@@ -413,7 +370,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
             return _NONE
         has_keys = bool(len(body.grouping_expressions))
         counts = any(
-            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None and ref.base in _COUNTS
+            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None and ref.base in COUNTS
             for m in body.measures
         )
         return _Corr(inner.pending, keyed=not has_keys, count_bug=counts)
@@ -588,10 +545,8 @@ def _static_call(fn: Any) -> StaticCall:
 
 def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> Iterator[Finding]:
     ref = cx.function(fn.function_reference, f"{path}.function_reference")
-    if fn.phase not in _PHASES_OK:
-        yield Finding(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
-    if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
-        yield Finding(f"ordered aggregate {ref.name}", f"{path}.sorts")
+    for feature, at in aggregate_refusals(ref, fn, path):
+        yield Finding(feature, at)
     handler = lookup(cx.consumer_class.aggregate_functions, ref)
     if handler is None:
         yield Finding(f"aggregate function {ref.name}", path)
@@ -605,14 +560,14 @@ def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> I
     ref = cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
     for feature, at in windows.static_findings(cx.consumer_class, ref, fn, cx.sort_keys(fn.sorts, path), path):
         yield Finding(feature, at)
-    for feature, at in windows.sort_findings(fn.sorts, f"{path}.sorts"):
+    for feature, at in sort_refusals(fn.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
 
 
 def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -> Iterator[Finding]:
     if _correlation(cx, rel.input, f"{path}.input").pending:
         yield Finding(windows.CORRELATED, path)
-    for feature, at in windows.sort_findings(rel.sorts, f"{path}.sorts"):
+    for feature, at in sort_refusals(rel.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
     sort_keys = cx.sort_keys(rel.sorts, f"{path}.sorts")
     for i, fn in enumerate(rel.window_functions):
@@ -708,17 +663,14 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.ReferenceRel: (_reference,),
     alg.FilterRel: (_filter,),
     alg.ProjectRel: (_project,),
-    alg.SortRel: (_sort,),
     alg.FetchRel: (_fetch,),
     alg.AggregateRel: (_aggregate,),
     alg.JoinRel: (_join,),
     alg.CrossRel: (_cross,),
-    alg.HashJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.MergeJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.NestedLoopJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.LateralJoinRel: (_physical(lateral.refusals), _lateral),
-    alg.ExchangeRel: (_physical(exchange.refusals),),
-    alg.TopNRel: (_physical(topn.refusals),),
+    alg.HashJoinRel: (_physical_join,),
+    alg.MergeJoinRel: (_physical_join,),
+    alg.NestedLoopJoinRel: (_physical_join,),
+    alg.LateralJoinRel: (_lateral,),
     Expression.ExecutionContextVariable: (_context_variable,),
     alg.DynamicParameter: (_dynamic_parameter,),
     alg.SetRel: (_set,),

@@ -141,8 +141,9 @@ def literal_of(t: tp.Type, value: Any, path: str) -> Literal:
     kind = t.WhichOneof("kind")
     if value is None:
         return Literal(null=t)
-    if why := unbindable(t):
-        raise UnsupportedFeatureError(why, path)
+    why = unbindable(t)
+    if why or kind is None:  # (unbindable says why for a type with no kind too)
+        raise UnsupportedFeatureError(str(why), path)
     convert = _CONVERTERS[kind]
     nullable = getattr(t, kind).nullability == tp.Type.NULLABILITY_NULLABLE
     try:

@@ -24,7 +24,7 @@ from ..walk import children
 from .expressions import function_arguments, options_of
 from .functions.window import Over, WindowCall, resolve
 from .literals import python_value
-from .relations.aggregate import _PHASES_OK
+from .relations.aggregate import PHASES_OK
 from .relations.sort import sort_columns
 from .scope import Scope, Typed
 
@@ -134,7 +134,7 @@ def static_findings(
 ) -> Iterator[tuple[str, str]]:
     """What translation would refuse, without Spark (for `analyze`): (feature, path) pairs. A malformed frame
     raises PlanInvalidError as translation would."""
-    if fn.phase not in _PHASES_OK:
+    if fn.phase not in PHASES_OK:
         yield f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase"
     handler = resolve(consumer_class.window_functions, consumer_class.aggregate_functions, ref)
     if handler is None:
@@ -162,13 +162,6 @@ def window_paths(e: Message, path: str) -> Iterator[str]:
             yield from window_paths(child, p)
 
 
-def sort_findings(sorts: Any, path: str) -> Iterator[tuple[str, str]]:
-    """What `sort_columns` refuses in a window's sort fields, without Spark (for `analyze`)."""
-    for i, s in enumerate(sorts):
-        if s.WhichOneof("sort_kind") == "comparison_function_reference":
-            yield "sort by a custom comparison function", f"{path}[{i}]"
-
-
 def ordering(cx: SubstraitConsumer, sorts: Any, scope: Scope, path: str) -> tuple[list[Column], list[T.DataType]]:
     """A window's sort fields as Spark orderings, and the types of their keys (RANGE frames need them)."""
     orders = sort_columns(cx, sorts, scope, path)
@@ -185,7 +178,7 @@ def window_column(
 ) -> Typed:
     """One window function (a WindowFunction or a WindowRelFunction) over the given partition and `ordering`."""
     ref = cx.extensions.function(fn.function_reference, f"{path}.function_reference")
-    if fn.phase not in _PHASES_OK:
+    if fn.phase not in PHASES_OK:
         raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
     orders, sort_types = order
     rows, lower, upper = frame(fn, [sort_key(t) for t in sort_types], path)
