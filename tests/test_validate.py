@@ -937,3 +937,42 @@ def test_validate_lists_what_translation_refuses_former_disagreements(name, spar
         consumer.close()
         for view in FORMER_DISAGREEMENT_VIEWS:
             spark.catalog.dropTempView(view)
+
+
+def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(spark):
+    """Two refusals of relation translators that depend on what the plan's expressions do (a subquery joined in
+    where a window relation's expressions stand; an expand over correlated rows): validate lists each at the
+    translator's path, with its words, and translation raises it (exit 3)."""
+    from physical_builder import expand
+    from plan_builder import PlanBuilder, exists, field, filter_, i32, i64, in_subquery, named, outer, string
+    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from window_builder import window_rel, window_rel_function
+
+    left, right = named("vw_l", ["k", "a"], [i32(), string()]), named("vw_r", ["k", "b"], [i32(), string()])
+    b = PlanBuilder()
+    windowed = window_rel(
+        left, [window_rel_function(b, "row_number", out=i64())], partitions=[in_subquery([field(0)], right)]
+    )
+    b2 = PlanBuilder()
+    correlated = expand(filter_(right, b2.eq(field(0), outer(0))), [field(1), field(1)])
+    cases = [
+        (b.plan(windowed, ["k", "a", "n"]), "subquery inside a window relation's expressions",
+         "relations[0].root.input.window"),
+        (b2.plan(filter_(left, exists(correlated)), ["k", "a"]), "expand inside a correlated subquery",
+         "relations[0].root.input.filter.condition.subquery.set_predicate.tuples.expand"),
+    ]  # fmt: skip
+    spark.sql("SELECT 1 AS k, 'a' AS a").createOrReplaceTempView("vw_l")
+    spark.sql("SELECT 1 AS k, 'b' AS b").createOrReplaceTempView("vw_r")
+    try:
+        for plan, feature, path in cases:
+            assert Finding(feature, path) in validate_plan(plan), feature
+            consumer = SubstraitConsumer(spark, plan, SessionCatalogResolver())
+            try:
+                with pytest.raises(UnsupportedFeatureError) as exc:
+                    consumer.root(0)
+            finally:
+                consumer.close()
+            assert (exc.value.message, exc.value.path, exc.value.exit_code) == (feature, path, 3)
+    finally:
+        spark.catalog.dropTempView("vw_l")
+        spark.catalog.dropTempView("vw_r")

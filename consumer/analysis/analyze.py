@@ -53,7 +53,8 @@ from ..translation.literals import REFUSED_LITERALS
 from ..translation.literals import python_value as literal_value
 from ..translation.parameters import unbindable
 from ..translation.registry import extension_handler
-from ..translation.relations import join, lateral, physical_join
+from ..translation.relations import expand, join, lateral, physical_join
+from ..translation.relations import window as window_rel
 from ..translation.relations.aggregate import COUNTS
 from ..translation.relations.aggregate import function_refusals as aggregate_refusals
 from ..translation.relations.filter import equality_key_position
@@ -265,6 +266,11 @@ def _context_variable(cx: Context, v: Expression.ExecutionContextVariable, path:
     reason = context_variable_refusal(cx.plan)
     if reason:
         yield Finding(reason, path)
+
+
+def _expand(cx: Context, rel: alg.ExpandRel, path: str) -> Iterator[Finding]:
+    if _correlation(cx, rel.input, f"{path}.input").pending:
+        yield Finding(expand.CORRELATED, path)
 
 
 def _set(cx: Context, rel: alg.SetRel, path: str) -> Iterator[Finding]:
@@ -567,6 +573,8 @@ def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> I
 def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -> Iterator[Finding]:
     if _correlation(cx, rel.input, f"{path}.input").pending:
         yield Finding(windows.CORRELATED, path)
+    if any(_changes_scope(m) for m in [*rel.partition_expressions, *rel.sorts, *rel.window_functions]):
+        yield Finding(window_rel.SUBQUERY_INSIDE, path)
     for feature, at in sort_refusals(rel.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
     sort_keys = cx.sort_keys(rel.sorts, f"{path}.sorts")
@@ -674,6 +682,7 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     Expression.ExecutionContextVariable: (_context_variable,),
     alg.DynamicParameter: (_dynamic_parameter,),
     alg.SetRel: (_set,),
+    alg.ExpandRel: (_expand,),
     alg.WriteRel: (_write,),
     alg.DdlRel: (_ddl,),
     Expression: (_expression_kind,),
