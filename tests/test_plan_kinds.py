@@ -60,7 +60,13 @@ def test_every_reader_handles_or_refuses_every_kind(reader, oneof):
     assert all(reason.strip() for reason in table.refused.values())
 
 
-@pytest.mark.parametrize("cls", [SubstraitConsumer, LineageWalker])
+def _plan_tree():
+    from substrait_spark.consumer.explain import PlanTree
+
+    return PlanTree
+
+
+@pytest.mark.parametrize("cls", [SubstraitConsumer, LineageWalker, _plan_tree()])
 def test_handled_relation_and_expression_kinds_have_their_handlers(cls):
     """A kind handled by method name names a method the class has (the walk calls it)."""
     for oneof in ("rel_type", "rex_type"):
@@ -78,6 +84,10 @@ def test_a_forgotten_kind_fails_when_the_reader_is_defined():
     relations = {k: v for k, v in LineageWalker.relations.items() if k != "expand"}
     with pytest.raises(TypeError, match="neither handles nor refuses expand"):
         type("ForgetfulLineage", (LineageWalker,), {"relations": relations})
+    tree = _plan_tree()
+    schemas = {k: v for k, v in tree.relation_handlers.items() if k != "aggregate"}
+    with pytest.raises(TypeError, match=r"explain \(rel_type\): neither handles nor refuses aggregate"):
+        type("ForgetfulExplain", (tree,), {"relation_handlers": schemas})
     with pytest.raises(TypeError, match="names kinds the protobuf lacks: fancy_join"):
         KindTable.of("mine", "rel_type", {*KINDS["rel_type"], "fancy_join"})
     with pytest.raises(TypeError, match="both handles and refuses read"):

@@ -395,7 +395,7 @@ class _Records(PlanTree):
         self.records: dict[str, tuple[list[str], list[list[str]]]] = {}
         self.render()
 
-    def rel(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
+    def line(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
         kind = rel.WhichOneof("rel_type")
         if kind is None:
             return
@@ -404,9 +404,9 @@ class _Records(PlanTree):
         self.records[p] = (record, outer)
         for child, cpath in children(body, p):
             if isinstance(child, alg.Rel):
-                self.rel(child, cpath, depth + 1, outer)
+                self.line(child, cpath, depth + 1, outer)
         for sub, spath, _ in subquery_inputs(body, p):
-            self.rel(sub, spath, depth + 1, [record, *outer])
+            self.line(sub, spath, depth + 1, [record, *outer])
 
     def argument_types(self, fn: Any, path: str) -> list[str]:
         """The stated types of a call's value arguments at `path` (UNKNOWN where the plan does not state one)."""
