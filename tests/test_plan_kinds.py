@@ -61,7 +61,7 @@ def test_every_reader_handles_or_refuses_every_kind(reader, oneof):
 
 
 def _plan_tree():
-    from substrait_spark.consumer.explain import PlanTree
+    from substrait_spark.consumer.analysis.explain import PlanTree
 
     return PlanTree
 
@@ -178,7 +178,7 @@ def test_relation_refusals_are_the_translators_and_validate_reads_them():
     """Each relation translator's `refusals(rel, path)` is in the consumer class's table for a kind it handles;
     validate lists what a class's table refuses, in the translator's words, at the translator's path."""
     from plan_builder import sort
-    from substrait_spark.consumer.consumer import RELATION_REFUSALS
+    from substrait_spark.consumer.translation.consumer import RELATION_REFUSALS
 
     assert SubstraitConsumer.relation_refusals is RELATION_REFUSALS
     assert set(RELATION_REFUSALS) <= set(SubstraitConsumer.relation_handlers)

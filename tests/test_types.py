@@ -333,9 +333,9 @@ def test_unsigned_overflow_modes(spark):
 def test_unsigned_options_are_refused_by_validate_as_by_translation(spark, name, option, value):
     """The options of unsigned_integers.yaml's handlers are declared next to them (issue 14): validate lists an
     unsupported one with translation's words at translation's path (run exits 3), and accepts a supported one."""
-    from substrait_spark.consumer.analyze import Finding, validate_plan
-    from substrait_spark.consumer.consumer import SubstraitConsumer
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.analysis.analyze import Finding, validate_plan
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     def plan(choice: str):
         builder = pb.PlanBuilder()

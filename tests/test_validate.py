@@ -915,7 +915,7 @@ def test_validate_lists_what_translation_refuses_former_disagreements(name, spar
     without validate — raises that feature at that path (Spark SQL over the same views holds the data)."""
     from google.protobuf import json_format
     from substrait_spark.cli import main
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     plan, feature, path = _former_disagreements()[name]
     assert Finding(feature, path) in validate_plan(plan)
@@ -945,7 +945,7 @@ def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(
     translator's path, with its words, and translation raises it (exit 3)."""
     from physical_builder import expand
     from plan_builder import PlanBuilder, exists, field, filter_, i32, i64, in_subquery, named, outer, string
-    from substrait_spark.consumer.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
     from window_builder import window_rel, window_rel_function
 
     left, right = named("vw_l", ["k", "a"], [i32(), string()]), named("vw_r", ["k", "b"], [i32(), string()])
