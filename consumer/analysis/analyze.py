@@ -63,7 +63,7 @@ from ..translation.relations.sort import sort_refusals
 from ..translation.subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
 from ..types import PlanTypes, schema_of, spark_type
 from ..walk import children, conjunct_paths, contains, nodes, record_fields, reference_levels, value_args
-from .explain import UNKNOWN, PlanTree, subquery_inputs
+from .explain import UNKNOWN, PlanTree
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -395,18 +395,16 @@ class _Records(PlanTree):
         self.records: dict[str, tuple[list[str], list[list[str]]]] = {}
         self.render()
 
-    def line(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
-        kind = rel.WhichOneof("rel_type")
-        if kind is None:
-            return
-        body, p = getattr(rel, kind), f"{path}.{kind}"
-        record = self._record(body, kind, p, outer)
-        self.records[p] = (record, outer)
-        for child, cpath in children(body, p):
-            if isinstance(child, alg.Rel):
-                self.line(child, cpath, depth + 1, outer)
-        for sub, spath, _ in subquery_inputs(body, p):
-            self.line(sub, spath, depth + 1, [record, *outer])
+    def shape(
+        self, rel: alg.Rel, kind: str | None, body: Any, path: str, depth: int, outer: list[list[str]], parent: Any,
+        label: str,
+    ) -> None:  # fmt: skip
+        if kind is not None:
+            p = f"{path}.{kind}"
+            self.records[p] = (self._record(body, kind, p, outer), outer)
+
+    def record_of(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        return self.records[p][0]
 
     def argument_types(self, fn: Any, path: str) -> list[str]:
         """The stated types of a call's value arguments at `path` (UNKNOWN where the plan does not state one)."""

@@ -197,30 +197,47 @@ class PlanTree(PlanVisitor[list[str]]):
             if kind == "root":
                 names = ", ".join(prel.root.names)
                 self.lines.append(f"root relations[{i}]  names=[{_clip(names)}]")
-                self.line(prel.root.input, f"relations[{i}].root.input", 1, [])
+                self.outline(prel.root.input, f"relations[{i}].root.input", 1, [])
             elif kind == "rel":
                 self.lines.append(f"shared relation relations[{i}]")
-                self.line(prel.rel, f"relations[{i}].rel", 1, [])
+                self.outline(prel.rel, f"relations[{i}].rel", 1, [])
         return "\n".join(self.lines)
 
-    def line(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
-        """The relation's line (kind, details, emit, schema), then its inputs' and its subqueries' below it."""
+    def outline(
+        self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], parent: Any = None, label: str = ""
+    ) -> None:
+        """The walk of explain's outline (the text, the picture, validate's records): each relation (`shape`),
+        then its inputs one level deeper, then its subqueries' bodies, which see its record as their outer one.
+        `shape` returns what its inputs and subqueries hang from (`parent`); `label` names a subquery."""
         kind = rel.WhichOneof("rel_type")
-        pad = INDENT * depth + label
+        if kind is None:
+            self.shape(rel, None, None, path, depth, outer, parent, label)
+            return
+        body, p = getattr(rel, kind), f"{path}.{kind}"
+        me = self.shape(rel, kind, body, path, depth, outer, parent, label)
+        for child, cpath in _inputs(body, p):
+            self.outline(child, cpath, depth + 1, outer, me)
+        record = self.record_of(body, kind, p, outer)
+        for sub, spath, sublabel in subquery_inputs(body, p):
+            self.outline(sub, spath, depth + 1, [record, *outer], me, sublabel)
+
+    def shape(
+        self, rel: alg.Rel, kind: str | None, body: Any, path: str, depth: int, outer: list[list[str]], parent: Any,
+        label: str,
+    ) -> Any:  # fmt: skip
+        """The relation's line (kind, details, emit, schema)."""
+        pad = INDENT * depth + (f"[{label}] " if label else "")
         if kind is None:
             self.lines.append(f"{pad}(relation with no type set)")
-            return
-        body = getattr(rel, kind)
-        p = f"{path}.{kind}"
-        details = getattr(self, f"_details_{kind}", lambda b, p: "")(body, p)
-        emit = self._emit(body)
-        text = " ".join(x for x in (kind, details, emit) if x)
+            return None
+        details = getattr(self, f"_details_{kind}", lambda b, p: "")(body, f"{path}.{kind}")
+        text = " ".join(x for x in (kind, details, self._emit(body)) if x)
         self.lines.append(f"{pad}{text}  -> {schema_str(self.schema(rel, path, outer))}")
-        for child, cpath in _inputs(body, p):
-            self.line(child, cpath, depth + 1, outer)
-        record = self._record(body, kind, p, outer)
-        for sub, spath, label in subquery_inputs(body, p):
-            self.line(sub, spath, depth + 1, [record, *outer], label=f"[{label}] ")
+        return None
+
+    def record_of(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        """The record a relation's subqueries see as their outer one (`_record`)."""
+        return self._record(body, kind, p, outer)
 
     def _emit(self, body: Any) -> str:
         common = getattr(body, "common", None)
