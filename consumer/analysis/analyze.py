@@ -29,7 +29,7 @@ from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..loading.extensions import Extensions, FunctionRef
 from ..loading.loader import LoadedPlan
 from ..loading.producers import Quirks
-from ..plan_visitor import KINDS, SUBQUERY_BODY, KindTable, register, shared_relation, subquery_body
+from ..plan_visitor import KINDS, SUBQUERY_BODY, KindTable, PlanVisitor, register, shared_relation, subquery_body
 from ..running.steps.ddl import DEFAULTS_REFUSED, set_defaults
 from ..running.steps.update_key import is_update_key, plan_update_key
 from ..translation import windows
@@ -62,7 +62,16 @@ from ..translation.relations.read import READ_METHODS, local_files_refusals
 from ..translation.relations.sort import sort_refusals
 from ..translation.subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
 from ..types import PlanTypes, schema_of, spark_type
-from ..walk import children, conjunct_paths, contains, nodes, record_fields, reference_levels, value_args
+from ..walk import (
+    OPAQUE,
+    children,
+    conjunct_paths,
+    contains,
+    nodes,
+    record_fields,
+    reference_levels,
+    value_args,
+)
 from .explain import UNKNOWN, PlanTree
 
 Expression = alg.Expression
@@ -703,20 +712,55 @@ def _plan_of(plan: LoadedPlan | Plan) -> Plan:
     return plan.plan if isinstance(plan, LoadedPlan) else plan
 
 
+class Validator(PlanVisitor[None]):
+    """validate's walk of a plan: relations and expressions through the walk every reader shares (`PlanVisitor`:
+    dispatch on the kind, plan paths), every other message in field order; each message's checks (`CHECKS`) run
+    when it is reached, so findings come in plan order. Which kinds are supported is the consumer class's to say
+    (`_rel_kind`, `_expression_kind`: its tables, its translators' refusals), so this walk visits every kind:
+    what it finds inside a refused one is listed too. Shared relations are checked where the plan holds them."""
+
+    reader = "validate"
+    relation_handlers = dict.fromkeys(KINDS["rel_type"], "_body")
+    expression_handlers = dict.fromkeys(KINDS["rex_type"], "_expression_body")
+
+    def __init__(self, cx: Context):
+        self.cx = cx
+        self.plan = cx.plan
+        self.findings: list[Finding] = []
+        self._seen: set[Finding] = set()
+
+    def visit(self, msg: Message, path: str) -> None:
+        """Check `msg`, then what is inside it (a relation or an expression through the shared walk)."""
+        for check in CHECKS.get(type(msg), ()):
+            for f in check(self.cx, msg, path):
+                if f not in self._seen:
+                    self._seen.add(f)
+                    self.findings.append(f)
+        if isinstance(msg, alg.Rel):
+            self.rel(msg, path)
+        elif isinstance(msg, Expression):
+            self.expression(msg, None, path)
+        elif not isinstance(msg, OPAQUE):
+            for child, cpath in children(msg, path):
+                self.visit(child, cpath)
+
+    def _body(self, body: Any, path: str, outer: Any) -> None:
+        """Any relation's body (a scalar kind, such as a detached ordinal, holds nothing)."""
+        if isinstance(body, Message):
+            self.visit(body, path)
+
+    def _expression_body(self, body: Any, scope: Any, path: str) -> None:
+        """Any expression's body (as a relation's)."""
+        self._body(body, path, scope)
+
+
 def analyze(plan: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = SubstraitConsumer) -> list[Finding]:
     """Every unsupported feature of the plan, in plan order. Raises PlanInvalidError for a malformed plan."""
     p = _plan_of(plan)
-    cx = Context(p, consumer_class, Extensions(p), Quirks.of(p))
-    findings: list[Finding] = []
-    seen: set[Finding] = set()
+    validator = Validator(Context(p, consumer_class, Extensions(p), Quirks.of(p)))
     with PlanTypes.of(p).active():  # user-defined types and type aliases, for spark_type
-        for msg, path in nodes(p):
-            for check in CHECKS.get(type(msg), ()):
-                for f in check(cx, msg, path):
-                    if f not in seen:
-                        seen.add(f)
-                        findings.append(f)
-    return findings
+        validator.visit(p, "")
+    return validator.findings
 
 
 def validate_plan(
