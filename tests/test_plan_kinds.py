@@ -66,7 +66,30 @@ def _plan_tree():
     return PlanTree
 
 
-@pytest.mark.parametrize("cls", [SubstraitConsumer, LineageWalker, _plan_tree()])
+def _validator():
+    from substrait_spark.consumer.analysis.analyze import Validator
+
+    return Validator
+
+
+# Every PlanVisitor: the translator, lineage, explain (text, picture, validate's static records) and validate's walk.
+VISITORS = [SubstraitConsumer, LineageWalker, _plan_tree(), _validator()]
+
+
+@pytest.mark.parametrize("cls", VISITORS)
+def test_every_visitor_walks_every_kind(cls):
+    """Each visitor class's dispatch tables cover every relation and expression kind of the protobuf (handled, or
+    refused with a reason), and each kind it handles by name has its method."""
+    from substrait_spark.consumer.plan_visitor import PlanVisitor
+    from substrait_spark.graph import _GraphBuilder
+
+    assert issubclass(cls, PlanVisitor) and issubclass(_GraphBuilder, _plan_tree())
+    for table in cls.kind_tables():
+        assert table.missing() == [], (cls.__name__, table.oneof)
+        assert table.handled | set(table.refused) == set(KINDS[table.oneof])
+
+
+@pytest.mark.parametrize("cls", VISITORS)
 def test_handled_relation_and_expression_kinds_have_their_handlers(cls):
     """A kind handled by method name names a method the class has (the walk calls it)."""
     for oneof in ("rel_type", "rex_type"):
@@ -84,6 +107,9 @@ def test_a_forgotten_kind_fails_when_the_reader_is_defined():
     relations = {k: v for k, v in LineageWalker.relations.items() if k != "expand"}
     with pytest.raises(TypeError, match="neither handles nor refuses expand"):
         type("ForgetfulLineage", (LineageWalker,), {"relations": relations})
+    walk = {k: v for k, v in _validator().expression_handlers.items() if k != "subquery"}
+    with pytest.raises(TypeError, match=r"validate \(rex_type\): neither handles nor refuses subquery"):
+        type("ForgetfulValidator", (_validator(),), {"expression_handlers": walk})
     tree = _plan_tree()
     schemas = {k: v for k, v in tree.relation_handlers.items() if k != "aggregate"}
     with pytest.raises(TypeError, match=r"explain \(rel_type\): neither handles nor refuses aggregate"):
