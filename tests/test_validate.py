@@ -912,10 +912,10 @@ def _former_disagreements() -> dict[str, tuple[Any, str, str]]:
 def test_validate_lists_what_translation_refuses_former_disagreements(name, spark, tmp_path, capsys):
     """Regression (issue 14 item 2): for each refusal the plan plugin once tolerated as a known disagreement,
     validate lists the feature at translation's path (CLI exit 3), `run` exits 3, and translating the plan —
-    without validate — raises that feature at that path (Spark SQL over the same views holds the data)."""
+    without validate, over views of the tables it reads — raises that feature at that path."""
     from google.protobuf import json_format
+    from plan_builder import translation_refusal
     from substrait_spark.cli import main
-    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
     plan, feature, path = _former_disagreements()[name]
     assert Finding(feature, path) in validate_plan(plan)
@@ -928,13 +928,10 @@ def test_validate_lists_what_translation_refuses_former_disagreements(name, spar
     assert feature in capsys.readouterr().err
     for view, sql in FORMER_DISAGREEMENT_VIEWS.items():
         spark.sql(sql).createOrReplaceTempView(view)
-    consumer = SubstraitConsumer(spark, plan, SessionCatalogResolver())
     try:
-        with pytest.raises(UnsupportedFeatureError) as exc:
-            consumer.root(0)
-        assert (exc.value.message, exc.value.path, exc.value.exit_code) == (feature, path, 3)
+        error = translation_refusal(plan, spark)
+        assert (error.message, error.path, error.exit_code) == (feature, path, 3)
     finally:
-        consumer.close()
         for view in FORMER_DISAGREEMENT_VIEWS:
             spark.catalog.dropTempView(view)
 
@@ -944,8 +941,19 @@ def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(
     where a window relation's expressions stand; an expand over correlated rows): validate lists each at the
     translator's path, with its words, and translation raises it (exit 3)."""
     from physical_builder import expand
-    from plan_builder import PlanBuilder, exists, field, filter_, i32, i64, in_subquery, named, outer, string
-    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
+    from plan_builder import (
+        PlanBuilder,
+        exists,
+        field,
+        filter_,
+        i32,
+        i64,
+        in_subquery,
+        named,
+        outer,
+        string,
+        translation_refusal,
+    )
     from window_builder import window_rel, window_rel_function
 
     left, right = named("vw_l", ["k", "a"], [i32(), string()]), named("vw_r", ["k", "b"], [i32(), string()])
@@ -966,13 +974,8 @@ def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(
     try:
         for plan, feature, path in cases:
             assert Finding(feature, path) in validate_plan(plan), feature
-            consumer = SubstraitConsumer(spark, plan, SessionCatalogResolver())
-            try:
-                with pytest.raises(UnsupportedFeatureError) as exc:
-                    consumer.root(0)
-            finally:
-                consumer.close()
-            assert (exc.value.message, exc.value.path, exc.value.exit_code) == (feature, path, 3)
+            error = translation_refusal(plan, spark)
+            assert (error.message, error.path, error.exit_code) == (feature, path, 3)
     finally:
         spark.catalog.dropTempView("vw_l")
         spark.catalog.dropTempView("vw_r")
