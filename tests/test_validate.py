@@ -951,15 +951,17 @@ def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(
         in_subquery,
         named,
         outer,
+        project,
         string,
         translation_refusal,
     )
     from window_builder import window_rel, window_rel_function
 
     left, right = named("vw_l", ["k", "a"], [i32(), string()]), named("vw_r", ["k", "b"], [i32(), string()])
+    keys = project(right, field(0), emit=[2])
     b = PlanBuilder()
     windowed = window_rel(
-        left, [window_rel_function(b, "row_number", out=i64())], partitions=[in_subquery([field(0)], right)]
+        left, [window_rel_function(b, "row_number", out=i64())], partitions=[in_subquery([field(0)], keys)]
     )
     b2 = PlanBuilder()
     correlated = expand(filter_(right, b2.eq(field(0), outer(0))), [field(1), field(1)])
