@@ -228,12 +228,17 @@ class PlanVisitor(Generic[R]):
         handler = table.get(kind)
         return handler is not None and (not isinstance(handler, str) or hasattr(cls, handler))
 
+    def refused(self, what: str, kind: str, reason: str | None, path: str) -> Callable[..., Any]:
+        """What the walk does with a kind this reader does not handle: raise its refusal (explain, which describes
+        any plan, returns a handler that answers "not known" instead)."""
+        raise self.refusal(what, kind, reason, path)
+
     def _handler(
         self, handlers: Mapping[str, Handler], refused: Mapping[str, str], what: str, kind: str, path: str
     ) -> Callable[..., Any]:
         handler = handlers.get(kind)
         if handler is None:
-            raise self.refusal(what, kind, refused.get(kind), path)
+            return self.refused(what, kind, refused.get(kind), path)
         if isinstance(handler, str):
             return getattr(self, handler)
         return lambda *args: handler(self, *args)

@@ -19,7 +19,7 @@ from typing import Any
 from xml.sax.saxutils import escape as _xml_escape
 
 from substrait import algebra_pb2 as alg
-from substrait_spark.consumer.analysis.explain import PlanTree, _inputs, subquery_inputs
+from substrait_spark.consumer.analysis.explain import PlanTree
 from substrait_spark.consumer.loading.extensions import Extensions
 from substrait_spark.consumer.loading.producers import Quirks
 from substrait_spark.consumer.running.report import Step, StepStatus
@@ -113,23 +113,25 @@ class _GraphBuilder(PlanTree):
                 names = ", ".join(prel.root.names)
                 lines = _wrap(f"names=[{names}]")
                 root = self._add(Node("", "root", f"root relations[{i}]", lines, 0, f"relations[{i}]"))
-                self.node(prel.root.input, f"relations[{i}].root.input", 1, [], root.id, "")
+                self.outline(prel.root.input, f"relations[{i}].root.input", 1, [], root.id)
             elif kind == "rel":
                 shared = self._add(Node("", "root", f"shared relation relations[{i}]", [], 0, f"relations[{i}]"))
-                self.node(prel.rel, f"relations[{i}].rel", 1, [], shared.id, "")
+                self.outline(prel.rel, f"relations[{i}].rel", 1, [], shared.id)
         # Steps the report has but no write node matched (a report of another plan version): shown unattached.
         for s in self.steps:
             if s.get("index") not in self._used_steps:
                 self._add(_step_node(s, 0))
         return self.graph
 
-    def node(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], parent: str, label: str) -> None:
-        kind = rel.WhichOneof("rel_type")
+    def shape(
+        self, rel: alg.Rel, kind: str | None, body: Any, path: str, depth: int, outer: list[list[str]], parent: Any,
+        label: str,
+    ) -> str:  # fmt: skip
+        """The relation's node (details, emit, schema; its table, its steps), linked to `parent`; its id."""
         if kind is None:
             n = self._add(Node("", "rel", "(relation with no type set)", [], depth, path))
             self.graph.edges.append(Edge(n.id, parent, label))
-            return
-        body = getattr(rel, kind)
+            return n.id
         p = f"{path}.{kind}"
         try:
             details = getattr(self, f"_details_{kind}", lambda b, p: "")(body, p)
@@ -154,14 +156,13 @@ class _GraphBuilder(PlanTree):
             self._table(".".join(body.named_table.names), depth + 1, n.id)
         if cls == "write":
             self._attach_steps(n, path, p, depth)
-        for child, cpath in _inputs(body, p):
-            self.node(child, cpath, depth + 1, outer, n.id, "")
+        return n.id
+
+    def record_of(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
         try:
-            record = self._record(body, kind, p, outer)
-        except Exception:
-            record = []
-        for sub, spath, label in subquery_inputs(body, p):
-            self.node(sub, spath, depth + 1, [record, *outer], n.id, label)
+            return self._record(body, kind, p, outer)
+        except Exception:  # a picture never fails on a schema
+            return []
 
     def _table(self, name: str, depth: int, read_id: str) -> None:
         key = name.lower()

@@ -779,6 +779,23 @@ def run(plan: plan_pb2.Plan, spark, resolver=None):
     return to_dataframe(plan, spark, resolver or SessionCatalogResolver())
 
 
+def translation_refusal(plan: plan_pb2.Plan, spark, resolver=None):
+    """The UnsupportedFeatureError translating the plan's first root raises (translation alone: no `validate`
+    before it, unlike `run_plan`); fails the test if it translates."""
+    import pytest
+    from substrait_spark.consumer.errors import UnsupportedFeatureError
+    from substrait_spark.consumer.running.resolver import SessionCatalogResolver
+    from substrait_spark.consumer.translation.consumer import SubstraitConsumer
+
+    consumer = SubstraitConsumer(spark, plan, resolver or SessionCatalogResolver())
+    try:
+        with pytest.raises(UnsupportedFeatureError) as exc:
+            consumer.root(0)
+    finally:
+        consumer.close()
+    return exc.value
+
+
 def _key(value: Any) -> tuple:
     """A total order over mixed values with NULLs (for comparing results as multisets)."""
     if value is None:

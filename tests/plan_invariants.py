@@ -26,7 +26,6 @@ import base64
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -62,7 +61,6 @@ class PlanInvariant:
         self._analyses: dict[str, Analysis] = {}
         self.validated = 0
         self.disagreeing = 0
-        self.known: Counter[str] = Counter()
         self.target_refusals = 0
         self._findings: dict[str, list[Any]] = {}
 
@@ -90,8 +88,8 @@ class PlanInvariant:
         )
         terminalreporter.write_line(
             f"validate agrees with translation: {self.validated} roots checked, {self.disagreeing} disagreeing, "
-            f"{sum(self.known.values())} known disagreements (KNOWN_DISAGREEMENTS), {self.target_refusals} refusals "
-            "for the run's target or settings (TargetRefusedError, not the plan's to show)"
+            f"{self.target_refusals} refusals for the run's target or settings (TargetRefusedError, not the plan's "
+            "to show)"
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -177,12 +175,6 @@ class PlanInvariant:
             refused = Finding(entry["refused"]["feature"], entry["refused"]["path"] or "")
             if any(_same_place(f, refused) for f in findings):
                 return None
-            known = next(
-                (why for pattern, why in KNOWN_DISAGREEMENTS.items() if re.search(pattern, refused.feature)), None
-            )
-            if known is not None:
-                self.known[known] += 1
-                return None
             problem = f"translation refused {refused} but validate lists {findings or 'nothing'}"
         else:
             mine = [f for f in findings if f.path.startswith(root + ".") or _shared_path(f.path)]
@@ -194,17 +186,10 @@ class PlanInvariant:
 
 
 DEFAULT_CONSUMER = "substrait_spark.consumer.translation.consumer.SubstraitConsumer"
-# Refusals translation makes that validate does not yet foresee (validate exits 0, run exits 3), found by this
-# check; each is a handler's refusal not yet declared as data where validate can read it (issue 14, item 2).
-# Pattern searched in the refused feature -> why validate misses it. Counted in the summary line, not failed.
-KNOWN_DISAGREEMENTS = {
-    r"^regexp_replace: replacing one occurrence needs a literal": "the regex handler's literal-argument rule",
-    r"^RANGE window bound with an offset over a date sort key": "a window frame's rule on its sort key's type",
-    r"^lateral join over a counting aggregate": "the lateral join translator's rule on counting aggregates",
-    r"^outer reference to relation \d+ outside a lateral join's right input": "outer references to relations",
-    r"^strftime: strftime conversion ": "the directives of strftime's literal format",
-    r"^dynamic parameter of type .*: only scalar types can be bound": "parameter types (checked when values are bound)",
-}
+# (Every refusal translation makes is foreseen by validate: a disagreement fails the test. The six that were
+# tolerated here once — regexp_replace's literal rule, a RANGE offset over a date sort key, a lateral join over a
+# count, a stray rel_reference, strftime's directives, a parameter of a non-scalar type — are each declared as data
+# next to their translator now, with a regression test in test_validate.py.)
 
 
 def _same_place(found: Any, refused: Any) -> bool:

@@ -60,7 +60,36 @@ def test_every_reader_handles_or_refuses_every_kind(reader, oneof):
     assert all(reason.strip() for reason in table.refused.values())
 
 
-@pytest.mark.parametrize("cls", [SubstraitConsumer, LineageWalker])
+def _plan_tree():
+    from substrait_spark.consumer.analysis.explain import PlanTree
+
+    return PlanTree
+
+
+def _validator():
+    from substrait_spark.consumer.analysis.analyze import Validator
+
+    return Validator
+
+
+# Every PlanVisitor: the translator, lineage, explain (text, picture, validate's static records) and validate's walk.
+VISITORS = [SubstraitConsumer, LineageWalker, _plan_tree(), _validator()]
+
+
+@pytest.mark.parametrize("cls", VISITORS)
+def test_every_visitor_walks_every_kind(cls):
+    """Each visitor class's dispatch tables cover every relation and expression kind of the protobuf (handled, or
+    refused with a reason), and each kind it handles by name has its method."""
+    from substrait_spark.consumer.plan_visitor import PlanVisitor
+    from substrait_spark.graph import _GraphBuilder
+
+    assert issubclass(cls, PlanVisitor) and issubclass(_GraphBuilder, _plan_tree())
+    for table in cls.kind_tables():
+        assert table.missing() == [], (cls.__name__, table.oneof)
+        assert table.handled | set(table.refused) == set(KINDS[table.oneof])
+
+
+@pytest.mark.parametrize("cls", VISITORS)
 def test_handled_relation_and_expression_kinds_have_their_handlers(cls):
     """A kind handled by method name names a method the class has (the walk calls it)."""
     for oneof in ("rel_type", "rex_type"):
@@ -78,6 +107,13 @@ def test_a_forgotten_kind_fails_when_the_reader_is_defined():
     relations = {k: v for k, v in LineageWalker.relations.items() if k != "expand"}
     with pytest.raises(TypeError, match="neither handles nor refuses expand"):
         type("ForgetfulLineage", (LineageWalker,), {"relations": relations})
+    walk = {k: v for k, v in _validator().expression_handlers.items() if k != "subquery"}
+    with pytest.raises(TypeError, match=r"validate \(rex_type\): neither handles nor refuses subquery"):
+        type("ForgetfulValidator", (_validator(),), {"expression_handlers": walk})
+    tree = _plan_tree()
+    schemas = {k: v for k, v in tree.relation_handlers.items() if k != "aggregate"}
+    with pytest.raises(TypeError, match=r"explain \(rel_type\): neither handles nor refuses aggregate"):
+        type("ForgetfulExplain", (tree,), {"relation_handlers": schemas})
     with pytest.raises(TypeError, match="names kinds the protobuf lacks: fancy_join"):
         KindTable.of("mine", "rel_type", {*KINDS["rel_type"], "fancy_join"})
     with pytest.raises(TypeError, match="both handles and refuses read"):
@@ -162,3 +198,31 @@ def test_join_layouts_are_declared_once_for_every_join_type():
         explained = PlanTree(plan, Extensions(plan), Quirks.of(plan), []).schema(rel, "relations[0].root.input", [])
         assert len(explained) == width, name
         assert len(LineageWalker(plan).rel(rel, "relations[0].root.input").columns) == width, name
+
+
+def test_relation_refusals_are_the_translators_and_validate_reads_them():
+    """Each relation translator's `refusals(rel, path)` is in the consumer class's table for a kind it handles;
+    validate lists what a class's table refuses, in the translator's words, at the translator's path."""
+    from plan_builder import sort
+    from substrait_spark.consumer.translation.consumer import RELATION_REFUSALS
+
+    assert SubstraitConsumer.relation_refusals is RELATION_REFUSALS
+    assert set(RELATION_REFUSALS) <= set(SubstraitConsumer.relation_handlers)
+
+    def refuse_descending(rel, path):
+        for i, s in enumerate(rel.sorts):
+            if s.direction == alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST:
+                yield "descending sorts (this deployment)", f"{path}.sorts[{i}]"
+
+    class NoDescending(SubstraitConsumer):
+        relation_refusals = {**RELATION_REFUSALS, "sort": refuse_descending}
+
+    b = PlanBuilder()
+    plan = b.plan(sort(named("t", ["a"], [i64()]), (field(0), alg.SortField.SORT_DIRECTION_DESC_NULLS_LAST)), ["a"])
+    path = "relations[0].root.input.sort.sorts[0]"
+    assert validate_plan(plan, NoDescending) == [Finding("descending sorts (this deployment)", path)]
+    assert validate_plan(plan) == []
+    custom = alg.SortField(expr=field(0), comparison_function_reference=7)
+    b = PlanBuilder()
+    plan = b.plan(alg.Rel(sort=alg.SortRel(input=named("t", ["a"], [i64()]), sorts=[custom])), ["a"])
+    assert validate_plan(plan) == [Finding("sort by a custom comparison function", path)]

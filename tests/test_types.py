@@ -326,6 +326,32 @@ def test_unsigned_overflow_modes(spark):
         _unsigned_call(spark, "multiply", big, big, "u!u64", "ERROR")
 
 
+@pytest.mark.parametrize(
+    ("name", "option", "value"),
+    [("add", "overflow", "WRAP"), ("divide", "on_division_by_zero", "NAN"), ("divide", "on_domain_error", "NAN")],
+)
+def test_unsigned_options_are_refused_by_validate_as_by_translation(spark, name, option, value):
+    """The options of unsigned_integers.yaml's handlers are declared next to them (issue 14): validate lists an
+    unsupported one with translation's words at translation's path (run exits 3), and accepts a supported one."""
+    from substrait_spark.consumer.analysis.analyze import Finding, validate_plan
+
+    def plan(choice: str):
+        builder = pb.PlanBuilder()
+        x, y = literal_expr("'7'", "u!u8"), literal_expr("'2'", "u!u8")
+        call = builder.call(name, x, y, out=unsigned_type("u!u8", True), options={option: [choice]})
+        out = builder.plan(pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), call, emit=[1]), ["c"])
+        _as_unsigned_functions(out)
+        declare_types(out)
+        return out
+
+    refused = plan(value)
+    error = pb.translation_refusal(refused, spark)
+    assert f"option {option}={value}" in error.message and error.exit_code == 3
+    assert validate_plan(refused) == [Finding(error.message, error.path)]
+    assert validate_plan(plan("ERROR")) == []
+    assert pb.run(plan("ERROR"), spark).collect()[0][0] == (9 if name == "add" else 3)
+
+
 # --- rejected ------------------------------------------------------------------------------------------------
 
 

@@ -818,3 +818,166 @@ def test_validate_refuses_a_float_rounding_run_refuses(spark):
         assert report.outputs[0].preview == [[3]]
     finally:
         spark.catalog.dropTempView("validate_add")
+
+
+# --------------------------------------------------------------------------------------------------
+# The refusals validate once missed (the plan plugin's KNOWN_DISAGREEMENTS, now gone): each is declared as data
+# next to its translator and read by validate.
+# --------------------------------------------------------------------------------------------------
+
+FORMER_DISAGREEMENT_VIEWS = {
+    "vd_s": "SELECT 'banana' AS s",
+    "vd_d": "SELECT 1 AS k, DATE'2024-01-01' AS d",
+    "vd_l": "SELECT 1 AS k, 'a' AS a",
+    "vd_r": "SELECT 1 AS k, 'b' AS b",
+    "vd_ts": "SELECT TIMESTAMP_NTZ'2024-01-31 06:30:00' AS t",
+}
+
+
+def _former_disagreements() -> dict[str, tuple[Any, str, str]]:
+    """name -> (plan, the refused feature, its path)."""
+    from physical_builder import lateral_join, lateral_ref
+    from plan_builder import (
+        ASC_NULLS_LAST,
+        PlanBuilder,
+        aggregate,
+        date,
+        field,
+        filter_,
+        i32,
+        i64,
+        list_,
+        lit,
+        named,
+        param,
+        precision_timestamp,
+        project,
+        string,
+    )
+    from substrait import algebra_pb2 as alg
+    from window_builder import RANGE, current_row, preceding, window
+
+    root = "relations[0].root.input"
+    expr = f"{root}.project.expressions[0]"
+    s = named("vd_s", ["s"], [string()])
+    lr = named("vd_l", ["k", "a"], [i32(), string()]), named("vd_r", ["k", "b"], [i32(), string()])
+    cases = {}
+
+    b = PlanBuilder()
+    e = b.call("regexp_replace", field(0), lit("a"), field(0), lit(1, i64()), lit(2, i64()), out=string())
+    cases["regexp_replace"] = (
+        b.plan(project(s, e, emit=[1]), ["r"]),
+        "regexp_replace: replacing one occurrence needs a literal occurrence and a literal replacement",
+        f"{expr}.scalar_function",
+    )
+    b = PlanBuilder()
+    e = window(b, "count", sorts=[(field(1), ASC_NULLS_LAST)], bounds=RANGE, lower=preceding(1), upper=current_row())
+    cases["range_over_date"] = (
+        b.plan(project(named("vd_d", ["k", "d"], [i32(), date()]), e, emit=[2]), ["w"]),
+        "RANGE window bound with an offset over a date sort key (Spark's DataFrame API takes numeric range offsets "
+        "only)",
+        f"{expr}.window_function",
+    )
+    b = PlanBuilder()
+    counted = aggregate(filter_(lr[1], b.eq(field(0), lateral_ref(0, anchor=1))), measures=[b.agg("count", out=i64())])
+    cases["lateral_count"] = (
+        b.plan(lateral_join(lr[0], counted, alg.JoinRel.JOIN_TYPE_INNER, anchor=1), ["k", "a", "n"]),
+        "lateral join over a counting aggregate of the correlated rows (a left row without matches would need a "
+        "count of 0, not NULL)",
+        f"{root}.lateral_join.right",
+    )
+    b = PlanBuilder()
+    cases["stray_rel_reference"] = (
+        b.plan(filter_(lr[1], b.eq(field(0), lateral_ref(0, anchor=9))), ["k", "b"]),
+        "outer reference to relation 9 outside a lateral join's right input",
+        f"{root}.filter.condition.scalar_function.arguments[1].value.selection.outer_reference",
+    )
+    b = PlanBuilder()
+    e = b.call("strftime", field(0), lit("%Y %Q", string()), out=string())
+    cases["strftime"] = (
+        b.plan(project(named("vd_ts", ["t"], [precision_timestamp()]), e, emit=[1]), ["f"]),
+        "strftime: strftime conversion %Q",
+        f"{expr}.scalar_function",
+    )
+    b = PlanBuilder()
+    cases["list_parameter"] = (
+        b.plan(project(s, param(0, list_(i32())), emit=[1]), ["p"]),
+        "dynamic parameter of type list: only scalar types can be bound",
+        f"{expr}.dynamic_parameter",
+    )
+    return cases
+
+
+@pytest.mark.parametrize("name", list(_former_disagreements()))
+def test_validate_lists_what_translation_refuses_former_disagreements(name, spark, tmp_path, capsys):
+    """Regression (issue 14 item 2): for each refusal the plan plugin once tolerated as a known disagreement,
+    validate lists the feature at translation's path (CLI exit 3), `run` exits 3, and translating the plan —
+    without validate, over views of the tables it reads — raises that feature at that path."""
+    from google.protobuf import json_format
+    from plan_builder import translation_refusal
+    from substrait_spark.cli import main
+
+    plan, feature, path = _former_disagreements()[name]
+    assert Finding(feature, path) in validate_plan(plan)
+    plan_file = tmp_path / f"{name}.json"
+    plan_file.write_text(json_format.MessageToJson(plan))
+    capsys.readouterr()
+    assert main(["validate", str(plan_file)]) == 3
+    assert f"  - {feature} (at {path})" in capsys.readouterr().out.splitlines()
+    assert main(["run", str(plan_file)]) == 3
+    assert feature in capsys.readouterr().err
+    for view, sql in FORMER_DISAGREEMENT_VIEWS.items():
+        spark.sql(sql).createOrReplaceTempView(view)
+    try:
+        error = translation_refusal(plan, spark)
+        assert (error.message, error.path, error.exit_code) == (feature, path, 3)
+    finally:
+        for view in FORMER_DISAGREEMENT_VIEWS:
+            spark.catalog.dropTempView(view)
+
+
+def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(spark):
+    """Two refusals of relation translators that depend on what the plan's expressions do (a subquery joined in
+    where a window relation's expressions stand; an expand over correlated rows): validate lists each at the
+    translator's path, with its words, and translation raises it (exit 3)."""
+    from physical_builder import expand
+    from plan_builder import (
+        PlanBuilder,
+        exists,
+        field,
+        filter_,
+        i32,
+        i64,
+        in_subquery,
+        named,
+        outer,
+        project,
+        string,
+        translation_refusal,
+    )
+    from window_builder import window_rel, window_rel_function
+
+    left, right = named("vw_l", ["k", "a"], [i32(), string()]), named("vw_r", ["k", "b"], [i32(), string()])
+    keys = project(right, field(0), emit=[2])
+    b = PlanBuilder()
+    windowed = window_rel(
+        left, [window_rel_function(b, "row_number", out=i64())], partitions=[in_subquery([field(0)], keys)]
+    )
+    b2 = PlanBuilder()
+    correlated = expand(filter_(right, b2.eq(field(0), outer(0))), [field(1), field(1)])
+    cases = [
+        (b.plan(windowed, ["k", "a", "n"]), "subquery inside a window relation's expressions",
+         "relations[0].root.input.window"),
+        (b2.plan(filter_(left, exists(correlated)), ["k", "a"]), "expand inside a correlated subquery",
+         "relations[0].root.input.filter.condition.subquery.set_predicate.tuples.expand"),
+    ]  # fmt: skip
+    spark.sql("SELECT 1 AS k, 'a' AS a").createOrReplaceTempView("vw_l")
+    spark.sql("SELECT 1 AS k, 'b' AS b").createOrReplaceTempView("vw_r")
+    try:
+        for plan, feature, path in cases:
+            assert Finding(feature, path) in validate_plan(plan), feature
+            error = translation_refusal(plan, spark)
+            assert (error.message, error.path, error.exit_code) == (feature, path, 3)
+    finally:
+        spark.catalog.dropTempView("vw_l")
+        spark.catalog.dropTempView("vw_r")

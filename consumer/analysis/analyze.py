@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from google.protobuf.message import Message
@@ -29,34 +29,50 @@ from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..loading.extensions import Extensions, FunctionRef
 from ..loading.loader import LoadedPlan
 from ..loading.producers import Quirks
-from ..plan_visitor import KINDS, SUBQUERY_BODY, KindTable, register, shared_relation, subquery_body
+from ..plan_visitor import KINDS, SUBQUERY_BODY, KindTable, PlanVisitor, register, shared_relation, subquery_body
 from ..running.steps.ddl import DEFAULTS_REFUSED, set_defaults
 from ..running.steps.update_key import is_update_key, plan_update_key
 from ..translation import windows
 from ..translation.consumer import FIELD_ROOTS, SubstraitConsumer
 from ..translation.context_variables import unsupported_reason as context_variable_refusal
-from ..translation.expressions import options_of
+from ..translation.expressions import options_of, stray_rel_reference
 from ..translation.functions import (
     AGGREGATE,
     AGGREGATE_OPTIONS,
     SCALAR,
     SCALAR_OPTIONS,
+    SCALAR_RULES,
     OptionRule,
+    StaticArgument,
+    StaticCall,
     lookup,
     matched_key,
 )
-from ..translation.functions.datetime import EXTRACT_COMPONENTS
+from ..translation.functions import UNKNOWN as UNKNOWN_VALUE
 from ..translation.literals import REFUSED_LITERALS
 from ..translation.literals import python_value as literal_value
+from ..translation.parameters import unbindable
 from ..translation.registry import extension_handler
-from ..translation.relations import exchange, join, lateral, physical_join, topn
-from ..translation.relations.aggregate import _COUNTS, _ORDER_INSENSITIVE, _PHASES_OK
+from ..translation.relations import expand, join, lateral, physical_join
+from ..translation.relations import window as window_rel
+from ..translation.relations.aggregate import COUNTS
+from ..translation.relations.aggregate import function_refusals as aggregate_refusals
 from ..translation.relations.filter import equality_key_position
-from ..translation.relations.read import _TEXT_FORMATS, BYTE_RANGES, READ_METHODS
+from ..translation.relations.read import READ_METHODS, local_files_refusals
+from ..translation.relations.sort import sort_refusals
 from ..translation.subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
 from ..types import PlanTypes, schema_of, spark_type
-from ..walk import children, conjunct_paths, contains, nodes, record_fields, reference_levels, value_args
-from .explain import UNKNOWN, PlanTree, subquery_inputs
+from ..walk import (
+    OPAQUE,
+    children,
+    conjunct_paths,
+    contains,
+    nodes,
+    record_fields,
+    reference_levels,
+    value_args,
+)
+from .explain import UNKNOWN, PlanTree
 
 Expression = alg.Expression
 JoinRel = alg.JoinRel
@@ -92,6 +108,9 @@ class Context:
     quirks: Quirks
     _corr: dict[str, _Corr] = field(default_factory=dict)
     _records: _Records | None = None
+    # Lateral joins met so far (the walk visits a relation before its inputs): path -> the anchor its right
+    # input's `rel_reference` outer references name.
+    laterals: dict[str, int] = field(default_factory=dict)
 
     def function(self, anchor: int, path: str) -> FunctionRef:
         return self.extensions.function(anchor, path)
@@ -107,6 +126,13 @@ class Context:
             signature = [None] * len(stated)
         return tuple(_family(t) or sig for t, sig in zip(stated, signature, strict=True))
 
+    def sort_keys(self, sorts: Any, path: str) -> list[windows.SortKey]:
+        """A window's sort keys as `windows.frame` reads them, from the types the plan states."""
+        if self._records is None:
+            self._records = _Records(self.plan, self.extensions, self.quirks)
+        stated = self._records.types_at([s.expr for s in sorts], path)
+        return [(_family(t), t.rstrip("?")) for t in stated]
+
     def overridden(self, method: str) -> bool:
         """Whether the consumer class replaces the base class's translator `method`."""
         return getattr(self.consumer_class, method, None) is not getattr(SubstraitConsumer, method, None)
@@ -120,6 +146,12 @@ Check = Callable[[Context, Any, str], Iterable[Finding]]
 
 def _rel_kind(cx: Context, rel: alg.Rel, path: str) -> Iterator[Finding]:
     yield from _kind(cx, rel, "rel_type", "relation", cx.consumer_class.refused_relations, path)
+    kind = rel.WhichOneof("rel_type")
+    refusals = cx.consumer_class.relation_refusals.get(kind or "")
+    if refusals is not None and cx.consumer_class.handles("rel_type", kind or ""):
+        # What the relation's translator refuses from the plan alone (checked before it runs).
+        for feature, at in refusals(getattr(rel, kind or ""), f"{path}.{kind}"):
+            yield Finding(feature, at)
 
 
 def _kind(cx: Context, msg: Message, oneof: str, what: str, refused: dict[str, str], path: str) -> Iterator[Finding]:
@@ -172,30 +204,13 @@ def _read(cx: Context, rel: alg.ReadRel, path: str) -> Iterator[Finding]:
                 )
     if kind == "iceberg_table" and rel.iceberg_table.WhichOneof("table_type") != "direct":
         raise PlanInvalidError("Iceberg table read with no metadata file", f"{path}.{kind}")
-    if rel.HasField("projection"):
-        for i, item in enumerate(rel.projection.select.struct_items):
-            if item.HasField("child"):
-                yield Finding("nested projection masks", f"{path}.projection.select.struct_items[{i}]")
+    return iter(())
 
 
 def _local_files(cx: Context, files: alg.ReadRel.LocalFiles, path: str) -> Iterator[Finding]:
-    if cx.overridden("read_local_files"):
-        return
-    formats: set[str] = set()
-    for i, item in enumerate(files.items):
-        p = f"{path}.items[{i}]"
-        kind = item.WhichOneof("file_format")
-        spark_fmt = _TEXT_FORMATS.get(kind or "")
-        if spark_fmt is None:
-            yield Finding(f"local files in {kind or 'unspecified'} format", p)
-        else:  # as the reader: only readable formats count towards a mix
-            if formats and spark_fmt not in formats:
-                yield Finding("local files of mixed formats in one read", p)
-            formats.add(spark_fmt)
-        if item.start or item.length:
-            yield Finding(BYTE_RANGES, p)
-        if kind == "text" and item.text.header_lines_to_skip > 1:
-            yield Finding(f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p)
+    if not cx.overridden("read_local_files"):
+        for feature, at in local_files_refusals(files, path):
+            yield Finding(feature, at)
 
 
 def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Finding]:
@@ -203,35 +218,12 @@ def _reference(cx: Context, rel: alg.ReferenceRel, path: str) -> Iterator[Findin
     return iter(())
 
 
-def _sort(cx: Context, rel: alg.SortRel, path: str) -> Iterator[Finding]:
-    for i, s in enumerate(rel.sorts):
-        if s.WhichOneof("sort_kind") == "comparison_function_reference":
-            yield Finding("sort by a custom comparison function", f"{path}.sorts[{i}]")
-
-
 def _fetch(cx: Context, rel: alg.FetchRel, path: str) -> Iterator[Finding]:
-    for name in ("offset_expr", "count_expr"):
-        if rel.HasField(name) and getattr(rel, name).WhichOneof("rex_type") != "literal":
-            yield Finding("fetch offset/count computed by an expression (only literals)", f"{path}.{name}")
     if _correlation(cx, rel.input, f"{path}.input").pending:
         yield Finding("LIMIT/OFFSET inside a correlated subquery", path)
 
 
-_SEMI_ANTI = {
-    JoinRel.JOIN_TYPE_LEFT_SEMI,
-    JoinRel.JOIN_TYPE_LEFT_ANTI,
-    JoinRel.JOIN_TYPE_RIGHT_SEMI,
-    JoinRel.JOIN_TYPE_RIGHT_ANTI,
-}
-
-
 def _join(cx: Context, rel: JoinRel, path: str) -> Iterator[Finding]:
-    if rel.type == JoinRel.JOIN_TYPE_UNSPECIFIED:
-        raise PlanInvalidError("join type unspecified", f"{path}.type")
-    if rel.type not in JoinRel.JoinType.values():
-        yield Finding(f"join type {rel.type}", f"{path}.type")
-    if rel.HasField("post_join_filter") and rel.type in _SEMI_ANTI:
-        yield Finding("post-join filter on a semi or anti join", f"{path}.post_join_filter")
     yield from _join_correlation(cx, rel, rel.type, path)
     if rel.type != JoinRel.JOIN_TYPE_INNER and rel.HasField("expression") and contains(rel.expression, Subquery):
         width = len(PlanTree(cx.plan, cx.extensions, cx.quirks, []).schema(rel.left, f"{path}.left", []))
@@ -253,25 +245,41 @@ def _join_correlation(cx: Context, rel: Any, join_type: int, path: str) -> Itera
         yield Finding("join above a correlated aggregate inside a subquery", path)
 
 
-def _physical(refusals: Callable[[Any, str], Iterable[tuple[str, str]]]) -> Check:
-    """A check from a physical relation translator's own list of refusals
-    (consumer/translation/relations/*.refusals)."""
-
-    def check(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
-        for feature, at in refusals(rel, path):
-            yield Finding(feature, at)
-
-    return check
+def _lateral(cx: Context, rel: alg.LateralJoinRel, path: str) -> Iterator[Finding]:
+    """What the decorrelating lateral join refuses, from its rebased right input's correlation (the escapes
+    are `lateral.refusals`')."""
+    cx.laterals[path] = rel.common.rel_anchor
+    jt = lateral.checked_type(rel, path)
+    if lateral.escapes_natively(rel, path):
+        return
+    right, _ = lateral.rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    if _correlation(cx, rel.left, f"{path}.left").pending:
+        yield Finding(lateral.IN_CORRELATED, path)
+    state = _correlation(replace(cx, _corr={}), right, f"{path}.right")  # (memoized by path: the rebased copy's own)
+    for feature, at in lateral.decorrelation_refusals(jt, state.keyed, state.count_bug, path):
+        yield Finding(feature, at)
 
 
 def _physical_join(cx: Context, rel: Any, path: str) -> Iterator[Finding]:
     yield from _join_correlation(cx, rel, physical_join.join_type(rel, path), path)
 
 
+def _dynamic_parameter(cx: Context, param: alg.DynamicParameter, path: str) -> Iterator[Finding]:
+    """A parameter of a type no caller's value converts to, with no binding in the plan (as `Parameters.literal`)."""
+    why = unbindable(param.type)
+    if why and param.parameter_reference not in {b.parameter_anchor for b in cx.plan.parameter_bindings}:
+        yield Finding(why, path)
+
+
 def _context_variable(cx: Context, v: Expression.ExecutionContextVariable, path: str) -> Iterator[Finding]:
     reason = context_variable_refusal(cx.plan)
     if reason:
         yield Finding(reason, path)
+
+
+def _expand(cx: Context, rel: alg.ExpandRel, path: str) -> Iterator[Finding]:
+    if _correlation(cx, rel.input, f"{path}.input").pending:
+        yield Finding(expand.CORRELATED, path)
 
 
 def _set(cx: Context, rel: alg.SetRel, path: str) -> Iterator[Finding]:
@@ -377,7 +385,7 @@ def _compute_correlation(cx: Context, rel: alg.Rel, path: str) -> _Corr:
             return _NONE
         has_keys = bool(len(body.grouping_expressions))
         counts = any(
-            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None and ref.base in _COUNTS
+            (ref := cx.extensions.functions.get(m.measure.function_reference)) is not None and ref.base in COUNTS
             for m in body.measures
         )
         return _Corr(inner.pending, keyed=not has_keys, count_bug=counts)
@@ -396,24 +404,26 @@ class _Records(PlanTree):
         self.records: dict[str, tuple[list[str], list[list[str]]]] = {}
         self.render()
 
-    def rel(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
-        kind = rel.WhichOneof("rel_type")
-        if kind is None:
-            return
-        body, p = getattr(rel, kind), f"{path}.{kind}"
-        record = self._record(body, kind, p, outer)
-        self.records[p] = (record, outer)
-        for child, cpath in children(body, p):
-            if isinstance(child, alg.Rel):
-                self.rel(child, cpath, depth + 1, outer)
-        for sub, spath, _ in subquery_inputs(body, p):
-            self.rel(sub, spath, depth + 1, [record, *outer])
+    def shape(
+        self, rel: alg.Rel, kind: str | None, body: Any, path: str, depth: int, outer: list[list[str]], parent: Any,
+        label: str,
+    ) -> None:  # fmt: skip
+        if kind is not None:
+            p = f"{path}.{kind}"
+            self.records[p] = (self._record(body, kind, p, outer), outer)
+
+    def record_of(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        return self.records[p][0]
 
     def argument_types(self, fn: Any, path: str) -> list[str]:
         """The stated types of a call's value arguments at `path` (UNKNOWN where the plan does not state one)."""
+        return self.types_at(value_args(fn), path)
+
+    def types_at(self, exprs: Iterable[Expression], path: str) -> list[str]:
+        """The stated types of expressions standing at `path` (UNKNOWN where the plan does not state one)."""
         at = max((p for p in self.records if path.startswith(p + ".")), key=len, default=None)
         record, outer = self.records[at] if at is not None else ([], [])
-        return [self.expr_type(v, record, outer) for v in value_args(fn)]
+        return [self.expr_type(e, record, outer) for e in exprs]
 
 
 # Substrait type names (as `explain.type_str` writes them, and signature abbreviations) -> `types.family`.
@@ -454,6 +464,11 @@ def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> 
     root = ref.WhichOneof("root_type")
     if root is not None and root not in FIELD_ROOTS:
         yield Finding(f"{root} field reference", path)
+    outer = ref.outer_reference
+    # As the translator: the lateral join naming a relation rewrites references to it in its right input only.
+    taken = any(path.startswith(f"{at}.right.") and a == outer.rel_reference for at, a in cx.laterals.items())
+    if root == "outer_reference" and outer.WhichOneof("outer_reference_type") == "rel_reference" and not taken:
+        yield Finding(stray_rel_reference(outer.rel_reference), f"{path}.outer_reference")
     if ref.WhichOneof("reference_type") == "masked_reference":
         yield Finding("masked field reference in an expression", path)
 
@@ -516,16 +531,35 @@ def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> I
         yield Finding(f"scalar function {ref.name}", path)
         return
     yield from _options(cx, cx.consumer_class.scalar_functions, SCALAR, SCALAR_OPTIONS, ref, fn, path)
-    for check in SCALAR_CHECKS.get(ref.base, ()) if handler is SCALAR.get(ref.base) else ():
-        yield from check(ref, fn, path)
+    key = matched_key(cx.consumer_class.scalar_functions, ref)
+    rule = SCALAR_RULES.get(key) if key is not None and handler is SCALAR.get(key) else None
+    if rule is not None and (why := rule(_static_call(fn))):
+        yield Finding(f"{ref.name}: {why}", path)
+
+
+def _static_call(fn: Any) -> StaticCall:
+    """A call's arguments as the plan states them, for the handlers' argument rules."""
+    values = []
+    for a in fn.arguments:
+        kind = a.WhichOneof("arg_type")
+        if kind != "value":
+            continue
+        e = a.value
+        if e.WhichOneof("rex_type") == "literal":
+            try:
+                value = literal_value(e.literal, "")[0]
+            except (UnsupportedFeatureError, PlanInvalidError):  # the literal's own check reports it
+                value = UNKNOWN_VALUE
+            values.append(StaticArgument(True, value))
+        else:  # a dynamic parameter is a constant bound at run time
+            values.append(StaticArgument(e.WhichOneof("rex_type") == "dynamic_parameter", UNKNOWN_VALUE))
+    return StaticCall(tuple(values), tuple(a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"))
 
 
 def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> Iterator[Finding]:
     ref = cx.function(fn.function_reference, f"{path}.function_reference")
-    if fn.phase not in _PHASES_OK:
-        yield Finding(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
-    if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
-        yield Finding(f"ordered aggregate {ref.name}", f"{path}.sorts")
+    for feature, at in aggregate_refusals(ref, fn, path):
+        yield Finding(feature, at)
     handler = lookup(cx.consumer_class.aggregate_functions, ref)
     if handler is None:
         yield Finding(f"aggregate function {ref.name}", path)
@@ -537,21 +571,24 @@ def _aggregate_function(cx: Context, fn: alg.AggregateFunction, path: str) -> It
 
 def _window_function(cx: Context, fn: Expression.WindowFunction, path: str) -> Iterator[Finding]:
     ref = cx.function(fn.function_reference, f"{path}.function_reference")  # dangling anchors are still invalid
-    for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(fn.sorts), path):
+    for feature, at in windows.static_findings(cx.consumer_class, ref, fn, cx.sort_keys(fn.sorts, path), path):
         yield Finding(feature, at)
-    for feature, at in windows.sort_findings(fn.sorts, f"{path}.sorts"):
+    for feature, at in sort_refusals(fn.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
 
 
 def _window_rel(cx: Context, rel: alg.ConsistentPartitionWindowRel, path: str) -> Iterator[Finding]:
     if _correlation(cx, rel.input, f"{path}.input").pending:
         yield Finding(windows.CORRELATED, path)
-    for feature, at in windows.sort_findings(rel.sorts, f"{path}.sorts"):
+    if any(_changes_scope(m) for m in [*rel.partition_expressions, *rel.sorts, *rel.window_functions]):
+        yield Finding(window_rel.SUBQUERY_INSIDE, path)
+    for feature, at in sort_refusals(rel.sorts, f"{path}.sorts"):
         yield Finding(feature, at)
+    sort_keys = cx.sort_keys(rel.sorts, f"{path}.sorts")
     for i, fn in enumerate(rel.window_functions):
         p = f"{path}.window_functions[{i}]"
         ref = cx.function(fn.function_reference, f"{p}.function_reference")
-        for feature, at in windows.static_findings(cx.consumer_class, ref, fn, len(rel.sorts), p):
+        for feature, at in windows.static_findings(cx.consumer_class, ref, fn, sort_keys, p):
             yield Finding(feature, at)
 
 
@@ -582,14 +619,6 @@ def _options(
 FunctionCheck = Callable[[FunctionRef, Any, str], Iterable[Finding]]
 
 
-def _extract_component(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
-    enums = [a.enum for a in fn.arguments if a.WhichOneof("arg_type") == "enum"]
-    if not enums and not len(fn.arguments):
-        yield Finding(f"{ref.name}: extract needs a component enum argument", path)
-    elif enums and enums[0].upper() not in EXTRACT_COMPONENTS:
-        yield Finding(f"{ref.name}: extract component {enums[0].upper()}", path)
-
-
 def _no_distinct(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
     if fn.invocation == alg.AggregateFunction.AGGREGATION_INVOCATION_DISTINCT:
         yield Finding(f"{ref.name}: DISTINCT invocation", path)
@@ -604,9 +633,6 @@ def _count_arguments(ref: FunctionRef, fn: Any, path: str) -> Iterator[Finding]:
         yield Finding(f"{ref.name}: count over several arguments without DISTINCT", path)
 
 
-SCALAR_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
-    "extract": (_extract_component,),
-}
 AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
     "corr": (_no_distinct,),
     "median": (_no_distinct,),
@@ -652,19 +678,18 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.ReferenceRel: (_reference,),
     alg.FilterRel: (_filter,),
     alg.ProjectRel: (_project,),
-    alg.SortRel: (_sort,),
     alg.FetchRel: (_fetch,),
     alg.AggregateRel: (_aggregate,),
     alg.JoinRel: (_join,),
     alg.CrossRel: (_cross,),
-    alg.HashJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.MergeJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.NestedLoopJoinRel: (_physical(physical_join.refusals), _physical_join),
-    alg.LateralJoinRel: (_physical(lateral.refusals),),
-    alg.ExchangeRel: (_physical(exchange.refusals),),
-    alg.TopNRel: (_physical(topn.refusals),),
+    alg.HashJoinRel: (_physical_join,),
+    alg.MergeJoinRel: (_physical_join,),
+    alg.NestedLoopJoinRel: (_physical_join,),
+    alg.LateralJoinRel: (_lateral,),
     Expression.ExecutionContextVariable: (_context_variable,),
+    alg.DynamicParameter: (_dynamic_parameter,),
     alg.SetRel: (_set,),
+    alg.ExpandRel: (_expand,),
     alg.WriteRel: (_write,),
     alg.DdlRel: (_ddl,),
     Expression: (_expression_kind,),
@@ -687,20 +712,55 @@ def _plan_of(plan: LoadedPlan | Plan) -> Plan:
     return plan.plan if isinstance(plan, LoadedPlan) else plan
 
 
+class Validator(PlanVisitor[None]):
+    """validate's walk of a plan: relations and expressions through the walk every reader shares (`PlanVisitor`:
+    dispatch on the kind, plan paths), every other message in field order; each message's checks (`CHECKS`) run
+    when it is reached, so findings come in plan order. Which kinds are supported is the consumer class's to say
+    (`_rel_kind`, `_expression_kind`: its tables, its translators' refusals), so this walk visits every kind:
+    what it finds inside a refused one is listed too. Shared relations are checked where the plan holds them."""
+
+    reader = "validate"
+    relation_handlers = dict.fromkeys(KINDS["rel_type"], "_body")
+    expression_handlers = dict.fromkeys(KINDS["rex_type"], "_expression_body")
+
+    def __init__(self, cx: Context):
+        self.cx = cx
+        self.plan = cx.plan
+        self.findings: list[Finding] = []
+        self._seen: set[Finding] = set()
+
+    def visit(self, msg: Message, path: str) -> None:
+        """Check `msg`, then what is inside it (a relation or an expression through the shared walk)."""
+        for check in CHECKS.get(type(msg), ()):
+            for f in check(self.cx, msg, path):
+                if f not in self._seen:
+                    self._seen.add(f)
+                    self.findings.append(f)
+        if isinstance(msg, alg.Rel):
+            self.rel(msg, path)
+        elif isinstance(msg, Expression):
+            self.expression(msg, None, path)
+        elif not isinstance(msg, OPAQUE):
+            for child, cpath in children(msg, path):
+                self.visit(child, cpath)
+
+    def _body(self, body: Any, path: str, outer: Any) -> None:
+        """Any relation's body (a scalar kind, such as a detached ordinal, holds nothing)."""
+        if isinstance(body, Message):
+            self.visit(body, path)
+
+    def _expression_body(self, body: Any, scope: Any, path: str) -> None:
+        """Any expression's body (as a relation's)."""
+        self._body(body, path, scope)
+
+
 def analyze(plan: LoadedPlan | Plan, consumer_class: type[SubstraitConsumer] = SubstraitConsumer) -> list[Finding]:
     """Every unsupported feature of the plan, in plan order. Raises PlanInvalidError for a malformed plan."""
     p = _plan_of(plan)
-    cx = Context(p, consumer_class, Extensions(p), Quirks.of(p))
-    findings: list[Finding] = []
-    seen: set[Finding] = set()
+    validator = Validator(Context(p, consumer_class, Extensions(p), Quirks.of(p)))
     with PlanTypes.of(p).active():  # user-defined types and type aliases, for spark_type
-        for msg, path in nodes(p):
-            for check in CHECKS.get(type(msg), ()):
-                for f in check(cx, msg, path):
-                    if f not in seen:
-                        seen.add(f)
-                        findings.append(f)
-    return findings
+        validator.visit(p, "")
+    return validator.findings
 
 
 def validate_plan(

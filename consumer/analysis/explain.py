@@ -9,7 +9,7 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from google.protobuf.message import Message
@@ -25,6 +25,7 @@ from ..plan_visitor import (
     SUBQUERY_LABEL,
     JoinOutput,
     KindTable,
+    PlanVisitor,
     logical_join_type,
     register,
     subquery_body,
@@ -50,17 +51,13 @@ BOOLEAN = "boolean"
 # Relation kinds with a left and a right input (the physical joins number their join types differently).
 _JOINS = ("join", "cross", "lateral_join", "hash_join", "merge_join", "nested_loop_join")
 # What explain shows as `?`: relations whose output it does not derive from the plan alone, expressions whose
-# type it does not derive, field references into what it does not track (the kinds test holds these tables).
-_SCHEMA_RULES = ("read", "filter", "sort", "fetch", "top_n", "exchange", "expand", "project", "aggregate", "window",
-                 *_JOINS, "set", "reference")  # fmt: skip
+# type it does not derive, field references into what it does not track (the kinds test holds these tables; the
+# kinds it derives are PlanTree's handlers).
 SCHEMA_NOT_DERIVED = {
     **dict.fromkeys(("extension_single", "extension_multi", "extension_leaf"), "an extension's output is its own"),
     **dict.fromkeys(("write", "ddl", "update"), "a step's output is its row count, known when it runs"),
     "detached_rel_ordinal": DETACHED,
 }
-_TYPED_EXPRESSIONS = ("literal", "selection", "scalar_function", "window_function", "cast", "if_then",
-                      "switch_expression", "singular_or_list", "multi_or_list", "subquery", "nested",
-                      "execution_context_variable")  # fmt: skip
 TYPE_NOT_DERIVED = {
     **dict.fromkeys(("dynamic_parameter", "lambda", "lambda_invocation", "named_lambda_reference"), "not derived"),
     "detached_expression_ordinal": DETACHED,
@@ -143,8 +140,42 @@ def schema_str(types: list[str]) -> str:
 # --- the tree ----------------------------------------------------------------------------------------------
 
 
-class PlanTree:
-    """Builds the text of `plan_tree`; schemas are computed once per relation path."""
+# The record an expression's type is read against: its own columns' types, and the enclosing queries' records.
+Record = tuple[list[str], list[list[str]]]
+_SCHEMA_HANDLERS: dict[str, str] = {
+    "read": "_schema_read",
+    **dict.fromkeys(("filter", "sort", "fetch", "top_n", "exchange"), "_schema_of_input"),
+    "expand": "_schema_expand",
+    "project": "_schema_project",
+    "aggregate": "_schema_aggregate",
+    "window": "_schema_window",
+    **dict.fromkeys(_JOINS, "_schema_join"),
+    "set": "_schema_set",
+    "reference": "_schema_reference",
+}
+_TYPE_HANDLERS: dict[str, str] = {
+    "literal": "_type_literal",
+    "selection": "_type_selection",
+    **dict.fromkeys(("scalar_function", "window_function"), "_type_function"),
+    "cast": "_type_cast",
+    **dict.fromkeys(("if_then", "switch_expression"), "_type_conditional"),
+    **dict.fromkeys(("singular_or_list", "multi_or_list"), "_type_boolean"),
+    "subquery": "_type_subquery",
+    "nested": "_type_nested",
+    "execution_context_variable": "_type_context_variable",
+}
+
+
+class PlanTree(PlanVisitor[list[str]]):
+    """Builds the text of `plan_tree`. A relation's output schema is derived by the walk all readers share
+    (`PlanVisitor`: one handler per relation kind, then its emit; kinds it does not derive are `?`), once per
+    relation path; an expression's type likewise by kind."""
+
+    reader = "explain"
+    relation_handlers = _SCHEMA_HANDLERS
+    refused_relations = SCHEMA_NOT_DERIVED
+    expression_handlers = _TYPE_HANDLERS
+    refused_expressions = TYPE_NOT_DERIVED
 
     def __init__(self, plan: Any, extensions: Extensions, quirks: Quirks, tables_read: list[dict[str, Any]]):
         self.plan = plan
@@ -166,29 +197,47 @@ class PlanTree:
             if kind == "root":
                 names = ", ".join(prel.root.names)
                 self.lines.append(f"root relations[{i}]  names=[{_clip(names)}]")
-                self.rel(prel.root.input, f"relations[{i}].root.input", 1, [])
+                self.outline(prel.root.input, f"relations[{i}].root.input", 1, [])
             elif kind == "rel":
                 self.lines.append(f"shared relation relations[{i}]")
-                self.rel(prel.rel, f"relations[{i}].rel", 1, [])
+                self.outline(prel.rel, f"relations[{i}].rel", 1, [])
         return "\n".join(self.lines)
 
-    def rel(self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], label: str = "") -> None:
+    def outline(
+        self, rel: alg.Rel, path: str, depth: int, outer: list[list[str]], parent: Any = None, label: str = ""
+    ) -> None:
+        """The walk of explain's outline (the text, the picture, validate's records): each relation (`shape`),
+        then its inputs one level deeper, then its subqueries' bodies, which see its record as their outer one.
+        `shape` returns what its inputs and subqueries hang from (`parent`); `label` names a subquery."""
         kind = rel.WhichOneof("rel_type")
-        pad = INDENT * depth + label
+        if kind is None:
+            self.shape(rel, None, None, path, depth, outer, parent, label)
+            return
+        body, p = getattr(rel, kind), f"{path}.{kind}"
+        me = self.shape(rel, kind, body, path, depth, outer, parent, label)
+        for child, cpath in _inputs(body, p):
+            self.outline(child, cpath, depth + 1, outer, me)
+        record = self.record_of(body, kind, p, outer)
+        for sub, spath, sublabel in subquery_inputs(body, p):
+            self.outline(sub, spath, depth + 1, [record, *outer], me, sublabel)
+
+    def shape(
+        self, rel: alg.Rel, kind: str | None, body: Any, path: str, depth: int, outer: list[list[str]], parent: Any,
+        label: str,
+    ) -> Any:  # fmt: skip
+        """The relation's line (kind, details, emit, schema)."""
+        pad = INDENT * depth + (f"[{label}] " if label else "")
         if kind is None:
             self.lines.append(f"{pad}(relation with no type set)")
-            return
-        body = getattr(rel, kind)
-        p = f"{path}.{kind}"
-        details = getattr(self, f"_details_{kind}", lambda b, p: "")(body, p)
-        emit = self._emit(body)
-        text = " ".join(x for x in (kind, details, emit) if x)
+            return None
+        details = getattr(self, f"_details_{kind}", lambda b, p: "")(body, f"{path}.{kind}")
+        text = " ".join(x for x in (kind, details, self._emit(body)) if x)
         self.lines.append(f"{pad}{text}  -> {schema_str(self.schema(rel, path, outer))}")
-        for child, cpath in _inputs(body, p):
-            self.rel(child, cpath, depth + 1, outer)
-        record = self._record(body, kind, p, outer)
-        for sub, spath, label in subquery_inputs(body, p):
-            self.rel(sub, spath, depth + 1, [record, *outer], label=f"[{label}] ")
+        return None
+
+    def record_of(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
+        """The record a relation's subqueries see as their outer one (`_record`)."""
+        return self._record(body, kind, p, outer)
 
     def _emit(self, body: Any) -> str:
         common = getattr(body, "common", None)
@@ -337,66 +386,72 @@ class PlanTree:
     _details_extension_leaf = _details_extension_single
     _details_lateral_join = _details_join
 
-    # -- schemas
+    # -- schemas (the walk of `PlanVisitor`: one handler per relation kind, then the relation's emit)
 
     def schema(self, rel: alg.Rel, path: str, outer: list[list[str]]) -> list[str]:
+        """The column types a relation outputs (computed once per path)."""
         if path not in self._schemas:
-            self._schemas[path] = self._schema(rel, path, outer)
+            self._schemas[path] = [] if rel.WhichOneof("rel_type") is None else self.rel(rel, path, outer)
         return self._schemas[path]
 
-    def _schema(self, rel: alg.Rel, path: str, outer: list[list[str]]) -> list[str]:
-        kind = rel.WhichOneof("rel_type")
-        if kind is None:
-            return []
-        body = getattr(rel, kind)
-        p = f"{path}.{kind}"
-        out = self._columns(body, kind, p, outer)
+    def refused(self, what: str, kind: str, reason: str | None, path: str) -> Callable[..., Any]:
+        """A kind whose output (or type) explain does not derive is shown as `?`, not refused."""
+        return lambda *args: [UNKNOWN] if what == "relation" else UNKNOWN
+
+    def emit(self, kind: str, body: Any, out: list[str], path: str) -> list[str]:
         common = getattr(body, "common", None)
         if common is not None and common.WhichOneof("emit_kind") == "emit":
-            out = [out[i] if 0 <= i < len(out) else UNKNOWN for i in common.emit.output_mapping]
+            return [out[i] if 0 <= i < len(out) else UNKNOWN for i in common.emit.output_mapping]
         return out
 
-    def _columns(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
-        if kind in SCHEMA_NOT_DERIVED:
-            return [UNKNOWN]
-        if kind == "read":
-            cols = [type_str(t) for t in body.base_schema.struct.types]
-            if body.HasField("projection"):
-                cols = [cols[i.field] if i.field < len(cols) else UNKNOWN for i in body.projection.select.struct_items]
-            return cols
-        if kind in ("filter", "sort", "fetch", "top_n", "exchange"):
-            return self.schema(body.input, f"{p}.input", outer)
-        if kind == "expand":
-            return self._expand_columns(body, p, outer)
-        if kind == "project":
-            source = self.schema(body.input, f"{p}.input", outer)
-            exprs = [self.expr_type(e, source, outer) for e in body.expressions]
-            return exprs if self.quirks.project_outputs_expressions_only else [*source, *exprs]
-        if kind == "aggregate":
-            source = self.schema(body.input, f"{p}.input", outer)
-            keys = [self.expr_type(e, source, outer) for e in _key_exprs(body)]
-            measures = [self._measure_type(m, source, outer) for m in body.measures]
-            return [*keys, *measures, *(["i32"] if len(body.groupings) > 1 else [])]
-        if kind == "window":
-            source = self.schema(body.input, f"{p}.input", outer)
-            return [*source, *(self._function_type(fn, source, outer) for fn in body.window_functions)]
-        if kind in _JOINS:
-            left = self.schema(body.left, f"{p}.left", outer)
-            right = self.schema(body.right, f"{p}.right", outer)
-            output = JOIN_OUTPUT.get(logical_join_type(body), JoinOutput.BOTH)
-            return {
-                JoinOutput.BOTH: [*left, *right],
-                JoinOutput.LEFT: left,
-                JoinOutput.RIGHT: right,
-                JoinOutput.LEFT_MARK: [*left, BOOLEAN + "?"],
-                JoinOutput.RIGHT_MARK: [*right, BOOLEAN + "?"],
-            }[output]
-        if kind == "set":
-            return self.schema(body.inputs[0], f"{p}.inputs[0]", outer) if body.inputs else []
-        if kind == "reference":
-            i = body.subtree_ordinal
-            if 0 <= i < len(self.plan.relations) and self.plan.relations[i].WhichOneof("rel_type") == "rel":
-                return self.schema(self.plan.relations[i].rel, f"relations[{i}].rel", [])
+    def _schema_read(self, body: alg.ReadRel, p: str, outer: list[list[str]]) -> list[str]:
+        cols = [type_str(t) for t in body.base_schema.struct.types]
+        if body.HasField("projection"):
+            cols = [cols[i.field] if i.field < len(cols) else UNKNOWN for i in body.projection.select.struct_items]
+        return cols
+
+    def _schema_of_input(self, body: Any, p: str, outer: list[list[str]]) -> list[str]:
+        """A relation that outputs its input's columns (a filter, sort, fetch, top-N, exchange)."""
+        return self.schema(body.input, f"{p}.input", outer)
+
+    def _schema_expand(self, body: alg.ExpandRel, p: str, outer: list[list[str]]) -> list[str]:
+        return self._expand_columns(body, p, outer)
+
+    def _schema_project(self, body: alg.ProjectRel, p: str, outer: list[list[str]]) -> list[str]:
+        source = self.schema(body.input, f"{p}.input", outer)
+        exprs = [self.expr_type(e, source, outer) for e in body.expressions]
+        return exprs if self.quirks.project_outputs_expressions_only else [*source, *exprs]
+
+    def _schema_aggregate(self, body: alg.AggregateRel, p: str, outer: list[list[str]]) -> list[str]:
+        source = self.schema(body.input, f"{p}.input", outer)
+        keys = [self.expr_type(e, source, outer) for e in _key_exprs(body)]
+        measures = [self._measure_type(m, source, outer) for m in body.measures]
+        return [*keys, *measures, *(["i32"] if len(body.groupings) > 1 else [])]
+
+    def _schema_window(self, body: alg.ConsistentPartitionWindowRel, p: str, outer: list[list[str]]) -> list[str]:
+        source = self.schema(body.input, f"{p}.input", outer)
+        return [*source, *(self._function_type(fn, source, outer) for fn in body.window_functions)]
+
+    def _schema_join(self, body: Any, p: str, outer: list[list[str]]) -> list[str]:
+        """Any join: the layout of its (logical) join type (`plan_visitor.JOIN_OUTPUT`)."""
+        left = self.schema(body.left, f"{p}.left", outer)
+        right = self.schema(body.right, f"{p}.right", outer)
+        output = JOIN_OUTPUT.get(logical_join_type(body), JoinOutput.BOTH)
+        return {
+            JoinOutput.BOTH: [*left, *right],
+            JoinOutput.LEFT: left,
+            JoinOutput.RIGHT: right,
+            JoinOutput.LEFT_MARK: [*left, BOOLEAN + "?"],
+            JoinOutput.RIGHT_MARK: [*right, BOOLEAN + "?"],
+        }[output]
+
+    def _schema_set(self, body: alg.SetRel, p: str, outer: list[list[str]]) -> list[str]:
+        return self.schema(body.inputs[0], f"{p}.inputs[0]", outer) if body.inputs else []
+
+    def _schema_reference(self, body: alg.ReferenceRel, p: str, outer: list[list[str]]) -> list[str]:
+        i = body.subtree_ordinal
+        if 0 <= i < len(self.plan.relations) and self.plan.relations[i].WhichOneof("rel_type") == "rel":
+            return self.schema(self.plan.relations[i].rel, f"relations[{i}].rel", [])
         return [UNKNOWN]
 
     def _record(self, body: Any, kind: str, p: str, outer: list[list[str]]) -> list[str]:
@@ -435,45 +490,54 @@ class PlanTree:
         return self.expr_type(values[0], cols, outer) if values else "i64"
 
     def expr_type(self, e: Expression, cols: list[str], outer: list[list[str]]) -> str:
-        kind = e.WhichOneof("rex_type")
-        if kind is None or kind in TYPE_NOT_DERIVED:
+        """An expression's type over a record of `cols` (and the records of enclosing queries, `outer`)."""
+        if e.WhichOneof("rex_type") is None:
             return UNKNOWN
-        if kind == "literal":
-            return literal_type(e.literal)
-        if kind == "selection":
-            return self._selection_type(e.selection, cols, outer)
-        if kind in ("scalar_function", "window_function"):
-            fn = getattr(e, kind)
-            if fn.HasField("output_type"):
-                return type_str(fn.output_type)
-            if self._fname(fn.function_reference) in PREDICATES:
-                return BOOLEAN
-            values = value_args(fn)
-            return self.expr_type(values[0], cols, outer) if values else UNKNOWN
-        if kind == "cast":
-            return type_str(e.cast.type)
-        if kind in ("if_then", "switch_expression"):
-            clauses = getattr(e, kind).ifs
-            return self.expr_type(clauses[0].then, cols, outer) if clauses else UNKNOWN
-        if kind in ("singular_or_list", "multi_or_list"):
+        return self.expression(e, (cols, outer), "")
+
+    def _type_literal(self, lit: Expression.Literal, scope: Record, path: str) -> str:
+        return literal_type(lit)
+
+    def _type_selection(self, ref: Expression.FieldReference, scope: Record, path: str) -> str:
+        return self._selection_type(ref, *scope)
+
+    def _type_function(self, fn: Any, scope: Record, path: str) -> str:
+        """A scalar or window function: its output type, boolean for a predicate, else its first argument's."""
+        if fn.HasField("output_type"):
+            return type_str(fn.output_type)
+        if self._fname(fn.function_reference) in PREDICATES:
             return BOOLEAN
-        if kind == "subquery":
-            sq = e.subquery
-            if sq.WhichOneof("subquery_type") == "scalar":
-                saved, self._schemas = self._schemas, {}  # the body's paths are not known here: own cache
-                try:
-                    body = self.schema(sq.scalar.input, "subquery", [cols, *outer])
-                finally:
-                    self._schemas = saved
-                return body[0] if len(body) == 1 else UNKNOWN
-            return BOOLEAN
-        if kind == "nested":
-            return e.nested.WhichOneof("nested_type") or UNKNOWN
-        if kind == "execution_context_variable":
-            v = e.execution_context_variable
-            var = v.WhichOneof("execution_context_variable_type")
-            return type_str(tp.Type(**{_CONTEXT_TYPES[var]: getattr(v, var)})) if var else UNKNOWN
-        return UNKNOWN
+        values = value_args(fn)
+        return self.expr_type(values[0], *scope) if values else UNKNOWN
+
+    def _type_cast(self, c: Expression.Cast, scope: Record, path: str) -> str:
+        return type_str(c.type)
+
+    def _type_conditional(self, e: Any, scope: Record, path: str) -> str:
+        """IF/THEN or a switch: its first branch's."""
+        return self.expr_type(e.ifs[0].then, *scope) if e.ifs else UNKNOWN
+
+    def _type_boolean(self, e: Any, scope: Record, path: str) -> str:
+        return BOOLEAN
+
+    def _type_subquery(self, sq: Subquery, scope: Record, path: str) -> str:
+        """A scalar subquery: its body's one column; a predicate: boolean."""
+        if sq.WhichOneof("subquery_type") == "scalar":
+            cols, outer = scope
+            saved, self._schemas = self._schemas, {}  # the body's paths are not known here: own cache
+            try:
+                body = self.schema(sq.scalar.input, "subquery", [cols, *outer])
+            finally:
+                self._schemas = saved
+            return body[0] if len(body) == 1 else UNKNOWN
+        return BOOLEAN
+
+    def _type_nested(self, e: Expression.Nested, scope: Record, path: str) -> str:
+        return e.WhichOneof("nested_type") or UNKNOWN
+
+    def _type_context_variable(self, v: Expression.ExecutionContextVariable, scope: Record, path: str) -> str:
+        var = v.WhichOneof("execution_context_variable_type")
+        return type_str(tp.Type(**{_CONTEXT_TYPES[var]: getattr(v, var)})) if var else UNKNOWN
 
     def _selection_type(self, ref: Expression.FieldReference, cols: list[str], outer: list[list[str]]) -> str:
         root = ref.WhichOneof("root_type")
@@ -598,8 +662,7 @@ def plan_tree_of(plan: Any) -> str:
 
 
 register(
-    KindTable.of("explain", "rel_type", _SCHEMA_RULES, SCHEMA_NOT_DERIVED),
-    KindTable.of("explain", "rex_type", _TYPED_EXPRESSIONS, TYPE_NOT_DERIVED),
+    *PlanTree.kind_tables(),
     KindTable.of("explain", "read_type", KINDS["read_type"]),  # each shown by its kind, a named table by its name
     KindTable.of("explain", "literal_type", KINDS["literal_type"]),  # `literal_type` names every kind
     KindTable.of("explain", "subquery_type", SUBQUERY_LABEL),

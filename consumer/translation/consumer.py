@@ -8,7 +8,7 @@ oneof name through the tables below, never by chains of `if`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from pyspark.errors import AnalysisException
@@ -101,6 +101,21 @@ EXPR_METHODS: dict[str, str] = {
     "lambda_invocation": "lambda_invocation",
     "named_lambda_reference": "named_lambda_reference",
 }
+# What a relation's translator refuses from the plan alone (its module's `refusals(rel, path)`: (feature, path)
+# pairs; an invalid relation raises PlanInvalidError): checked before the translator runs, and read by `validate`.
+Refusals = Callable[[Any, str], Iterable[tuple[str, str]]]
+RELATION_REFUSALS: dict[str, Refusals] = {
+    "read": read.refusals,
+    "sort": sort.refusals,
+    "fetch": sort.fetch_refusals,
+    "join": join.refusals,
+    "hash_join": physical_join.refusals,
+    "merge_join": physical_join.refusals,
+    "nested_loop_join": physical_join.refusals,
+    "lateral_join": lateral.refusals,
+    "exchange": exchange.refusals,
+    "top_n": topn.refusals,
+}
 # Relation kinds whose translator applies `common.emit` itself (folded into its one select).
 EMIT_APPLIED_BY_TRANSLATOR = {"project"}
 _ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
@@ -122,6 +137,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
     refused_relations: ClassVar[dict[str, str]] = {"detached_rel_ordinal": DETACHED}
     expression_handlers: ClassVar[dict[str, str]] = EXPR_METHODS
     refused_expressions: ClassVar[dict[str, str]] = {"detached_expression_ordinal": DETACHED}
+    relation_refusals: ClassVar[Mapping[str, Refusals]] = RELATION_REFUSALS
 
     scalar_functions: ClassVar[dict[str, Handler]] = SCALAR
     aggregate_functions: ClassVar[dict[str, AggregateHandler]] = AGGREGATE
@@ -175,6 +191,8 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self, kind: str, handler: Callable[..., Relation], body: Any, path: str, outer: Scope | None
     ) -> Relation:
         self._check_common(body, path)
+        for feature, at in self.relation_refusals.get(kind, _no_refusals)(body, path):
+            raise UnsupportedFeatureError(feature, at)
         try:
             out = handler(body, path, outer)
         except SubstraitSparkError:
@@ -526,6 +544,10 @@ def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[
         vt, k = _rename_struct(t.valueType, names, k, path)
         return T.MapType(kt, vt, t.valueContainsNull), k
     return t, k
+
+
+def _no_refusals(rel: Any, path: str) -> Iterator[tuple[str, str]]:
+    return iter(())
 
 
 def _unsupported(kind: str, call: Call) -> str:

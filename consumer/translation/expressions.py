@@ -32,6 +32,11 @@ Segment = Expression.ReferenceSegment
 # --- field references --------------------------------------------------------------------------------------
 
 
+def stray_rel_reference(anchor: int) -> str:
+    """The refusal of an outer reference to relation `anchor` that no enclosing lateral join's right input takes."""
+    return f"outer reference to relation {anchor} outside a lateral join's right input"
+
+
 def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scope, path: str) -> Typed:
     root = ref.WhichOneof("root_type")
     native_outer = False
@@ -41,10 +46,8 @@ def selection(cx: SubstraitConsumer, ref: Expression.FieldReference, scope: Scop
         if ref.outer_reference.WhichOneof("outer_reference_type") == "rel_reference":
             # A LateralJoinRel rewrites the ones naming its left input (relations/lateral.py); any other is not
             # reachable from where it stands.
-            raise UnsupportedFeatureError(
-                f"outer reference to relation {ref.outer_reference.rel_reference} outside a lateral join's right input",
-                f"{path}.outer_reference",
-            )
+            anchor = ref.outer_reference.rel_reference
+            raise UnsupportedFeatureError(stray_rel_reference(anchor), f"{path}.outer_reference")
         steps = ref.outer_reference.steps_out
         target = scope.up(steps) if steps > 0 else None
         if target is None:

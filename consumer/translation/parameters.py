@@ -20,7 +20,7 @@ from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
 from ..analysis.explain import literal_type, type_str
-from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..errors import PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
 from ..walk import nodes
 from .literals import python_value, to_column
 from .scope import Typed
@@ -78,10 +78,15 @@ class Parameters:
     def literal(self, e: alg.DynamicParameter, path: str) -> tuple[Literal, ParameterSource]:
         """The value bound to the parameter used at `path`, typed (a caller's value as the plan declares it)."""
         anchor = e.parameter_reference
+        why = unbindable(e.type)
         if anchor in self.given:
+            if why:  # the plan's own value would do: the caller's choice is refused, not the plan
+                raise (TargetRefusedError if anchor in self.literals else UnsupportedFeatureError)(why, path)
             return literal_of(e.type, self.given[anchor], f"{path} (${anchor})"), ParameterSource.CALLER
         if anchor in self.literals:
             return self.literals[anchor], ParameterSource.PLAN
+        if why:  # only a caller could bind it, and no caller's value fits
+            raise UnsupportedFeatureError(why, path)
         raise PlanInvalidError(f"dynamic parameter ${anchor} has no value: bind it (CLI: --param {anchor}=VALUE)", path)
 
     def bound(self, plan: Plan) -> list[dict[str, Any]]:
@@ -122,14 +127,24 @@ def _json(value: Any, spark: T.DataType) -> Any:
 # --- caller values -> literals of a declared type -------------------------------------------------------------
 
 
+def unbindable(t: tp.Type) -> str | None:
+    """Why a caller cannot give a value for a parameter of type `t` (only scalar types convert), or None. A plan
+    whose parameter of such a type has no binding of its own is unsupported (what `validate` lists)."""
+    kind = t.WhichOneof("kind")
+    if kind is not None and kind in _CONVERTERS:
+        return None
+    return f"dynamic parameter of type {kind}: only scalar types can be bound"
+
+
 def literal_of(t: tp.Type, value: Any, path: str) -> Literal:
     """A Literal of Substrait type `t` holding `value` (a Python value or its text form)."""
     kind = t.WhichOneof("kind")
     if value is None:
         return Literal(null=t)
-    convert = _CONVERTERS.get(kind) if kind is not None else None
-    if kind is None or convert is None:
-        raise UnsupportedFeatureError(f"dynamic parameter of type {kind}: only scalar types can be bound", path)
+    why = unbindable(t)
+    if why or kind is None:  # (unbindable says why for a type with no kind too)
+        raise UnsupportedFeatureError(str(why), path)
+    convert = _CONVERTERS[kind]
     nullable = getattr(t, kind).nullability == tp.Type.NULLABILITY_NULLABLE
     try:
         lit = convert(t, value)

@@ -24,7 +24,7 @@ from ..walk import children
 from .expressions import function_arguments, options_of
 from .functions.window import Over, WindowCall, resolve
 from .literals import python_value
-from .relations.aggregate import _PHASES_OK
+from .relations.aggregate import PHASES_OK
 from .relations.sort import sort_columns
 from .scope import Scope, Typed
 
@@ -82,32 +82,40 @@ def _bound(b: Bound, has: bool, rows: bool, path: str) -> int | None:
     raise PlanInvalidError("window bound with no kind set", path)
 
 
-def frame(fn: Any, sort_types: Sequence[T.DataType | None], path: str) -> tuple[bool, int | None, int | None]:
-    """(ROWS?, lower, upper) of a WindowFunction or WindowRelFunction, as Spark can take it (a sort key type
-    None is not known: static analysis)."""
+# The sort keys a RANGE frame with an offset can stand over (Spark's DataFrame API takes numeric offsets only).
+RANGE_OFFSET_FAMILIES = frozenset({"int", "float", "decimal"})
+SortKey = tuple[str | None, str]
+"""A window sort key's type as `frame` reads it: its family (`types.family`; None: not known) and its name."""
+
+
+def sort_key(t: T.DataType) -> SortKey:
+    return family(t), t.simpleString()
+
+
+def frame(fn: Any, sort_keys: Sequence[SortKey], path: str) -> tuple[bool, int | None, int | None]:
+    """(ROWS?, lower, upper) of a WindowFunction or WindowRelFunction, as Spark can take it (static analysis
+    passes the keys' types the plan states)."""
     kind = fn.bounds_type
     if kind not in (WindowFunction.BOUNDS_TYPE_UNSPECIFIED, WindowFunction.BOUNDS_TYPE_ROWS,
                     WindowFunction.BOUNDS_TYPE_RANGE):  # fmt: skip
         raise PlanInvalidError(f"unknown window bounds type {kind}", f"{path}.bounds_type")
-    rows = kind == WindowFunction.BOUNDS_TYPE_ROWS or (
-        kind == WindowFunction.BOUNDS_TYPE_UNSPECIFIED and not sort_types
-    )
+    rows = kind == WindowFunction.BOUNDS_TYPE_ROWS or (kind == WindowFunction.BOUNDS_TYPE_UNSPECIFIED and not sort_keys)
     lower = _bound(fn.lower_bound, fn.HasField("lower_bound"), rows, f"{path}.lower_bound")
     upper = _bound(fn.upper_bound, fn.HasField("upper_bound"), rows, f"{path}.upper_bound")
     if rows:
         return True, lower, upper
     offsets = [x for x in (lower, upper) if x not in (None, 0)]
-    if not sort_types:
+    if not sort_keys:
         if offsets:
             raise PlanInvalidError("RANGE window bound with an offset but no sort field", path)
         return True, None, None  # every row is a peer of the current row: the whole partition
     if offsets:
-        if len(sort_types) != 1:
-            raise PlanInvalidError(f"RANGE window bound with an offset over {len(sort_types)} sort fields", path)
-        key = sort_types[0]
-        if key is not None and family(key) not in ("int", "float", "decimal"):
+        if len(sort_keys) != 1:
+            raise PlanInvalidError(f"RANGE window bound with an offset over {len(sort_keys)} sort fields", path)
+        key_family, key_name = sort_keys[0]
+        if key_family is not None and key_family not in RANGE_OFFSET_FAMILIES:
             raise UnsupportedFeatureError(
-                f"RANGE window bound with an offset over a {key.simpleString()} sort key "
+                f"RANGE window bound with an offset over a {key_name} sort key "
                 "(Spark's DataFrame API takes numeric range offsets only)",
                 path,
             )
@@ -121,10 +129,12 @@ CORRELATED = "window function inside a correlated subquery"
 _CONSTANT_ARGUMENTS = {"lag": (1,), "lead": (1,), "ntile": (0,), "nth_value": (1,)}
 
 
-def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: str) -> Iterator[tuple[str, str]]:
+def static_findings(
+    consumer_class: Any, ref: Any, fn: Any, sort_keys: Sequence[SortKey], path: str
+) -> Iterator[tuple[str, str]]:
     """What translation would refuse, without Spark (for `analyze`): (feature, path) pairs. A malformed frame
     raises PlanInvalidError as translation would."""
-    if fn.phase not in _PHASES_OK:
+    if fn.phase not in PHASES_OK:
         yield f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase"
     handler = resolve(consumer_class.window_functions, consumer_class.aggregate_functions, ref)
     if handler is None:
@@ -134,7 +144,7 @@ def static_findings(consumer_class: Any, ref: Any, fn: Any, sorts: int, path: st
     if refusal is not None and (why := refusal(fn.invocation == _DISTINCT, len(values))):
         yield f"{ref.name}: {why}", path
     try:
-        frame(fn, [None] * sorts, path)
+        frame(fn, sort_keys, path)
     except UnsupportedFeatureError as exc:
         yield exc.message, exc.path or path
     for i in _CONSTANT_ARGUMENTS.get(ref.base, ()):
@@ -150,13 +160,6 @@ def window_paths(e: Message, path: str) -> Iterator[str]:
     for child, p in children(e, path):
         if not isinstance(child, alg.Expression.Subquery):
             yield from window_paths(child, p)
-
-
-def sort_findings(sorts: Any, path: str) -> Iterator[tuple[str, str]]:
-    """What `sort_columns` refuses in a window's sort fields, without Spark (for `analyze`)."""
-    for i, s in enumerate(sorts):
-        if s.WhichOneof("sort_kind") == "comparison_function_reference":
-            yield "sort by a custom comparison function", f"{path}[{i}]"
 
 
 def ordering(cx: SubstraitConsumer, sorts: Any, scope: Scope, path: str) -> tuple[list[Column], list[T.DataType]]:
@@ -175,10 +178,10 @@ def window_column(
 ) -> Typed:
     """One window function (a WindowFunction or a WindowRelFunction) over the given partition and `ordering`."""
     ref = cx.extensions.function(fn.function_reference, f"{path}.function_reference")
-    if fn.phase not in _PHASES_OK:
+    if fn.phase not in PHASES_OK:
         raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase")
     orders, sort_types = order
-    rows, lower, upper = frame(fn, sort_types, path)
+    rows, lower, upper = frame(fn, [sort_key(t) for t in sort_types], path)
     args = function_arguments(cx, fn.arguments, scope, path)
     out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
     call = WindowCall(

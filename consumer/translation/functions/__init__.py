@@ -13,9 +13,9 @@ from typing import TypeVar
 
 from ...loading.extensions import FunctionRef
 from .aggregate import AGGREGATE, AGGREGATE_OPTIONS, AggregateHandler
-from .call import Call, Handler
+from .call import UNKNOWN, ArgumentRule, Call, Handler, StaticArgument, StaticCall
 from .options import Option, OptionRule
-from .scalar import SCALAR, SCALAR_OPTIONS
+from .scalar import SCALAR, SCALAR_OPTIONS, SCALAR_RULES
 from .unsupported import UNSUPPORTED
 
 H = TypeVar("H")
@@ -48,12 +48,17 @@ __all__ = [
     "PREDICATES",
     "SCALAR",
     "SCALAR_OPTIONS",
+    "SCALAR_RULES",
+    "UNKNOWN",
     "UNSUPPORTED",
     "AggregateHandler",
+    "ArgumentRule",
     "Call",
     "Handler",
     "Option",
     "OptionRule",
+    "StaticArgument",
+    "StaticCall",
     "lookup",
     "matched_key",
 ]

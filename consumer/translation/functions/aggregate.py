@@ -27,7 +27,7 @@ from .options import (
     overflow,
     when,
 )
-from .unsigned import UNSIGNED_AGGREGATE
+from .unsigned import UNSIGNED_AGGREGATE, UNSIGNED_AGGREGATE_OPTIONS
 
 AggregateHandler = Callable[[Call, bool], Column]
 DISTRIBUTION = Option("distribution", ("SAMPLE", "POPULATION"), "SAMPLE")  # older YAML; now an enum argument
@@ -204,6 +204,7 @@ AGGREGATE_OPTIONS: dict[str, OptionRule] = {
     "product": when({("int",): (OVERFLOW_OPTION,)}, otherwise=(IEEE_ROUNDING,)),
     "corr": always(IEEE_ROUNDING),
     **dict.fromkeys(("std_dev", "variance"), always(DISTRIBUTION, IEEE_ROUNDING)),
+    **UNSIGNED_AGGREGATE_OPTIONS,
 }
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from pyspark.sql import Column
 from pyspark.sql import types as T
@@ -94,6 +95,64 @@ class Call:
 
     def unsupported(self, what: str) -> UnsupportedFeatureError:
         return UnsupportedFeatureError(f"{self.ref.name}: {what}", self.path)
+
+    def check(self, rule: ArgumentRule) -> Call:
+        """Refuse the call if its handler's argument rule (declared next to it, read by `validate` too) does."""
+        why = rule(self)
+        if why:
+            raise self.unsupported(why)
+        return self
+
+
+class Argument(Protocol):
+    """What an argument rule reads of a value argument: whether it is a constant, and its value."""
+
+    @property
+    def is_literal(self) -> bool: ...
+
+    @property
+    def value(self) -> Any: ...
+
+
+class Arguments(Protocol):
+    """What an argument rule reads of a call: its value arguments and its enum arguments, in plan order."""
+
+    @property
+    def values(self) -> Sequence[Argument]: ...
+
+    @property
+    def enums(self) -> Sequence[str]: ...
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+"""The value of a constant the plan does not hold (a dynamic parameter, bound at run time): rules pass it."""
+
+# What a handler refuses in its arguments beyond their types (a constant it needs, a format's directives), as data
+# next to the handler: the refusal's words (`<function>: <words>`), or None. The handler applies it (`Call.check`)
+# and `validate` applies the same rule to the plan's arguments (`StaticCall`).
+ArgumentRule = Callable[[Arguments], str | None]
+
+
+@dataclass(frozen=True)
+class StaticArgument:
+    """A value argument as the plan states it: a literal (or a dynamic parameter: a constant of UNKNOWN value)
+    or something computed."""
+
+    is_literal: bool
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class StaticCall:
+    """A call as the plan states it, for `validate` to apply argument rules to."""
+
+    values: tuple[StaticArgument, ...]
+    enums: tuple[str, ...]
 
 
 Handler = Callable[[Call], Column]

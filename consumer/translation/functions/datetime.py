@@ -8,7 +8,7 @@ from `from_utc_timestamp`/`to_utc_timestamp`, which take the zone as an argument
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 from ...types import cast, family
 from .arithmetic import ARITHMETIC
 from .build import binary, cast_to_output
-from .call import Call, Handler
+from .call import UNKNOWN, ArgumentRule, Arguments, Call, Handler
 
 _NTZ_EPOCH = "1970-01-01 00:00:00"
 
@@ -70,18 +70,37 @@ EXTRACT_COMPONENTS = frozenset(_INDEXED) | frozenset(_PLAIN) | {"UNIX_TIME"}
 """The extract components we translate (the validator checks plans against them)."""
 
 
-def _component(c: Call, component: str, x: Column, kind: str, indexing: str | None) -> Column:
+def _component(component: str, x: Column, kind: str, indexing: str | None) -> Column:
+    """(A component `_extract_rule` accepts.)"""
     if component == "UNIX_TIME":
         return _unix_seconds(x, kind)
     if component in _PLAIN:
-        if indexing is not None:
-            raise c.unsupported(f"indexing option given for {component}")
         return _PLAIN[component](x)
-    fn = _INDEXED.get(component)
-    if fn is None:
-        raise c.unsupported(f"extract component {component}")
-    col = fn(x)
+    col = _INDEXED[component](x)
     return col - F.lit(1) if indexing == "ZERO" else col
+
+
+def _extract_rule(c: Arguments) -> str | None:
+    """The component (an enum, or DataFusion's string literal) and its indexing option must be ones we map."""
+    if c.enums:
+        component = c.enums[0].upper()
+        indexing = c.enums[1].upper() if len(c.enums) > 1 else None
+        if indexing not in (None, "ONE", "ZERO"):
+            return f"indexing {indexing}"
+        if len(c.values) not in (1, 2):
+            return None  # (the handler's arity check: an invalid plan)
+    else:
+        if len(c.values) != 2 or c.values[0].value is UNKNOWN:
+            return None
+        part = c.values[0]
+        if not (part.is_literal and isinstance(part.value, str)):
+            return "date part must be a literal"
+        component, indexing = part.value.upper(), None
+    if component in _PLAIN and indexing is not None:
+        return f"indexing option given for {component}"
+    if component not in EXTRACT_COMPONENTS:
+        return f"extract component {component}"
+    return None
 
 
 def _kind(t: T.DataType) -> str:
@@ -91,11 +110,10 @@ def _kind(t: T.DataType) -> str:
 
 
 def _extract(c: Call) -> Column:
+    c.check(_extract_rule)
     if c.enums:
         component = c.enums[0].upper()
         indexing = c.enums[1].upper() if len(c.enums) > 1 else None
-        if indexing not in (None, "ONE", "ZERO"):
-            raise c.unsupported(f"indexing {indexing}")
         value, *tz = c.arity(1, 2).values
         x = value.col
         kind = _kind(value.type)
@@ -103,10 +121,8 @@ def _extract(c: Call) -> Column:
             x, kind = _wall_clock(value.col, tz[0].col), "timestamp"
     else:  # date_part('year', x): the component as a string literal (DataFusion)
         part, value = c.arity(2).values
-        if not (part.is_literal and isinstance(part.value, str)):
-            raise c.unsupported("date part must be a literal")
         component, indexing, x, kind = part.value.upper(), None, value.col, _kind(value.type)
-    col = _component(c, component, x, kind, indexing)
+    col = _component(component, x, kind, indexing)
     return cast(col, c.output_type or T.LongType())
 
 
@@ -176,8 +192,9 @@ _STRPTIME: dict[str, str] = {
 }  # fmt: skip
 
 
-def _format_codes(c: Call, fmt: str) -> list[tuple[bool, str]]:
-    """(is_code, text) pieces of a strftime/strptime format, aliases (%F, %T, ...) expanded."""
+def _format_codes(fmt: str) -> list[tuple[bool, str]]:
+    """(is_code, text) pieces of a strftime/strptime format, aliases (%F, %T, ...) expanded; a lone % at the end
+    is the code ''."""
     out: list[tuple[bool, str]] = []
     i = 0
     while i < len(fmt):
@@ -186,11 +203,9 @@ def _format_codes(c: Call, fmt: str) -> list[tuple[bool, str]]:
             out.append((False, ch))
             i += 1
             continue
-        if i + 1 >= len(fmt):
-            raise c.unsupported(f"format {fmt!r} ends with a lone %")
-        code = fmt[i + 1]
+        code = fmt[i + 1 : i + 2]
         if code in _STRFTIME_ALIASES:
-            out.extend(_format_codes(c, _STRFTIME_ALIASES[code]))
+            out.extend(_format_codes(_STRFTIME_ALIASES[code]))
         elif code == "%":
             out.append((False, "%"))
         else:
@@ -199,36 +214,43 @@ def _format_codes(c: Call, fmt: str) -> list[tuple[bool, str]]:
     return out
 
 
-def _literal_format(c: Call, i: int) -> str:
-    fmt = c.values[i]
-    if not (fmt.is_literal and isinstance(fmt.value, str)):
-        raise c.unsupported("the format must be a string literal")
-    return fmt.value
+def _format_rule(kind: str, conversions: Mapping[str, object], arities: tuple[int, ...]) -> ArgumentRule:
+    """strftime/strptime: the format (the second argument) is a string literal of conversions we map."""
+
+    def rule(c: Arguments) -> str | None:
+        if len(c.values) not in arities or c.values[1].value is UNKNOWN:
+            return None  # (a wrong arity is the handler's invalid plan; a parameter's value is not in the plan)
+        fmt = c.values[1]
+        if not (fmt.is_literal and isinstance(fmt.value, str)):
+            return "the format must be a string literal"
+        for is_code, text in _format_codes(fmt.value):
+            if is_code and not text:
+                return f"format {fmt.value!r} ends with a lone %"
+            if is_code and text not in conversions:
+                return f"{kind} conversion %{text}"
+        return None
+
+    return rule
+
+
+_STRFTIME_RULE = _format_rule("strftime", _STRFTIME, (2, 3))
+_STRPTIME_DATE_RULE = _format_rule("strptime", _STRPTIME, (2,))
+_STRPTIME_TIMESTAMP_RULE = _format_rule("strptime", _STRPTIME, (3, 4))
 
 
 def _strftime(c: Call) -> Column:
-    x, _fmt, *tz = c.arity(2, 3).values
-    fmt = _literal_format(c, 1)
+    x, fmt, *tz = c.arity(2, 3).check(_STRFTIME_RULE).values
     col = x.col
     if isinstance(x.type, T.TimestampType):  # an instant: format its wall-clock time in the zone (UTC if none)
         col = _wall_clock(col, tz[0].col if tz else F.lit("UTC"))
-    pieces = []
-    for is_code, text in _format_codes(c, fmt):
-        if not is_code:
-            pieces.append(F.lit(text))
-        elif text in _STRFTIME:
-            pieces.append(_STRFTIME[text](col))
-        else:
-            raise c.unsupported(f"strftime conversion %{text}")
+    pieces = [_STRFTIME[text](col) if is_code else F.lit(text) for is_code, text in _format_codes(fmt.value)]
     return F.concat(*pieces) if pieces else F.when(col.isNotNull(), F.lit(""))
 
 
-def _java_pattern(c: Call, fmt: str) -> str:
+def _java_pattern(fmt: str) -> str:
     out = []
-    for is_code, text in _format_codes(c, fmt):
+    for is_code, text in _format_codes(fmt):
         if is_code:
-            if text not in _STRPTIME:
-                raise c.unsupported(f"strptime conversion %{text}")
             out.append(_STRPTIME[text])
         elif text.isalpha() or text == "'":
             out.append("''" if text == "'" else f"'{text}'")
@@ -238,15 +260,15 @@ def _java_pattern(c: Call, fmt: str) -> str:
 
 
 def _strptime_date(c: Call) -> Column:
-    s, _fmt = c.arity(2).values
-    return F.to_date(s.col, _java_pattern(c, _literal_format(c, 1)))
+    s, fmt = c.arity(2).check(_STRPTIME_DATE_RULE).values
+    return F.to_date(s.col, _java_pattern(fmt.value))
 
 
 def _strptime_timestamp(c: Call) -> Column:
     """An instant: a zone in the string wins, else the timezone argument, else UTC."""
-    s, _fmt, *rest = c.arity(3, 4).values
-    fmt = _literal_format(c, 1)
-    pattern = _java_pattern(c, fmt)
+    s, fmt_arg, *rest = c.arity(3, 4).check(_STRPTIME_TIMESTAMP_RULE).values
+    fmt = fmt_arg.value
+    pattern = _java_pattern(fmt)
     if "%z" in fmt or "%Z" in fmt:
         return F.to_timestamp(s.col, pattern)
     tz = rest[0].col if len(rest) == 2 else F.lit("UTC")
@@ -258,11 +280,15 @@ def _is_leap_year(x: Column) -> Column:
     return ((y % F.lit(4) == 0) & (y % F.lit(100) != 0)) | (y % F.lit(400) == 0)
 
 
-def _extract_boolean(c: Call) -> Column:
+def _extract_boolean_rule(c: Arguments) -> str | None:
     component = c.enums[0].upper() if c.enums else ""
-    value, *tz = c.arity(1, 2).values
-    if component != "IS_LEAP_YEAR":
-        raise c.unsupported(f"extract_boolean component {component or '(none)'}")
+    if len(c.values) in (1, 2) and component != "IS_LEAP_YEAR":
+        return f"extract_boolean component {component or '(none)'}"
+    return None
+
+
+def _extract_boolean(c: Call) -> Column:
+    value, *tz = c.arity(1, 2).check(_extract_boolean_rule).values
     x = _wall_clock(value.col, tz[0].col) if tz else value.col
     return _is_leap_year(x)
 
@@ -301,16 +327,21 @@ def _round_micros(d: Column, step: Column, rounding: str) -> Column:
     return F.when(choose_upper, upper).otherwise(lower)
 
 
+def _round_temporal_rule(c: Arguments) -> str | None:
+    if len(c.enums) != 2:
+        return "expects the rounding and unit enum arguments"
+    rounding, unit = (e.upper() for e in c.enums)
+    if rounding not in ("FLOOR", "CEIL", "ROUND_TIE_DOWN", "ROUND_TIE_UP"):
+        return f"rounding {rounding}"
+    if unit not in _UNIT_MICROS:
+        return f"unit {unit}: only fixed-length units (WEEK to MICROSECOND) map to native arithmetic"
+    return None
+
+
 def _round_temporal(c: Call) -> Column:
     """Rounding to a multiple of a fixed-length unit from an origin; an instant is rounded on its wall clock in
     the given zone. YEAR and MONTH (calendar lengths) are refused."""
-    if len(c.enums) != 2:
-        raise c.unsupported("expects the rounding and unit enum arguments")
-    rounding, unit = (e.upper() for e in c.enums)
-    if rounding not in ("FLOOR", "CEIL", "ROUND_TIE_DOWN", "ROUND_TIE_UP"):
-        raise c.unsupported(f"rounding {rounding}")
-    if unit not in _UNIT_MICROS:
-        raise c.unsupported(f"unit {unit}: only fixed-length units (WEEK to MICROSECOND) map to native arithmetic")
+    rounding, unit = (e.upper() for e in c.check(_round_temporal_rule).enums)
     x, multiple, *rest = c.arity(3, 4).values
     origin, tz = rest[-1], (rest[0].col if len(rest) == 2 else None)
     kind = _kind(x.type)
@@ -356,4 +387,14 @@ DATETIME: dict[str, Handler] = {
     "strptime_timestamp": _strptime_timestamp,
     "extract_boolean": _extract_boolean,
     "round_temporal": _round_temporal,
+}
+# What the handlers above refuse in their arguments (`call.ArgumentRule`; `validate` applies the same rules).
+DATETIME_RULES: dict[str, ArgumentRule] = {
+    "extract": _extract_rule,
+    "date_part": _extract_rule,
+    "strftime": _STRFTIME_RULE,
+    "strptime_date": _STRPTIME_DATE_RULE,
+    "strptime_timestamp": _STRPTIME_TIMESTAMP_RULE,
+    "extract_boolean": _extract_boolean_rule,
+    "round_temporal": _round_temporal_rule,
 }

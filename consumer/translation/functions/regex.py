@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..scope import Typed
-from .call import Call, Handler
+from .call import Argument, ArgumentRule, Arguments, Call, Handler
 from .options import Option, OptionRule, always
 
 _CASE = {"CASE_SENSITIVE": "", "CASE_INSENSITIVE": "iu", "CASE_INSENSITIVE_ASCII": "i"}
@@ -108,18 +108,25 @@ def _nth_match(text: Column, regex: Column, n: Column) -> tuple[Column, Column, 
     return offset, F.call_function("try_element_at", matches, n), F.size(matches) >= n
 
 
-def _occurrence(c: Call, occurrence: Typed | None, default: int) -> Column:
-    if occurrence is None:
-        return F.lit(default)
+def _occurrence(occurrence: Typed | None, default: int) -> Column:
+    return F.lit(default) if occurrence is None else _int(occurrence.col)
+
+
+def _occurrence_problem(occurrence: Argument) -> str | None:
+    """A constant occurrence must be positive (the n-th match, counted from 1)."""
     if occurrence.is_literal and isinstance(occurrence.value, int) and occurrence.value < 1:
-        raise c.unsupported(f"occurrence {occurrence.value} (the spec wants a positive number)")
-    return _int(occurrence.col)
+        return f"occurrence {occurrence.value} (the spec wants a positive number)"
+    return None
+
+
+def _strpos_rule(c: Arguments) -> str | None:
+    return _occurrence_problem(c.values[3]) if len(c.values) == 4 else None
 
 
 def _strpos(c: Call) -> Column:
     """Position (in characters) of the `occurrence`-th match at or after `position`, 0 when there is none."""
-    s, p, position, occurrence = c.arity(4).values
-    offset, _, found = _nth_match(_from(s.col, position), pattern(c, p), _occurrence(c, occurrence, 1))
+    s, p, position, occurrence = c.arity(4).check(_strpos_rule).values
+    offset, _, found = _nth_match(_from(s.col, position), pattern(c, p), _occurrence(occurrence, 1))
     start = offset + 1 if _is_literal(position, 1) else offset + position.col
     return c.declared(F.when(found, start).otherwise(F.when(offset.isNotNull(), F.lit(0))))
 
@@ -148,11 +155,29 @@ def _expand(c: Call, replacement: str, text: Column, regex: Column, n: Column) -
         if group is not None:
             groups = F.call_function("regexp_extract_all", text, regex, F.lit(int(group)))
             parts.append(F.call_function("try_element_at", groups, n))
-        elif escaped is not None or plain is not None:
+        else:  # (a '$' without a group number is refused by `_replace_rule`)
             parts.append(F.lit(escaped if escaped is not None else plain))
-        else:
-            raise c.unsupported(f"replacement {replacement!r}: '$' without a group number")
     return F.concat(*parts) if parts else F.lit("")
+
+
+def _replace_rule(c: Arguments) -> str | None:
+    """Replacing only the n-th match cuts the text at that match and assembles its replacement: both constants."""
+    if len(c.values) != 5:
+        return None
+    _, _, r, _, occurrence = c.values
+    if (r.is_literal and r.value is None) or (occurrence.is_literal and occurrence.value == 0):
+        return None  # NULL, or every match: Spark's regexp_replace
+    if not (occurrence.is_literal and r.is_literal):
+        return "replacing one occurrence needs a literal occurrence and a literal replacement"
+    return _occurrence_problem(occurrence) or (_replacement_problem(r.value) if isinstance(r.value, str) else None)
+
+
+def _replacement_problem(icu: str) -> str | None:
+    """Why an (ICU) replacement cannot be assembled from the groups of one match, or None."""
+    replacement = _java_replacement(icu)
+    if any(m.group(0) == "$" for m in _JAVA_REPLACEMENT.finditer(replacement)):
+        return f"replacement {replacement!r}: '$' without a group number"
+    return None
 
 
 def _replace(c: Call) -> Column:
@@ -161,7 +186,7 @@ def _replace(c: Call) -> Column:
     ICU's `\\n` group references become Java's `$n`. Every match is Spark's regexp_replace; the n-th is cut out
     at its character offset (see `_nth_match`) and its replacement assembled from that match's groups.
     """
-    s, p, r, *rest = c.arity(3, 5).values
+    s, p, r, *rest = c.arity(3, 5).check(_replace_rule).values
     position, occurrence = rest or (None, None)
     regex = pattern(c, p)
     if r.is_literal:
@@ -176,9 +201,7 @@ def _replace(c: Call) -> Column:
         if position is None or _is_literal(position, 1):
             return every
         return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), every)
-    if not (occurrence.is_literal and r.is_literal):
-        raise c.unsupported("replacing one occurrence needs a literal occurrence and a literal replacement")
-    n = _occurrence(c, occurrence, 1)
+    n = _occurrence(occurrence, 1)
     text = _from(s.col, position)
     offset, match, found = _nth_match(text, regex, n)
     expanded = _expand(c, _java_replacement(r.value), text, regex, n)
@@ -210,3 +233,5 @@ REGEX: dict[str, Handler] = {
 
 # The options each handler above reads (what `validate` checks): every one reads the pattern's flags.
 REGEX_OPTIONS: dict[str, OptionRule] = dict.fromkeys(REGEX, always(REGEX_CASE, MULTILINE, DOTALL))
+# What they refuse in their arguments (`call.ArgumentRule`; `validate` applies the same rules).
+REGEX_RULES: dict[str, ArgumentRule] = {"regexp_replace": _replace_rule, "regexp_strpos": _strpos_rule}

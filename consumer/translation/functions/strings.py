@@ -15,9 +15,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .build import cast_to_output, sql, unary
-from .call import Call, Handler
+from .call import UNKNOWN, ArgumentRule, Arguments, Call, Handler
 from .options import Option, OptionRule, always
-from .regex import REGEX, REGEX_OPTIONS
+from .regex import REGEX, REGEX_OPTIONS, REGEX_RULES
 
 CASE_SENSITIVITY = Option(
     "case_sensitivity", ("CASE_SENSITIVE", "CASE_INSENSITIVE", "CASE_INSENSITIVE_ASCII"), "CASE_SENSITIVE"
@@ -65,6 +65,19 @@ def _count_substring(s: Column, sub: Column) -> Column:
     return F.when(F.length(sub) > 0, removed / F.length(sub)).cast(T.LongType())
 
 
+def _like_rule(c: Arguments) -> str | None:
+    """An escape character is rewritten into the pattern: both constants (or the escape NULL: none)."""
+    if len(c.values) != 3:
+        return None
+    _, pattern, escape = c.values
+    if (escape.is_literal and escape.value is None) or pattern.value is UNKNOWN or escape.value is UNKNOWN:
+        return None
+    literal_pattern = pattern.is_literal and isinstance(pattern.value, str)
+    if not (literal_pattern and escape.is_literal and isinstance(escape.value, str) and len(escape.value) == 1):
+        return "LIKE with an escape character needs literal pattern and escape"
+    return None
+
+
 def _like(c: Call) -> Column:
     """SQL LIKE; an explicit escape character is rewritten into Spark's default escape (backslash)."""
     s, pattern, *escape = c.arity(2, 3).values
@@ -72,10 +85,8 @@ def _like(c: Call) -> Column:
     fold = _FOLD["CASE_INSENSITIVE_ASCII" if mode == "CASE_INSENSITIVE_ASCII" else "CASE_SENSITIVE"]
     text = pattern.value if pattern.is_literal and isinstance(pattern.value, str) else None
     if escape and not (escape[0].is_literal and escape[0].value is None):
-        esc = escape[0].value if escape[0].is_literal else None
-        if text is None or not (isinstance(esc, str) and len(esc) == 1):
-            raise c.unsupported("LIKE with an escape character needs literal pattern and escape")
-        text = _rewrite_escape(text, esc)
+        c.check(_like_rule)
+        text = _rewrite_escape(text, escape[0].value)  # type: ignore[arg-type]  # (both strings: `_like_rule`)
     if mode == "CASE_INSENSITIVE":
         return s.col.ilike(text) if text is not None else F.call_function("ilike", s.col, pattern.col)
     if text is not None:
@@ -243,6 +254,9 @@ STRING_OPTIONS: dict[str, OptionRule] = {
     "concat": always(NULL_HANDLING),
     **dict.fromkeys(("lower", "upper", "swapcase", "capitalize", "initcap"), always(CHAR_SET)),
 }
+
+# What they refuse in their arguments (`call.ArgumentRule`; `validate` applies the same rules).
+STRING_RULES: dict[str, ArgumentRule] = {**REGEX_RULES, "like": _like_rule}
 
 STRING: dict[str, Handler] = {
     **REGEX,

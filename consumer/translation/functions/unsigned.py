@@ -17,13 +17,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ...types import USER_DEFINED, cast
-from .call import Call, Handler
+from .call import Call, Handler, Option
+from .options import OVERFLOW_OPTION, OptionRule, always
 
 # Holds any sum, difference or product of two u32 and any sum of u64 values; a u64 product that does not fit
 # comes back NULL from Spark (non-ANSI decimal overflow) and counts as an overflow.
 _WIDE = T.DecimalType(38, 0)
 _SPARK_BITS: dict[str, int] = {USER_DEFINED[f"unsigned_integers/u{b}"].spark.simpleString(): b for b in (8, 16, 32, 64)}
-_OVERFLOW = ("SILENT", "SATURATE", "ERROR")
+# Unsigned operands within range have no domain errors: `on_domain_error` is read (and refused) only.
+DOMAIN_ERROR = Option("on_domain_error", ("NULL", "ERROR"), "NULL")
+DIVISION_BY_ZERO = Option("on_division_by_zero", ("NULL", "ERROR"), "NULL")
 
 
 def _bits(c: Call, dt: T.DataType | None) -> int:
@@ -62,7 +65,7 @@ def _arithmetic(op: Callable[[Column, Column], Column]) -> Handler:
         bits = _bits(c, c.output_type or a.type)
         exact = op(a.col.cast(_WIDE), b.col.cast(_WIDE))
         overflowed = exact.isNull() & a.col.isNotNull() & b.col.isNotNull()
-        return _into_range(c, exact, overflowed, bits, c.option("overflow", _OVERFLOW, "SILENT"))
+        return _into_range(c, exact, overflowed, bits, c.read(OVERFLOW_OPTION))
 
     return build
 
@@ -72,8 +75,8 @@ def _divide(c: Call) -> Column:
     range have no domain errors, so `on_domain_error` changes nothing."""
     a, b = c.arity(2).values
     bits = _bits(c, c.output_type or a.type)
-    c.option("on_domain_error", ("NULL", "ERROR"), "NULL")
-    by_zero = c.option("on_division_by_zero", ("NULL", "ERROR"), "NULL")
+    c.read(DOMAIN_ERROR)
+    by_zero = c.read(DIVISION_BY_ZERO)
     x, y = a.col.cast(_WIDE), b.col.cast(_WIDE)
     quotient = cast((x - x % y) / y, _spark(bits))  # exact: x - x % y is a multiple of y
     message = F.lit(f"{c.ref.name}: division by zero (at {c.path})")
@@ -88,7 +91,7 @@ def _sum(c: Call, distinct: bool) -> Column:
     wide = x.cast(_WIDE)
     total = F.sum_distinct(wide) if distinct else F.sum(wide)
     overflowed = total.isNull() & (F.count(x) > F.lit(0))
-    return _into_range(c, total, overflowed, 64, c.option("overflow", _OVERFLOW, "SILENT"))
+    return _into_range(c, total, overflowed, 64, c.read(OVERFLOW_OPTION))
 
 
 def _extreme(fn: Callable[[Column], Column]) -> Callable[[Call, bool], Column]:
@@ -114,3 +117,10 @@ UNSIGNED_AGGREGATE: dict[str, Callable[[Call, bool], Column]] = {
     "unsigned_integers/min": _extreme(F.min),
     "unsigned_integers/max": _extreme(F.max),
 }
+
+# The options each handler above reads (what `validate` checks; keys as the tables').
+UNSIGNED_SCALAR_OPTIONS: dict[str, OptionRule] = {
+    **{f"unsigned_integers/{name}": always(OVERFLOW_OPTION) for name in ("add", "subtract", "multiply")},
+    "unsigned_integers/divide": always(DOMAIN_ERROR, DIVISION_BY_ZERO),
+}
+UNSIGNED_AGGREGATE_OPTIONS: dict[str, OptionRule] = {"unsigned_integers/sum": always(OVERFLOW_OPTION)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -11,6 +12,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ...errors import PlanInvalidError, UnsupportedFeatureError
+from ...loading.extensions import FunctionRef
 from ...types import spark_type
 from ..expressions import function_arguments, options_of
 from ..functions import Call
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
 AggregateFunction = alg.AggregateFunction
-_PHASES_OK = (alg.AGGREGATION_PHASE_UNSPECIFIED, alg.AGGREGATION_PHASE_INITIAL_TO_RESULT)
+PHASES_OK = (alg.AGGREGATION_PHASE_UNSPECIFIED, alg.AGGREGATION_PHASE_INITIAL_TO_RESULT)
 # Functions whose result does not depend on input order: their `sorts` can be ignored.
 _ORDER_INSENSITIVE = {
     "sum",
@@ -41,7 +43,17 @@ _ORDER_INSENSITIVE = {
     "product",
     "any_value",
 }
-_COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
+COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
+"""Aggregates that count (their value over no rows is 0, not NULL: a decorrelated subquery must fix it up)."""
+
+
+def function_refusals(ref: FunctionRef, fn: AggregateFunction, path: str) -> Iterator[tuple[str, str]]:
+    """What an aggregate call is refused for whatever its handler: a phase other than the whole aggregation, and
+    an order over an order-dependent function. (The translator and `analyze` read it.)"""
+    if fn.phase not in PHASES_OK:
+        yield f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{path}.phase"
+    if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
+        yield f"ordered aggregate {ref.name}", f"{path}.sorts"
 
 
 def _grouping_keys(cx: SubstraitConsumer, rel: alg.AggregateRel, scope: Scope, path: str):
@@ -64,10 +76,8 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
     fn = m.measure
     p = f"{path}.measure"
     ref = cx.extensions.function(fn.function_reference, f"{p}.function_reference")
-    if fn.phase not in _PHASES_OK:
-        raise UnsupportedFeatureError(f"aggregation phase {alg.AggregationPhase.Name(fn.phase)}", f"{p}.phase")
-    if len(fn.sorts) and ref.base not in _ORDER_INSENSITIVE:
-        raise UnsupportedFeatureError(f"ordered aggregate {ref.name}", f"{p}.sorts")
+    for feature, at in function_refusals(ref, fn, p):
+        raise UnsupportedFeatureError(feature, at)
     args = function_arguments(cx, fn.arguments, scope, p)
     if m.HasField("filter"):
         cond = cx.expression(m.filter, scope, f"{path}.filter").col
@@ -137,6 +147,6 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         types.insert(at, T.IntegerType())
     keyed = bool(absorbed) and not keys
     count_bug = bool(absorbed) and any(
-        cx.extensions.function(m.measure.function_reference, path).base in _COUNTS for m in rel.measures
+        cx.extensions.function(m.measure.function_reference, path).base in COUNTS for m in rel.measures
     )
     return Relation(df, names, types, Correlation(source.pending, tuple(absorbed), keyed, count_bug))

@@ -47,10 +47,13 @@ def _common_type(dups: list[Typed], path: str) -> T.DataType:
     return first
 
 
+CORRELATED = "expand inside a correlated subquery"
+
+
 def translate_expand(cx: SubstraitConsumer, rel: alg.ExpandRel, path: str, outer: Scope | None) -> Relation:
     source = cx.rel(rel.input, f"{path}.input", outer)
     if not source.can_defer():
-        raise UnsupportedFeatureError("expand inside a correlated subquery", path)
+        raise UnsupportedFeatureError(CORRELATED, path)
     scope = Scope(source, outer)
     ids: list[Column | str] = []
     switching: list[tuple[str, list[Typed], T.DataType]] = []  # (struct field name, duplicates, type)

@@ -79,6 +79,29 @@ def _merge_correlation(left: Relation, right: Relation, df, names, types, path: 
 Condition = Callable[[Scope], "Column | None"]
 
 
+SEMI_ANTI = frozenset(
+    {
+        JoinRel.JOIN_TYPE_LEFT_SEMI,
+        JoinRel.JOIN_TYPE_LEFT_ANTI,
+        JoinRel.JOIN_TYPE_RIGHT_SEMI,
+        JoinRel.JOIN_TYPE_RIGHT_ANTI,
+    }
+)
+POST_FILTER_ON_SEMI_ANTI = "post-join filter on a semi or anti join"
+
+
+def refusals(rel: JoinRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the join translator refuses from the plan alone, as (feature, path) (`analyze` reads it too): a join
+    type the protobuf does not name, a post-join filter on a join that outputs one side only. An unspecified type
+    is an invalid plan."""
+    if rel.type == JoinRel.JOIN_TYPE_UNSPECIFIED:
+        raise PlanInvalidError("join type unspecified", f"{path}.type")
+    if rel.type not in JoinRel.JoinType.values():
+        yield f"join type {rel.type}", f"{path}.type"
+    if rel.HasField("post_join_filter") and rel.type in SEMI_ANTI:
+        yield POST_FILTER_ON_SEMI_ANTI, f"{path}.post_join_filter"
+
+
 def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope | None) -> Relation:
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
@@ -211,7 +234,7 @@ def join_inputs(
         )
         if how in ("left_semi", "left_anti"):
             if post is not None:
-                raise UnsupportedFeatureError("post-join filter on a semi or anti join", f"{path}.post_join_filter")
+                raise UnsupportedFeatureError(POST_FILTER_ON_SEMI_ANTI, f"{path}.post_join_filter")
             out = left.over(df) if deferred else _merge_correlation(left, right, df, left.names, left.types, path)
         else:
             names, types = [*left.names, *right.names], [*left.types, *right.types]

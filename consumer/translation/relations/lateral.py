@@ -116,6 +116,30 @@ _ESCAPE = (
 )
 
 
+IN_CORRELATED = "lateral join inside a correlated subquery"
+
+
+def decorrelation_refusals(jt: join.JoinType, keyed: bool, count_bug: bool, path: str) -> Iterator[tuple[str, str]]:
+    """What the decorrelated lateral join refuses, given its right input's correlation state (the translator's
+    `Relation`, validate's static mirror of it): a counting aggregate over the correlated rows, and an aggregate of
+    them under a join type other than INNER and LEFT."""
+    if count_bug:
+        yield (
+            "lateral join over a counting aggregate of the correlated rows (a left row without matches "
+            "would need a count of 0, not NULL)",
+            f"{path}.right",
+        )
+    elif keyed and jt not in (JoinRel.JOIN_TYPE_INNER, JoinRel.JOIN_TYPE_LEFT):
+        yield f"lateral {JoinRel.JoinType.Name(jt)} join over an aggregate of the correlated rows", path
+
+
+def escapes_natively(rel: alg.LateralJoinRel, path: str) -> bool:
+    """Whether the lateral join runs as Spark's own (its right input reads the left row outside a filter, on a
+    client that has outer references): then it is not decorrelated."""
+    _, escapes = rebase(rel.right, rel.common.rel_anchor, f"{path}.right")
+    return bool(escapes) and _native(checked_type(rel, path))
+
+
 def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> Relation:
     """Decorrelated into one join (the 3.5 path, which Catalyst plans as an equi-join); on Spark 4 a right input
     that reads the left row outside a filter runs as Spark's own lateral join instead."""
@@ -127,19 +151,11 @@ def translate_lateral_join(cx: SubstraitConsumer, rel: alg.LateralJoinRel, path:
         raise UnsupportedFeatureError(_ESCAPE, escapes[0])
     left = cx.rel(rel.left, f"{path}.left", outer).materialized()
     if left.correlated():
-        raise UnsupportedFeatureError("lateral join inside a correlated subquery", path)
+        raise UnsupportedFeatureError(IN_CORRELATED, path)
     right = cx.rel(right_rel, f"{path}.right", Scope(left.named(), outer)).materialized()
-    if right.count_bug:
-        raise UnsupportedFeatureError(
-            "lateral join over a counting aggregate of the correlated rows (a left row without matches "
-            "would need a count of 0, not NULL)",
-            f"{path}.right",
-        )
+    for feature, at in decorrelation_refusals(jt, right.keyed, right.count_bug, path):
+        raise UnsupportedFeatureError(feature, at)
     if right.keyed:  # one aggregate row per left row, matched or not: never drops a left row
-        if jt not in (JoinRel.JOIN_TYPE_INNER, JoinRel.JOIN_TYPE_LEFT):
-            raise UnsupportedFeatureError(
-                f"lateral {JoinRel.JoinType.Name(jt)} join over an aggregate of the correlated rows", path
-            )
         jt = JoinRel.JOIN_TYPE_LEFT
     correlation = [p.cond for p in right.pending]
     # The right input's correlation keys become ordinary columns of it, dropped again after the join.

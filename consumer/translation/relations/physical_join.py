@@ -38,12 +38,6 @@ _COMPARE = {
     Key.SIMPLE_COMPARISON_TYPE_IS_NOT_DISTINCT_FROM: lambda a, b: a.eqNullSafe(b),
 }
 _BUILD_LEFT = alg.HashJoinRel.BUILD_INPUT_LEFT
-_SEMI_ANTI = {
-    JoinRel.JOIN_TYPE_LEFT_SEMI,
-    JoinRel.JOIN_TYPE_LEFT_ANTI,
-    JoinRel.JOIN_TYPE_RIGHT_SEMI,
-    JoinRel.JOIN_TYPE_RIGHT_ANTI,
-}
 
 
 def join_type(rel: Any, path: str) -> join.JoinType:
@@ -144,6 +138,10 @@ def refusals(rel: Any, path: str) -> Iterator[tuple[str, str]]:
             yield "join key compared by a custom function", p
         elif k.comparison.simple == Key.SIMPLE_COMPARISON_TYPE_MIGHT_EQUAL:
             yield "join key compared MIGHT_EQUAL (a match when either side is NULL is not an equi-join key)", p
-    if "post_join_filter" in rel.DESCRIPTOR.fields_by_name and rel.HasField("post_join_filter") and jt in _SEMI_ANTI:
-        yield "post-join filter on a semi or anti join", f"{path}.post_join_filter"
+    if (
+        "post_join_filter" in rel.DESCRIPTOR.fields_by_name
+        and rel.HasField("post_join_filter")
+        and jt in join.SEMI_ANTI
+    ):
+        yield join.POST_FILTER_ON_SEMI_ANTI, f"{path}.post_join_filter"
     yield from join.condition_subquery(rel, path)

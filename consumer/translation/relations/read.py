@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -133,7 +134,7 @@ def _filter_and_project(cx: SubstraitConsumer, rel: ReadRel, out: Relation, path
         positions = []
         for i, item in enumerate(mask.select.struct_items):
             if item.HasField("child"):
-                raise UnsupportedFeatureError("nested projection masks", f"{path}.projection.select.struct_items[{i}]")
+                raise UnsupportedFeatureError(NESTED_MASKS, f"{path}.projection.select.struct_items[{i}]")
             if not 0 <= item.field < len(out.names):
                 raise PlanInvalidError(f"projection field {item.field} out of range", f"{path}.projection")
             positions.append(item.field)
@@ -235,7 +236,38 @@ def read_virtual_table(
     return Relation(df, fresh, list(types))
 
 
-_TEXT_FORMATS = {"parquet": "parquet", "orc": "orc", "dwrf": None, "arrow": None, "text": "csv", "extension": None}
+# Local file formats -> the Spark reader that reads them (None: none does).
+SPARK_FORMATS = {"parquet": "parquet", "orc": "orc", "dwrf": None, "arrow": None, "text": "csv", "extension": None}
+NESTED_MASKS = "nested projection masks"
+
+
+def refusals(rel: ReadRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the read translator refuses from the plan alone, as (feature, path) (`analyze` reads it too); the
+    local files a consumer class reads itself are `local_files_refusals`."""
+    if rel.HasField("projection"):
+        for i, item in enumerate(rel.projection.select.struct_items):
+            if item.HasField("child"):
+                yield NESTED_MASKS, f"{path}.projection.select.struct_items[{i}]"
+
+
+def local_files_refusals(files: ReadRel.LocalFiles, path: str) -> Iterator[tuple[str, str]]:
+    """What `read_local_files` refuses: formats Spark cannot read, a mix of formats, byte ranges, more than one
+    header line."""
+    formats: set[str] = set()
+    for i, item in enumerate(files.items):
+        p = f"{path}.items[{i}]"
+        kind = item.WhichOneof("file_format")
+        spark_fmt = SPARK_FORMATS.get(kind or "")
+        if spark_fmt is None:
+            yield f"local files in {kind or 'unspecified'} format", p
+        else:  # only readable formats count towards a mix
+            if formats and spark_fmt not in formats:
+                yield "local files of mixed formats in one read", p
+            formats.add(spark_fmt)
+        if item.start or item.length:
+            yield BYTE_RANGES, p
+        if kind == "text" and item.text.header_lines_to_skip > 1:
+            yield f"skipping {item.text.header_lines_to_skip} header lines (Spark skips at most one)", p
 
 
 def read_local_files(
@@ -243,20 +275,15 @@ def read_local_files(
 ) -> Relation:
     if not files.items:
         raise PlanInvalidError("local files read with no items", path)
+    for feature, at in local_files_refusals(files, path):
+        raise UnsupportedFeatureError(feature, at)
     fmt: str | None = None
     options: dict[str, str] = {}
     uris: list[str] = []
     for i, item in enumerate(files.items):
         p = f"{path}.items[{i}]"
         kind = item.WhichOneof("file_format")
-        spark_fmt = _TEXT_FORMATS.get(kind or "")
-        if spark_fmt is None:
-            raise UnsupportedFeatureError(f"local files in {kind or 'unspecified'} format", p)
-        if fmt is not None and spark_fmt != fmt:
-            raise UnsupportedFeatureError("local files of mixed formats in one read", p)
-        fmt = spark_fmt
-        if item.start or item.length:
-            raise UnsupportedFeatureError(BYTE_RANGES, p)
+        fmt = SPARK_FORMATS[kind or ""]  # (readable, one format: `local_files_refusals`)
         uri = getattr(item, item.WhichOneof("path_type") or "uri_file", "")
         if not uri:
             raise PlanInvalidError("local file item with no path", p)
@@ -276,10 +303,6 @@ def read_local_files(
 
 
 def _text_options(text: ReadRel.LocalFiles.FileOrFiles.DelimiterSeparatedTextReadOptions, path: str) -> dict:
-    if text.header_lines_to_skip > 1:
-        raise UnsupportedFeatureError(
-            f"skipping {text.header_lines_to_skip} header lines (Spark skips at most one)", path
-        )
     opts = {
         "sep": text.field_delimiter or ",",
         "header": "true" if text.header_lines_to_skip == 1 else "false",

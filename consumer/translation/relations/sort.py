@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
@@ -28,6 +29,29 @@ _DIRECTIONS = {
 }
 
 
+CUSTOM_COMPARISON = "sort by a custom comparison function"
+COMPUTED_FETCH = "fetch offset/count computed by an expression (only literals)"
+
+
+def sort_refusals(sorts: Any, path: str) -> Iterator[tuple[str, str]]:
+    """What `sort_columns` refuses in sort fields (of a sort, a top-N or a window), as (feature, path)."""
+    for i, s in enumerate(sorts):
+        if s.WhichOneof("sort_kind") == "comparison_function_reference":
+            yield CUSTOM_COMPARISON, f"{path}[{i}]"
+
+
+def refusals(rel: alg.SortRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the sort translator refuses, as (feature, path), from the plan alone (`analyze` reads it too)."""
+    yield from sort_refusals(rel.sorts, f"{path}.sorts")
+
+
+def fetch_refusals(rel: alg.FetchRel, path: str) -> Iterator[tuple[str, str]]:
+    """What the fetch translator refuses from the plan alone: an offset or count that is not a literal."""
+    for name in ("offset_expr", "count_expr"):
+        if rel.HasField(name) and getattr(rel, name).WhichOneof("rex_type") != "literal":
+            yield COMPUTED_FETCH, f"{path}.{name}"
+
+
 def sort_columns(cx: SubstraitConsumer, sorts, scope: Scope, path: str) -> list[Column]:
     out = []
     for i, s in enumerate(sorts):
@@ -35,7 +59,7 @@ def sort_columns(cx: SubstraitConsumer, sorts, scope: Scope, path: str) -> list[
         col = cx.expression(s.expr, scope, f"{p}.expr").col
         kind = s.WhichOneof("sort_kind")
         if kind == "comparison_function_reference":
-            raise UnsupportedFeatureError("sort by a custom comparison function", p)
+            raise UnsupportedFeatureError(CUSTOM_COMPARISON, p)
         order = _DIRECTIONS.get(s.direction)
         if order is None:
             raise PlanInvalidError("sort field without a direction", p)
@@ -56,7 +80,7 @@ def _constant_int(cx: SubstraitConsumer, e: alg.Expression, path: str) -> int | 
     from ..literals import python_value
 
     if e.WhichOneof("rex_type") != "literal":
-        raise UnsupportedFeatureError("fetch offset/count computed by an expression (only literals)", path)
+        raise UnsupportedFeatureError(COMPUTED_FETCH, path)
     value, _ = python_value(e.literal, path)
     if value is None:
         return None

@@ -18,7 +18,7 @@ from substrait import algebra_pb2 as alg
 from ...errors import PlanInvalidError, UnsupportedFeatureError
 from ..relation import Relation, column
 from ..scope import Scope
-from .sort import _constant_int, sort_columns
+from .sort import _constant_int, sort_columns, sort_refusals
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -75,6 +75,4 @@ def refusals(rel: alg.TopNRel, path: str) -> Iterator[tuple[str, str]]:
     for name in ("offset", "count"):
         if rel.HasField(name) and getattr(rel, name).WhichOneof("rex_type") != "literal":
             yield "top-N offset/count computed by an expression (only literals)", f"{path}.{name}"
-    for i, s in enumerate(rel.sorts):
-        if s.WhichOneof("sort_kind") == "comparison_function_reference":
-            yield "sort by a custom comparison function", f"{path}.sorts[{i}]"
+    yield from sort_refusals(rel.sorts, f"{path}.sorts")

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
 
 
+SUBQUERY_INSIDE = "subquery inside a window relation's expressions"
+
+
 def translate_window(
     cx: SubstraitConsumer, rel: alg.ConsistentPartitionWindowRel, path: str, outer: Scope | None
 ) -> Relation:
@@ -33,7 +36,7 @@ def translate_window(
         for i, fn in enumerate(rel.window_functions)
     ]
     if scope.rel is not source:
-        raise UnsupportedFeatureError("subquery inside a window relation's expressions", path)
+        raise UnsupportedFeatureError(SUBQUERY_INSIDE, path)
     names = [*source.names, *(cx.names.fresh() for _ in functions)]
     types = [*source.types, *(f.type for f in functions)]
     new = [f.col.alias(n) for f, n in zip(functions, names[len(source.names) :], strict=True)]
