@@ -25,7 +25,11 @@ from substrait_spark.consumer.loader import load_plan, parse_plan_bytes
 from test_cli import CLI, stub_java
 
 TESTS = Path(__file__).resolve().parent
-DEEP_PLANS = {"binary": deep_binary, "json": lambda: deep_json().encode(), "textproto": lambda: deep_textproto().encode()}
+DEEP_PLANS = {
+    "binary": deep_binary,
+    "json": lambda: deep_json().encode(),
+    "textproto": lambda: deep_textproto().encode(),
+}
 FILES = {"deep.bin": deep_binary, "deep.json": lambda: deep_json().encode(), "deep.txtpb": DEEP_PLANS["textproto"]}
 TOO_DEEP = f"plan too large: plan nested deeper than max_depth {DEFAULT_MAX_DEPTH} messages"
 TOO_BIG = f"more than max_plan_bytes {DEFAULT_MAX_PLAN_BYTES}"
@@ -191,4 +195,3 @@ def test_a_dagster_asset_refuses_deep_and_huge_plans(plans, tmp_path):
     assert not check.passed and check.metadata["exit_code"].value == 2
     assert TOO_DEEP in check.metadata["error"].value
     assert took < 30.0
-
