@@ -4,9 +4,9 @@ audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Ai
 (plain values only) and be one more caller.
 
 The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
-engine's size and depth bounds, or the policy's lower ones: `consumer/limits.py`) and check it (the policy, with
-views expanded through the catalogs: `consumer/policy.py`; then `preflight`: validate and bind the parameters) —
-all before a Spark session is asked for; then the catalogs, the
+engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
+policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate and
+bind the parameters) — all before a Spark session is asked for; then the catalogs, the
 resolver chain, the session (with the catalogs' Spark settings), the write targets, the run, the audit record.
 
 Defaults (one set, for every front end): no table maps, no catalogs, no audit log unless a catalog is configured
@@ -55,7 +55,8 @@ class RunSettings:
     `catalog_config`: an Iceberg catalog configuration file; `master`/`spark_conf`: the Spark target;
     `expected_sha256`: the plan's pinned digest; `audit_log`/`audit_strict`: see `hooks/audit.py`;
     `update_keys`: table → key columns of UPDATE writes; `cast_to_plan_types`: allow lossy casts (noted);
-    `policy`: what plans may read, write and run (`consumer/policy.py`: a `Policy`, a file's path or its keys)."""
+    `policy`: what plans may read, write and run (`consumer/analysis/policy.py`: a `Policy`, a file's path or
+    its keys)."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     tables_dir: str | None = None

@@ -1,5 +1,6 @@
-"""The catalogs' side of a policy check (`consumer/policy.TableNames`): a NamedTable's `catalog.namespace` and a
-view's stored definition, asked of pyiceberg — no Spark session, so a refused plan never starts one."""
+"""The catalogs' side of a policy check (`consumer/analysis/policy.TableNames`): a NamedTable's
+`catalog.namespace` and a view's stored definition, asked of pyiceberg — no Spark session, so a refused plan
+never starts one."""
 
 from __future__ import annotations
 

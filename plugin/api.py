@@ -36,9 +36,9 @@ def run_plan(
     key columns) says which columns UPDATE writes match rows by (see `consumer/running/steps/update_key.py`);
     `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
     (else a schema mismatch, exit 4), each such cast noted in the report; `policy` says what the plan may read,
-    write and run (a `Policy`, a policy file's path or its rules as a mapping: `consumer/policy.py`). A plan that
-    cannot run (too large or deep, refused by the policy, invalid, unsupported, parameters that do not fit) is
-    refused before a Spark session is started (`spark=None`).
+    write and run (a `Policy`, a policy file's path or its rules as a mapping: `consumer/analysis/policy.py`). A
+    plan that cannot run (too large or deep, refused by the policy, invalid, unsupported, parameters that do not
+    fit) is refused before a Spark session is started (`spark=None`).
     """
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from deep_plans import DEEP, HUGE_BYTES, deep_binary, deep_json, deep_textproto, huge_json, small_plan
 from google.protobuf import json_format
-from substrait_spark.consumer.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PLAN_BYTES, Limit, PlanTooLargeError
-from substrait_spark.consumer.loader import load_plan, parse_plan_bytes
+from substrait_spark.consumer.loading.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PLAN_BYTES, Limit, PlanTooLargeError
+from substrait_spark.consumer.loading.loader import load_plan, parse_plan_bytes
 from test_cli import CLI, stub_java
 
 TESTS = Path(__file__).resolve().parent
@@ -65,8 +65,8 @@ def test_the_loader_refuses_a_10000_deep_plan_in_every_format_at_once(fmt):
 @pytest.mark.parametrize("fmt", sorted(DEEP_PLANS))
 def test_a_plan_just_under_the_depth_bound_loads_validates_and_has_its_lineage(fmt):
     """Each filter adds two levels, the plan, its relation, root and the leaf's read four: 195 filters are 394."""
-    from substrait_spark.consumer.analyze import validate_plan
-    from substrait_spark.consumer.lineage import column_lineage
+    from substrait_spark.consumer.analysis.analyze import validate_plan
+    from substrait_spark.consumer.analysis.lineage import column_lineage
     from substrait_spark.graph import build_graph
 
     make = {"binary": deep_binary, "json": deep_json, "textproto": deep_textproto}[fmt]

@@ -1,4 +1,5 @@
-"""The policy (`consumer/policy.py`): what a plan may read, write and run, decided by whoever runs the platform.
+"""The policy (`consumer/analysis/policy.py`): what a plan may read, write and run, decided by whoever runs the
+platform.
 
 Each rule refuses (exit 5, every violation named with its plan path, checked before any Spark session — the
 session factory proves it — and nothing committed: pyiceberg's snapshots unchanged) and allows. Views read through
@@ -18,9 +19,7 @@ from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyProto
 from plan_builder import DdlRel, PlanBuilder, WriteRel, ddl, i64, named, string, update, virtual, write
 from substrait import algebra_pb2 as alg
-from substrait_spark.consumer.errors import UnsupportedFeatureError
-from substrait_spark.consumer.limits import DEFAULT_MAX_PLAN_BYTES
-from substrait_spark.consumer.policy import (
+from substrait_spark.consumer.analysis.policy import (
     DEFAULT_STEPS,
     Policy,
     PolicyConfigError,
@@ -29,7 +28,9 @@ from substrait_spark.consumer.policy import (
     StepKind,
     normal_uri,
 )
-from substrait_spark.consumer.sinks import Sink
+from substrait_spark.consumer.errors import UnsupportedFeatureError
+from substrait_spark.consumer.loading.limits import DEFAULT_MAX_PLAN_BYTES
+from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
 NAMES, TYPES = ["id", "name"], [i64(), string()]

@@ -4,7 +4,7 @@ A plan is untrusted input: a 100 MB plan or one nested 10,000 deep must end with
 a RecursionError deep in a walker, a hang or a memory blow-up. Every reader after the loader (legacy rewrite,
 superset re-read, validate, lineage, the translator's PlanVisitor walk) recurses at most as deep as the plan is
 nested, so the loader bounds nesting once, before any of them runs; the engine-wide defaults hold without a
-policy, and a policy may only lower them (`consumer/policy.py`).
+policy, and a policy may only lower them (`consumer/analysis/policy.py`).
 
 Depth is counted in protobuf messages (the plan is 1, each relation adds about two, each function call three;
 the corpus reaches 51), so it can be measured on the raw input: the wire format, the JSON objects, the textproto
