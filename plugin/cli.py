@@ -143,7 +143,7 @@ def _runner(args: argparse.Namespace):
             audit_strict=getattr(args, "audit_strict", False),
             update_keys=_update_keys(getattr(args, "update_key", [])),
             cast_to_plan_types=args.cast_to_plan_types,
-            policy=args.policy,
+            policy=getattr(args, "policy", None),  # run (explain has none)
         )
         args._runner = PlanRunner(settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf())))
     return args._runner

@@ -30,7 +30,7 @@ DEEP_PLANS = {
     "textproto": lambda: deep_textproto().encode(),
 }
 FILES = {"deep.bin": deep_binary, "deep.json": lambda: deep_json().encode(), "deep.txtpb": DEEP_PLANS["textproto"]}
-TOO_DEEP = f"plan too large: plan nested deeper than max_depth {DEFAULT_MAX_DEPTH} messages"
+TOO_DEEP = f"plan too large: plan nested deeper than {DEFAULT_MAX_DEPTH} messages (max_depth)"
 TOO_BIG = f"more than max_plan_bytes {DEFAULT_MAX_PLAN_BYTES}"
 
 
@@ -56,7 +56,7 @@ def test_the_loader_refuses_a_10000_deep_plan_in_every_format_at_once(fmt):
     took = time.perf_counter() - start
     print(f"{fmt}: {len(data)} bytes, {DEEP} deep: refused in {took * 1000:.1f} ms")
     assert info.value.exit_code == 2 and info.value.limit is Limit.MAX_DEPTH
-    assert str(info.value) == f"plan nested deeper than max_depth {DEFAULT_MAX_DEPTH} messages"
+    assert str(info.value) == f"plan nested deeper than {DEFAULT_MAX_DEPTH} messages (max_depth)"
     assert took < 2.0
 
 

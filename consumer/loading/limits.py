@@ -62,7 +62,7 @@ class Limits:
             )
 
     def too_deep(self) -> PlanTooLargeError:
-        return PlanTooLargeError(f"plan nested deeper than max_depth {self.max_depth} messages", Limit.MAX_DEPTH)
+        return PlanTooLargeError(f"plan nested deeper than {self.max_depth} messages (max_depth)", Limit.MAX_DEPTH)
 
     def check_depth(self, depth: int) -> None:
         """`depth`: as measured, counting stopped just past the bound (the measures do not walk deeper)."""
