@@ -145,7 +145,7 @@ class PlanRunner:
     def read(self, plan: str | os.PathLike[str]) -> PlanObject:
         """The plan's bytes from the plan store (refused unread when too large), refused unless they have the
         pinned sha256."""
-        obj = self._bounded(lambda: self.store.read(plan, limits=self.limits))
+        obj = self.bounded(lambda: self.store.read(plan, limits=self.limits))
         if self.settings.expected_sha256 is not None:
             check_sha256(obj, self.settings.expected_sha256)
         return obj
@@ -158,13 +158,13 @@ class PlanRunner:
             return PlanInput(plan)
         if isinstance(plan, bytes | bytearray | memoryview):
             data = bytes(plan)
-            return PlanInput(self._bounded(lambda: parse_plan_bytes(data, limits=self.limits)))
+            return PlanInput(self.bounded(lambda: parse_plan_bytes(data, limits=self.limits)))
         obj = plan if isinstance(plan, PlanObject) else self.read(plan)
         if isinstance(plan, PlanObject) and self.settings.expected_sha256 is not None:
             check_sha256(obj, self.settings.expected_sha256)
-        return PlanInput(self._bounded(lambda: parse_plan_bytes(obj.data, uri=obj.uri, limits=self.limits)), obj)
+        return PlanInput(self.bounded(lambda: parse_plan_bytes(obj.data, uri=obj.uri, limits=self.limits)), obj)
 
-    def _bounded(self, read: Callable[[], Any]) -> Any:
+    def bounded(self, read: Callable[[], Any]) -> Any:
         """`read()`, with a bound only the policy set (lower than the engine's) refused as the policy's (exit 5)."""
         try:
             return read()

@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.consumer.loading.loader import parse_plan_bytes
 from substrait_spark.consumer.running.report import changed_tables
 from substrait_spark.consumer.running.sinks import Sink
@@ -149,15 +150,16 @@ class SubstraitSparkOperator(BaseOperator):
                 raise AirflowFailException(message) from exc
             raise AirflowException(message) from exc
 
-    def _read_plan(self, store: PlanStoreHook) -> PlanObject:
-        """The plan's bytes, read once per task try: OpenLineage's start event and the run see the same version."""
+    def _read_plan(self, store: PlanStoreHook, limits: Limits = DEFAULT_LIMITS) -> PlanObject:
+        """The plan's bytes, read once per task try: OpenLineage's start event and the run see the same version.
+        A plan larger than `limits` allow is refused unread (the run's own bounds apply again when it loads)."""
         if self._plan_read is None or self._plan_read[0] != self.plan_uri:
-            self._plan_read = (self.plan_uri, store.read(self.plan_uri))
+            self._plan_read = (self.plan_uri, store.read(self.plan_uri, limits=limits))
         return self._plan_read[1]
 
     def _run(self, context: Any) -> dict[str, Any]:
         runner = self._runner()
-        obj = self._read_plan(runner.store)
+        obj = runner.bounded(lambda: self._read_plan(runner.store, runner.limits))
         context["ti"].xcom_push(
             key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(runner.store))
         )
