@@ -398,24 +398,35 @@ def _read(cx: _Checker, rel: alg.ReadRel, path: str) -> Iterator[Violation]:
         yield from cx.extension(rel.extension_table.detail, "extension table", f"{path}.extension_table")
 
 
-def _write(cx: _Checker, rel: alg.WriteRel, path: str) -> Iterator[Violation]:
-    what = f"WriteRel {WriteRel.WriteOp.Name(rel.op)}" if rel.op in WriteRel.WriteOp.values() else "WriteRel"
-    yield from cx.step(WRITE_STEPS.get(rel.op), what, f"{path}.op")
-    if rel.WhichOneof("write_type") == "named_table":
-        names = list(rel.named_table.names)
-        yield from cx.namespace(Rule.WRITE_NAMESPACES, cx.policy.write_namespaces, names, "write to", path)
-    elif rel.WhichOneof("write_type") == "extension_table":
-        yield from cx.extension(rel.extension_table.detail, "extension table", f"{path}.extension_table")
+@dataclass(frozen=True)
+class _Change:
+    """How a writing relation names its op, its target and an extension target (WriteRel and DdlRel alike)."""
+
+    label: str
+    ops: Any  # the protobuf enum wrapper of its `op`
+    steps: Mapping[int, StepKind]
+    named: str
+    extension: str
+    verb: str
 
 
-def _ddl(cx: _Checker, rel: alg.DdlRel, path: str) -> Iterator[Violation]:
-    what = f"DdlRel {DdlRel.DdlOp.Name(rel.op)}" if rel.op in DdlRel.DdlOp.values() else "DdlRel"
-    yield from cx.step(DDL_STEPS.get(rel.op), what, f"{path}.op")
-    if rel.WhichOneof("write_type") == "named_object":
-        names = list(rel.named_object.names)
-        yield from cx.namespace(Rule.WRITE_NAMESPACES, cx.policy.write_namespaces, names, "DDL on", path)
-    elif rel.WhichOneof("write_type") == "extension_object":
-        yield from cx.extension(rel.extension_object.detail, "extension object", f"{path}.extension_object")
+_CHANGES: dict[type[Message], _Change] = {
+    alg.WriteRel: _Change("WriteRel", WriteRel.WriteOp, WRITE_STEPS, "named_table", "extension_table", "write to"),
+    alg.DdlRel: _Change("DdlRel", DdlRel.DdlOp, DDL_STEPS, "named_object", "extension_object", "DDL on"),
+}
+
+
+def _change(cx: _Checker, rel: Any, path: str) -> Iterator[Violation]:
+    """A WriteRel or DdlRel: its step kind, then its target's namespace or its extension target's type URL."""
+    c = _CHANGES[type(rel)]
+    what = f"{c.label} {c.ops.Name(rel.op)}" if rel.op in c.ops.values() else c.label
+    yield from cx.step(c.steps.get(rel.op), what, f"{path}.op")
+    target = rel.WhichOneof("write_type")
+    if target == c.named:
+        names = list(getattr(rel, c.named).names)
+        yield from cx.namespace(Rule.WRITE_NAMESPACES, cx.policy.write_namespaces, names, c.verb, path)
+    elif target == c.extension:
+        yield from cx.extension(getattr(rel, c.extension).detail, c.extension.replace("_", " "), f"{path}.{target}")
 
 
 def _update(cx: _Checker, rel: alg.UpdateRel, path: str) -> Iterator[Violation]:
@@ -431,8 +442,8 @@ def _extension_rel(cx: _Checker, rel: Any, path: str) -> Iterator[Violation]:
 
 _CHECKS: dict[type[Message], Any] = {
     alg.ReadRel: _read,
-    alg.WriteRel: _write,
-    alg.DdlRel: _ddl,
+    alg.WriteRel: _change,
+    alg.DdlRel: _change,
     alg.UpdateRel: _update,
     alg.ExtensionLeafRel: _extension_rel,
     alg.ExtensionSingleRel: _extension_rel,
