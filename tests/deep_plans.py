@@ -75,3 +75,18 @@ def huge_json(path: Path, size: int = HUGE_BYTES) -> Path:
         f.write("x" * (pad % len(chunk)))
         f.write(tail)
     return path
+
+
+def deep_casts_json(depth: int) -> str:
+    """A plan projecting `depth` nested casts (to i64, each two levels) of a virtual table's column, as JSON
+    (protobuf's classes cannot copy a message nested deeper than 100)."""
+    e = '{"selection":{"directReference":{"structField":{"field":0}},"rootReference":{}}}'
+    for _ in range(depth):
+        e = (
+            '{"cast":{"type":{"i64":{"nullability":"NULLABILITY_REQUIRED"}},"input":'
+            + e
+            + ',"failureBehavior":"FAILURE_BEHAVIOR_THROW_EXCEPTION"}}'
+        )
+    read = json_format.MessageToJson(leaf(), indent=None)
+    project = '{"project":{"input":' + read + ',"expressions":[' + e + '],"common":{"emit":{"outputMapping":[1]}}}}'
+    return '{"relations":[{"root":{"input":' + project + ',"names":["b"]}}]}'

@@ -18,7 +18,16 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from deep_plans import DEEP, HUGE_BYTES, deep_binary, deep_json, deep_textproto, huge_json, small_plan
+from deep_plans import (
+    DEEP,
+    HUGE_BYTES,
+    deep_binary,
+    deep_casts_json,
+    deep_json,
+    deep_textproto,
+    huge_json,
+    small_plan,
+)
 from google.protobuf import json_format
 from substrait_spark.consumer.loading.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PLAN_BYTES, Limit, PlanTooLargeError
 from substrait_spark.consumer.loading.loader import load_plan, parse_plan_bytes
@@ -217,3 +226,15 @@ def test_a_dagster_asset_refuses_deep_and_huge_plans(plans, tmp_path):
     assert not check.passed and check.metadata["exit_code"].value == 2
     assert TOO_DEEP in check.metadata["error"].value
     assert took < 30.0
+
+
+@pytest.mark.spark
+def test_a_plan_just_under_the_depth_bound_translates_and_runs(spark):
+    """195 nested casts (each two levels: 396 with the plan's own) translate and run — no walker of the
+    translator recurses past Python's limit within the bound — and give what the innermost column holds."""
+    from substrait_spark import run_plan
+
+    report = run_plan(deep_casts_json(195).encode(), spark, output="preview")
+    assert report.outputs[0].preview == [[1]]
+    with pytest.raises(PlanTooLargeError):  # and three more are over it
+        parse_plan_bytes(deep_casts_json(198).encode())
