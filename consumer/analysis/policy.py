@@ -103,13 +103,12 @@ class PolicyRefusedError(PolicyError):
 
     def __init__(self, violations: Sequence[Violation]):
         self.violations = list(violations)
-        first = self.violations[0]
-        more = (
-            f"; and {len(self.violations) - 1} more: " + "; ".join(map(str, self.violations[1:]))
-            if len(self.violations) > 1
-            else ""
-        )
-        super().__init__(f"{first.rule}: {first.message}{more}", first.path)
+        listed = "; ".join(map(str, self.violations))
+        count = f"{len(self.violations)} violations: " if len(self.violations) > 1 else ""
+        super().__init__(count + listed, self.violations[0].path)
+
+    def __str__(self) -> str:
+        return self.message  # each violation names its own path
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "violations": [v.to_dict() for v in self.violations]}
@@ -257,12 +256,6 @@ class Policy:
             )
         found.extend(_Checker(self, names or _Unqualified()).plan(plan, ""))
         return found
-
-    def enforce(self, plan: Plan, sha256: str | None = None, names: TableNames | None = None) -> None:
-        """Raise PolicyRefusedError listing every violation, if any."""
-        violations = self.check(plan, sha256, names)
-        if violations:
-            raise PolicyRefusedError(violations)
 
     def result_rows(self, asked: int | None, what: str) -> None:
         """Refuse a caller asking for more root rows back (XCom, the report, Dagster metadata) than allowed;
