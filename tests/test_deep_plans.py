@@ -11,6 +11,7 @@ commands' peak memory show."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 import subprocess
 import time
@@ -29,7 +30,13 @@ from deep_plans import (
     small_plan,
 )
 from google.protobuf import json_format
-from substrait_spark.consumer.loading.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_PLAN_BYTES, Limit, PlanTooLargeError
+from substrait_spark.consumer.loading.limits import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_PLAN_BYTES,
+    Limit,
+    PlanTooLargeError,
+    json_depth,
+)
 from substrait_spark.consumer.loading.loader import load_plan, parse_plan_bytes
 from test_cli import CLI, stub_java
 
@@ -70,23 +77,32 @@ def test_the_loader_refuses_a_10000_deep_plan_in_every_format_at_once(fmt):
     assert took < 2.0
 
 
+def _deepest(make, unit: int = 1) -> int:
+    """The most levels of `make(n)` (JSON text) within the engine's depth bound, as the loader measures them."""
+    return max(n for n in range(1, DEFAULT_MAX_DEPTH) if json_depth(json.loads(make(n)), 10**6) <= DEFAULT_MAX_DEPTH)
+
+
 @pytest.mark.unit
 @pytest.mark.parametrize("fmt", sorted(DEEP_PLANS))
 def test_a_plan_just_under_the_depth_bound_loads_validates_and_has_its_lineage(fmt):
-    """Each filter adds two levels, the plan, its relation, root and the leaf's read four: 195 filters are 394."""
+    """The deepest filter chain within the bound (each filter two levels) loads, validates, has its lineage and
+    its picture — no walker recurses past Python's limit, with pytest's own frames under it — and two more
+    filters are over it."""
     from substrait_spark.consumer.analysis.analyze import validate_plan
     from substrait_spark.consumer.analysis.lineage import column_lineage
     from substrait_spark.graph import build_graph
 
+    n = _deepest(deep_json)
     make = {"binary": deep_binary, "json": deep_json, "textproto": deep_textproto}[fmt]
-    data = make(195)
+    data = make(n)
     loaded = parse_plan_bytes(data if isinstance(data, bytes) else data.encode())
     assert validate_plan(loaded) == []
     [(name, sources)] = column_lineage(loaded).roots[0].columns
-    assert name == "a" and {f.field for f in sources} == {"a"}  # the value column, through 195 filters
+    assert name == "a" and {f.field for f in sources} == {"a"}  # the value column, through every filter
     assert build_graph(loaded) is not None
+    over = make(n + 1)
     with pytest.raises(PlanTooLargeError):
-        parse_plan_bytes(make(199) if fmt == "binary" else make(199).encode())  # 402 levels
+        parse_plan_bytes(over if isinstance(over, bytes) else over.encode())
 
 
 @pytest.mark.unit
@@ -230,11 +246,12 @@ def test_a_dagster_asset_refuses_deep_and_huge_plans(plans, tmp_path):
 
 @pytest.mark.spark
 def test_a_plan_just_under_the_depth_bound_translates_and_runs(spark):
-    """195 nested casts (each two levels: 396 with the plan's own) translate and run — no walker of the
-    translator recurses past Python's limit within the bound — and give what the innermost column holds."""
+    """The deepest chain of casts within the bound (each two levels) translates and runs — no walker of the
+    translator recurses past Python's limit — and gives what the innermost column holds."""
     from substrait_spark import run_plan
 
-    report = run_plan(deep_casts_json(195).encode(), spark, output="preview")
+    n = _deepest(deep_casts_json)
+    report = run_plan(deep_casts_json(n).encode(), spark, output="preview")
     assert report.outputs[0].preview == [[1]]
-    with pytest.raises(PlanTooLargeError):  # and three more are over it
-        parse_plan_bytes(deep_casts_json(198).encode())
+    with pytest.raises(PlanTooLargeError):  # and one more is over it
+        parse_plan_bytes(deep_casts_json(n + 1).encode())
