@@ -135,8 +135,15 @@ def _record_references(msg: Message, depth: int = 0) -> Iterator[alg.Expression.
 
 
 def contains(msg: Message, kind: type[Message]) -> bool:
-    """Whether a message of type `kind` occurs anywhere inside `msg`."""
-    return isinstance(msg, kind) or any(contains(child, kind) for child in messages(msg))
+    """Whether a message of type `kind` occurs anywhere inside `msg` (without recursion: a plan may nest as deep
+    as the loader's bound, `loading/limits.py`)."""
+    stack = [msg]
+    while stack:
+        m = stack.pop()
+        if isinstance(m, kind):
+            return True
+        stack.extend(messages(m))
+    return False
 
 
 def value_args(fn: Any) -> list[alg.Expression]:

@@ -13,6 +13,7 @@ EXTRA_EXAMPLE = {
     "packages": "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.6.1",
     "app_name": "substrait-spark",
     "tables": {"lineitem": {"uri": "s3://bucket/tpch/lineitem", "format": "parquet"}},
+    "policy": {"read_namespaces": ["lake.*"], "write_namespaces": ["lake.staging"], "steps": ["insert", "ctas"]},
 }
 
 UI_FIELD_BEHAVIOUR: dict[str, Any] = {
@@ -51,6 +52,11 @@ CONN_FIELDS: dict[str, Any] = {
     "tables": {
         "label": "Table map (JSON)",
         "description": 'Table name to location, e.g. {"lineitem": {"uri": "s3://b/lineitem", "format": "parquet"}}',
+        "schema": {"type": ["string", "null"]},
+    },
+    "policy": {
+        "label": "Policy (JSON or file path)",
+        "description": 'What plans may read, write and run, e.g. {"write_namespaces": ["lake.staging"]}',
         "schema": {"type": ["string", "null"]},
     },
 }

@@ -179,7 +179,7 @@ class IcebergCatalogResolver:
         try:
             ident = find_table(catalog, catalog_name, parts)
         except ResolutionError:
-            view = _find_view(catalog, catalog_name, parts)
+            view = stored_view(catalog, catalog_name, parts)
             if view is None:
                 raise
             return view
@@ -231,7 +231,7 @@ def find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, 
     return matches[0]
 
 
-def _find_view(catalog: Any, catalog_name: str, parts: list[str]) -> ResolvedView | None:
+def stored_view(catalog: Any, catalog_name: str, parts: Sequence[str]) -> ResolvedView | None:
     """A view of that name, with its current definition (see `iceberg_views`)."""
     from substrait_spark.hooks.iceberg_views import find_view, views_of
 

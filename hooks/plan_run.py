@@ -3,8 +3,10 @@ audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Ai
 (`operators/substrait_spark.py`) build their runs here; a Dagster resource can hold `RunSettings` as they are
 (plain values only) and be one more caller.
 
-The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it and check it
-(`preflight`: validate and bind the parameters) — all before a Spark session is asked for; then the catalogs, the
+The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
+engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
+policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate and
+bind the parameters) — all before a Spark session is asked for; then the catalogs, the
 resolver chain, the session (with the catalogs' Spark settings), the write targets, the run, the audit record.
 
 Defaults (one set, for every front end): no table maps, no catalogs, no audit log unless a catalog is configured
@@ -22,10 +24,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits, PlanTooLargeError
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 
 if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer come with the first plan
     from pyspark.sql import SparkSession
+    from substrait_spark.consumer.analysis.policy import Policy, Violation
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
     from substrait_spark.consumer.running.resolver import TableResolver
@@ -50,7 +54,9 @@ class RunSettings:
     `tables_file`: a JSON/YAML table map (tables_dir, then `tables`, then the file: a later one wins a name);
     `catalog_config`: an Iceberg catalog configuration file; `master`/`spark_conf`: the Spark target;
     `expected_sha256`: the plan's pinned digest; `audit_log`/`audit_strict`: see `hooks/audit.py`;
-    `update_keys`: table → key columns of UPDATE writes; `cast_to_plan_types`: allow lossy casts (noted)."""
+    `update_keys`: table → key columns of UPDATE writes; `cast_to_plan_types`: allow lossy casts (noted);
+    `policy`: what plans may read, write and run (`consumer/analysis/policy.py`: a `Policy`, a file's path or
+    its keys)."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     tables_dir: str | None = None
@@ -63,6 +69,7 @@ class RunSettings:
     audit_strict: bool = False
     update_keys: Mapping[str, Sequence[str] | str] = field(default_factory=dict)
     cast_to_plan_types: bool = False
+    policy: Policy | str | Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -78,7 +85,8 @@ class PlanRunner:
     """Builds and runs plans from `RunSettings`. What a front end brings of its own is passed in: the plan store
     (an Airflow hook's, with its connection), catalogs already built (from Airflow connections), a table map of
     lowest priority (a Spark connection's `tables` extra), a resolver replacing the whole chain (`run_plan`'s),
-    and how to get a Spark session (an Airflow hook's, a session the caller holds)."""
+    how to get a Spark session (an Airflow hook's, a session the caller holds), and a policy of its own (an
+    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it)."""
 
     def __init__(
         self,
@@ -90,6 +98,7 @@ class PlanRunner:
         resolver: TableResolver | None = None,
         session: SparkSession | SessionFactory | None = None,
         consumer_class: type | None = None,
+        base_policy: Policy | str | Mapping[str, Any] | Callable[[], Any] | None = None,
     ):
         self.settings = settings or RunSettings()
         self._store = store
@@ -98,6 +107,7 @@ class PlanRunner:
         self._resolver = resolver
         self._session = session
         self._consumer_class = consumer_class
+        self._base_policy = base_policy
 
     # --- before Spark ---------------------------------------------------------------------------------------
 
@@ -107,9 +117,35 @@ class PlanRunner:
             self._store = PlanStore()
         return self._store
 
+    @cached_property
+    def policies(self) -> list[Policy]:
+        """The run's policies, each applied in full: the front end's own (an Airflow connection's `policy` extra)
+        and the settings' (read once; one that cannot be read fails every plan, exit 2)."""
+        specs = [self._base_policy() if callable(self._base_policy) else self._base_policy, self.settings.policy]
+        if all(spec is None for spec in specs):
+            return []
+        from substrait_spark.consumer.analysis.policy import Policy
+
+        return [p for p in map(Policy.of, specs) if p is not None]
+
+    @property
+    def limits(self) -> Limits:
+        """The loader's size and depth bounds: the engine's, lowered by the policies."""
+        limits = DEFAULT_LIMITS
+        for policy in self.policies:
+            limits = policy.limits(limits)
+        return limits
+
+    @property
+    def max_result_rows(self) -> int | None:
+        """The most root rows the policies let a run hand back (None: no bound)."""
+        bounds = [p.max_result_rows for p in self.policies if p.max_result_rows is not None]
+        return min(bounds) if bounds else None
+
     def read(self, plan: str | os.PathLike[str]) -> PlanObject:
-        """The plan's bytes from the plan store, refused unless they have the pinned sha256."""
-        obj = self.store.read(plan)
+        """The plan's bytes from the plan store (refused unread when too large), refused unless they have the
+        pinned sha256."""
+        obj = self.bounded(lambda: self.store.read(plan, limits=self.limits))
         if self.settings.expected_sha256 is not None:
             check_sha256(obj, self.settings.expected_sha256)
         return obj
@@ -121,11 +157,36 @@ class PlanRunner:
         if isinstance(plan, LoadedPlan):
             return PlanInput(plan)
         if isinstance(plan, bytes | bytearray | memoryview):
-            return PlanInput(parse_plan_bytes(bytes(plan)))
+            data = bytes(plan)
+            return PlanInput(self.bounded(lambda: parse_plan_bytes(data, limits=self.limits)))
         obj = plan if isinstance(plan, PlanObject) else self.read(plan)
         if isinstance(plan, PlanObject) and self.settings.expected_sha256 is not None:
             check_sha256(obj, self.settings.expected_sha256)
-        return PlanInput(parse_plan_bytes(obj.data, uri=obj.uri), obj)
+        return PlanInput(self.bounded(lambda: parse_plan_bytes(obj.data, uri=obj.uri, limits=self.limits)), obj)
+
+    def bounded(self, read: Callable[[], Any]) -> Any:
+        """`read()`, with a bound only the policy set (lower than the engine's) refused as the policy's (exit 5)."""
+        try:
+            return read()
+        except PlanTooLargeError as exc:
+            refusal = next(filter(None, (p.refusal(exc, DEFAULT_LIMITS) for p in self.policies)), None)
+            if refusal is None:
+                raise
+            raise refusal from None
+
+    def violations(self, loaded: LoadedPlan) -> list[Violation]:
+        """What the policy refuses in a loaded plan (none without a policy): what `validate --policy` lists and
+        `check` refuses. Views read through NamedTable are expanded through the catalogs (no Spark)."""
+        if not self.policies:
+            return []
+        from substrait_spark.consumer.analysis.policy import TableNames
+
+        names: TableNames | None = None
+        if self.catalogs:
+            from substrait_spark.hooks.policy_names import CatalogNames
+
+            names = CatalogNames(self.catalogs)
+        return [v for policy in self.policies for v in policy.check(loaded.plan, loaded.sha256, names)]
 
     def check(
         self, plan: PlanInput | PlanSource | LoadedPlan, parameters: Mapping[str | int, Any] | None = None
@@ -136,7 +197,7 @@ class PlanRunner:
         from substrait_spark.consumer.running.runner import preflight  # PySpark's modules: once a plan is loaded
 
         try:
-            preflight(planned.loaded, parameters=parameters, **self._consumer())
+            preflight(planned.loaded, parameters=parameters, before=self._enforce, **self._consumer())
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), planned.source)
             raise
@@ -227,6 +288,9 @@ class PlanRunner:
         from substrait_spark.consumer.running.runner import run_loaded
 
         s = self.settings
+        if sink is not None and sink.kind == "preview":
+            for policy in self.policies:
+                policy.result_rows(sink.max_rows, "the run's preview of root rows")
         try:
             report = run_loaded(
                 checked.loaded,
@@ -250,6 +314,13 @@ class PlanRunner:
         """The run's audit record (None without an audit log); never raises unless the log is strict."""
         audit = self.audit
         return audit.write(report, context) if audit is not None else None
+
+    def _enforce(self, loaded: LoadedPlan) -> None:
+        violations = self.violations(loaded)
+        if violations:
+            from substrait_spark.consumer.analysis.policy import PolicyRefusedError
+
+            raise PolicyRefusedError(violations)
 
     def _consumer(self) -> dict[str, Any]:
         return {"consumer_class": self._consumer_class} if self._consumer_class is not None else {}

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, PlanNotFoundError, PolicyError
+from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.consumer.loading.loader import read_plan_bytes
 
 log = logging.getLogger(__name__)
@@ -93,13 +94,16 @@ class PlanStore:
         self.retries = retries
         self.backoff_s = backoff_s
         self._sleep: Callable[[float], None] = time.sleep
-        self._readers: dict[str, Callable[[str], PlanObject]] = {"s3": self._read_s3, "s3a": self._read_s3}
+        self._readers: dict[str, Callable[[str, Limits], PlanObject]] = {"s3": self._read_s3, "s3a": self._read_s3}
 
-    def read(self, uri: str | os.PathLike[str], expected_sha256: str | None = None) -> PlanObject:
-        """Read the plan at ``uri``; with ``expected_sha256``, refuse bytes whose digest differs."""
+    def read(
+        self, uri: str | os.PathLike[str], expected_sha256: str | None = None, limits: Limits = DEFAULT_LIMITS
+    ) -> PlanObject:
+        """Read the plan at ``uri`` (refused unread when larger than ``limits`` allow); with ``expected_sha256``,
+        refuse bytes whose digest differs."""
         uri = os.fsdecode(os.fspath(uri))
         reader = self._readers.get(urlsplit(uri).scheme.lower(), self._read_local)
-        obj = reader(uri)
+        obj = reader(uri, limits)
         if expected_sha256 is not None:
             check_sha256(obj, expected_sha256)
         return obj
@@ -111,17 +115,17 @@ class PlanStore:
             self._s3 = self._s3_factory()
         return self._s3
 
-    def _read_local(self, uri: str) -> PlanObject:
+    def _read_local(self, uri: str, limits: Limits) -> PlanObject:
         # Paths, file:// URIs and the "unsupported scheme" error all belong to the loader.
-        return PlanObject.of(uri, read_plan_bytes(uri))
+        return PlanObject.of(uri, read_plan_bytes(uri, limits))
 
-    def _read_s3(self, uri: str) -> PlanObject:
+    def _read_s3(self, uri: str, limits: Limits) -> PlanObject:
         loc = S3Location.parse(uri)
         attempt = 0
         while True:
             attempt += 1
             try:
-                return _get_object(self.s3, loc, uri)
+                return _get_object(self.s3, loc, uri, limits)
             except Exception as exc:
                 if not _is_transient(exc):
                     typed = _translate(exc, uri, loc)
@@ -158,11 +162,12 @@ def _default_s3_client() -> Any:
     return boto3.client("s3")
 
 
-def _get_object(client: Any, loc: S3Location, uri: str) -> PlanObject:
+def _get_object(client: Any, loc: S3Location, uri: str, limits: Limits) -> PlanObject:
     args = {"Bucket": loc.bucket, "Key": loc.key} | ({"VersionId": loc.version_id} if loc.version_id else {})
     response = client.get_object(**args)
     body = response["Body"]
     try:
+        limits.check_size(int(response.get("ContentLength") or 0), f"plan {uri}")  # before the body is read
         data = body.read()  # bytes; botocore checks Content-Length and raises IncompleteReadError if short
     finally:
         body.close()

@@ -15,6 +15,7 @@ try:
 except ImportError:  # Airflow 2.x
     from airflow.hooks.base import BaseHook  # type: ignore[no-redef]
 
+from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore
 
 
@@ -41,6 +42,8 @@ class PlanStoreHook(BaseHook):
     def get_conn(self) -> PlanStore:
         return self.store
 
-    def read(self, uri: str | os.PathLike[str], expected_sha256: str | None = None) -> PlanObject:
+    def read(
+        self, uri: str | os.PathLike[str], expected_sha256: str | None = None, limits: Limits = DEFAULT_LIMITS
+    ) -> PlanObject:
         """The plan's bytes and identity; see ``PlanStore.read`` for the errors raised."""
-        return self.store.read(uri, expected_sha256=expected_sha256)
+        return self.store.read(uri, expected_sha256=expected_sha256, limits=limits)

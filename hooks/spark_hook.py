@@ -185,6 +185,13 @@ class SubstraitSparkHook(BaseHook):
             raise ValueError(f"Connection {self.spark_conn_id!r}: extra 'tables' must map names to {{uri, format}}")
         return {str(name): {"uri": spec} if isinstance(spec, str) else dict(spec) for name, spec in tables.items()}
 
+    @property
+    def policy(self) -> Mapping[str, Any] | str | None:
+        """The connection's policy (`policy` extra: the rules as JSON, or a policy file's path), applied to every
+        plan run through this connection; the platform's, so an operator's own `policy=` adds to it."""
+        _ = self.target  # reads the connection
+        return _json_field(self._extra, "policy") or None
+
     def get_session(self) -> SparkSession:
         """The session for this hook's target, started on first use and reused in this process."""
         return spark_sessions.session_for(self.target)

@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.consumer.loading.loader import parse_plan_bytes
 from substrait_spark.consumer.running.report import changed_tables
 from substrait_spark.consumer.running.sinks import Sink
@@ -53,6 +54,9 @@ class SubstraitSparkOperator(BaseOperator):
         table `<namespace>.audit_log` of the default catalog when catalogs are configured, else none;
         `"iceberg:NS.TABLE"`, `"jsonl:/path"`, a mapping, or `"off"` (see `hooks/audit.py`).
     :param audit_strict: fail the task when its audit record cannot be written (default: a warning and a note).
+    :param policy: what the plan may read, write and run (templated): a policy file's path or its rules as a
+        mapping (`consumer/analysis/policy.py`; README "Running untrusted plans"). The Spark connection's `policy` extra
+        applies as well. A refused plan fails the task with exit code 5 before Spark starts, not retried.
     :param cast_to_plan_types: cast read columns to the plan's declared types even where that can lose
         information (e.g. `decimal(10,2)` data the plan declares `decimal(5,2)`); without it such a column is a
         schema mismatch that fails the task. The run report's notes list each such cast.
@@ -71,8 +75,15 @@ class SubstraitSparkOperator(BaseOperator):
         "catalog_config",
         "update_keys",
         "audit_log",
+        "policy",
     )
-    template_fields_renderers = {"parameters": "json", "results": "json", "tables": "json", "update_keys": "json"}
+    template_fields_renderers = {
+        "parameters": "json",
+        "results": "json",
+        "tables": "json",
+        "update_keys": "json",
+        "policy": "json",
+    }
     ui_color = "#e3effc"
     operator_extra_links = (SubstraitPlanLink(), SubstraitGraphLink())
 
@@ -94,6 +105,7 @@ class SubstraitSparkOperator(BaseOperator):
         audit_log: str | Mapping[str, Any] | None = None,
         audit_strict: bool = False,
         cast_to_plan_types: bool = False,
+        policy: str | Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -112,6 +124,7 @@ class SubstraitSparkOperator(BaseOperator):
         self.audit_log = audit_log
         self.audit_strict = audit_strict
         self.cast_to_plan_types = cast_to_plan_types
+        self.policy = policy
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
         self._killed = False
@@ -137,15 +150,16 @@ class SubstraitSparkOperator(BaseOperator):
                 raise AirflowFailException(message) from exc
             raise AirflowException(message) from exc
 
-    def _read_plan(self, store: PlanStoreHook) -> PlanObject:
-        """The plan's bytes, read once per task try: OpenLineage's start event and the run see the same version."""
+    def _read_plan(self, store: PlanStoreHook, limits: Limits = DEFAULT_LIMITS) -> PlanObject:
+        """The plan's bytes, read once per task try: OpenLineage's start event and the run see the same version.
+        A plan larger than `limits` allow is refused unread (the run's own bounds apply again when it loads)."""
         if self._plan_read is None or self._plan_read[0] != self.plan_uri:
-            self._plan_read = (self.plan_uri, store.read(self.plan_uri))
+            self._plan_read = (self.plan_uri, store.read(self.plan_uri, limits=limits))
         return self._plan_read[1]
 
     def _run(self, context: Any) -> dict[str, Any]:
         runner = self._runner()
-        obj = self._read_plan(runner.store)
+        obj = runner.bounded(lambda: self._read_plan(runner.store, runner.limits))
         context["ti"].xcom_push(
             key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(runner.store))
         )
@@ -187,6 +201,7 @@ class SubstraitSparkOperator(BaseOperator):
             audit_strict=self.audit_strict,
             update_keys=self.update_keys or {},
             cast_to_plan_types=self.cast_to_plan_types,
+            policy=self.policy,
         )
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
         return PlanRunner(
@@ -195,6 +210,7 @@ class SubstraitSparkOperator(BaseOperator):
             catalogs=self._catalogs(),
             base_tables=lambda: self._spark_hook.table_map,  # type: ignore[union-attr]
             session=self._session,
+            base_policy=lambda: self._spark_hook.policy,  # type: ignore[union-attr]
         )
 
     def _session(self, catalog_conf: Callable[[Sequence[str]], dict[str, str]]) -> Any:

@@ -26,6 +26,7 @@ def run_plan(
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
     cast_to_plan_types: bool = False,
     params: Mapping[str | int, Any] | None = None,
+    policy: Any = None,
 ) -> RunReport:
     """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
 
@@ -34,8 +35,10 @@ def run_plan(
     `output` says where root rows go (see `Sink.parse`; default: run and count); `update_keys` (table →
     key columns) says which columns UPDATE writes match rows by (see `consumer/running/steps/update_key.py`);
     `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
-    (else a schema mismatch, exit 4), each such cast noted in the report. A plan that cannot run (invalid,
-    unsupported, parameters that do not fit) is refused before a Spark session is started (`spark=None`).
+    (else a schema mismatch, exit 4), each such cast noted in the report; `policy` says what the plan may read,
+    write and run (a `Policy`, a policy file's path or its rules as a mapping: `consumer/analysis/policy.py`). A
+    plan that cannot run (too large or deep, refused by the policy, invalid, unsupported, parameters that do not
+    fit) is refused before a Spark session is started (`spark=None`).
     """
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
@@ -48,7 +51,7 @@ def run_plan(
         from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
         catalogs = SessionCatalogResolver()
-    settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types)
+    settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types, policy=policy)
     runner = PlanRunner(settings, resolver=catalogs, session=spark, consumer_class=consumer_class)
     checked = runner.check(plan, parameters)  # before a Spark session is asked for
     return runner.run(checked, parameters=parameters, sink=Sink.parse(output))

@@ -46,9 +46,17 @@ def _parser() -> argparse.ArgumentParser:
             "schema mismatch, exit 4); the run report's notes list each such cast",
         )
 
+    def policy(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--policy",
+            metavar="FILE",
+            help="what plans may read, write and run (YAML/JSON; README: Running untrusted plans): exit 5 if refused",
+        )
+
     run = sub.add_parser("run", help="run plans and write or print their results")
     run.add_argument("plans", nargs="+", metavar="PLAN")
     tables(run)
+    policy(run)
     run.add_argument("--output-dir", help="write <plan stem>.<format> per plan and summary.json here")
     run.add_argument("--output-format", choices=["csv", "parquet", "jsonl"], default="csv")
     run.add_argument(
@@ -82,6 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="exit 0 iff every feature of every plan is supported")
     val.add_argument("plans", nargs="+", metavar="PLAN")
     val.add_argument("--json", action="store_true", help="print findings as JSON")
+    policy(val)
+    val.add_argument(
+        "--catalog-config", metavar="FILE", help="Iceberg catalogs the policy names tables and views in (as run's)"
+    )
 
     exp = sub.add_parser("explain", help="the plan as a tree with schemas, and Spark's physical plan")
     exp.add_argument("plan", metavar="PLAN")
@@ -131,6 +143,7 @@ def _runner(args: argparse.Namespace):
             audit_strict=getattr(args, "audit_strict", False),
             update_keys=_update_keys(getattr(args, "update_key", [])),
             cast_to_plan_types=args.cast_to_plan_types,
+            policy=getattr(args, "policy", None),  # run (explain has none)
         )
         args._runner = PlanRunner(settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf())))
     return args._runner
@@ -166,12 +179,13 @@ def _plan_stem(plan: str) -> str:
     return Path(urlsplit(plan).path if "://" in plan else plan).stem
 
 
-def _loader():
+def _loader(runner=None):
     """Plans from paths, file:// and s3:// URIs (boto3's own configuration: AWS_* variables, profiles), read and
-    parsed as a run reads them (`PlanRunner.load`), unchecked: validate reports what a check would refuse."""
+    parsed as a run reads them (`PlanRunner.load`: `runner`'s, with its policy's bounds), unchecked: validate
+    reports what a check would refuse."""
     from substrait_spark.hooks.plan_run import PlanRunner
 
-    runner = PlanRunner()
+    runner = runner or PlanRunner()
 
     def load(plan: str):
         read = runner.load(plan)
@@ -242,8 +256,8 @@ def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], 
     if args.output_dir:
         target = Path(args.output_dir) / f"{_plan_stem(plan)}.{args.output_format}"
         sink = Sink("file", str(target), format=args.output_format)
-    else:
-        sink = Sink("preview", max_rows=None)
+    else:  # all rows, or as many as the policy lets a run return
+        sink = Sink("preview", max_rows=runner.max_result_rows)
     try:
         report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
         _audit(runner, report, args)
@@ -252,7 +266,8 @@ def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], 
     entry.update(report.to_dict())
     if not args.output_dir:
         for o in report.outputs:
-            print(f"== {plan} (root {o.index}, {o.rows} rows)")
+            shown = f", the first {len(o.preview or [])} shown (policy)" if len(o.preview or []) < (o.rows or 0) else ""
+            print(f"== {plan} (root {o.index}, {o.rows} rows{shown})")
             _print_rows(o.columns, o.preview or [])
     return 0
 
@@ -272,26 +287,41 @@ def _failed(runner, args: argparse.Namespace, exc: SubstraitSparkError, entry: d
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Every unsupported feature and, with `--policy`, every policy violation of each plan: what `run` (with the
+    same policy and catalogs) refuses — exit 5 for a violation, else 3 for an unsupported feature."""
     from substrait_spark.consumer.analysis.analyze import validate_plan
+    from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 
-    load = _loader()
+    runner = PlanRunner(RunSettings(catalog_config=args.catalog_config, policy=args.policy))
+    load = _loader(runner)
     exit_code = 0
     results = []
     for plan in args.plans:
         try:
-            findings = validate_plan(load(plan)[0])
+            loaded = load(plan)[0]
+            violations = runner.violations(loaded)
+            findings = validate_plan(loaded)
         except SubstraitSparkError as exc:
             _report_error(exc, plan, args.debug)
             exit_code = max(exit_code, exc.exit_code)
             results.append({"plan": plan, "error": str(exc), "exit_code": exc.exit_code})
             continue
-        results.append({"plan": plan, "unsupported": [f.to_dict() for f in findings]})
+        result: dict[str, Any] = {"plan": plan, "unsupported": [f.to_dict() for f in findings]}
+        if args.policy:
+            result["violations"] = [v.to_dict() for v in violations]
+        results.append(result)
         if findings:
             exit_code = max(exit_code, 3)
+        if violations:
+            exit_code = max(exit_code, 5)
         if not args.json:
-            print(f"{plan}: {'supported' if not findings else f'{len(findings)} unsupported feature(s)'}")
+            status = [f"{len(findings)} unsupported feature(s)"] if findings else []
+            status += [f"{len(violations)} policy violation(s)"] if violations else []
+            print(f"{plan}: {', '.join(status) or 'supported'}")
             for f in findings:
                 print(f"  - {f.feature} (at {f.path})")
+            for v in violations:
+                print(f"  - refused by policy: {v}")
     if args.json:
         print(json.dumps(results, indent=2))
     return exit_code

@@ -401,3 +401,32 @@ def test_airflow_hook_reads_through_env_connection(s3_endpoint: str, s3: Any, tm
     assert parse_plan_bytes(obj.data, uri=obj.uri).format == "binary"
     with pytest.raises(PlanNotFoundError):
         hook.read(f"s3://{bucket}/missing.bin")
+
+
+# --- bounds -----------------------------------------------------------------------------------------------
+
+
+def test_an_s3_plan_over_the_size_bound_is_refused_by_its_content_length_unread(s3_endpoint, s3, bucket):  # noqa: F811
+    """The real server's Content-Length decides: the body is never read (a client wrapper counts reads)."""
+    from substrait_spark.consumer.loading.limits import Limit, Limits, PlanTooLargeError
+
+    s3.put_object(Bucket=bucket, Key="big.json", Body=b" " * 5000 + b"{}")
+    reads: list[int] = []
+
+    class Counting:
+        def __init__(self, client: Any):
+            self.client = client
+
+        def get_object(self, **args: Any) -> Any:
+            response = self.client.get_object(**args)
+            body = response["Body"]
+            read = body.read
+            body.read = lambda *a: reads.append(1) or read(*a)
+            return response
+
+    store = PlanStore(s3_client=lambda: Counting(s3_client(s3_endpoint)), retries=0)
+    with pytest.raises(PlanTooLargeError) as info:
+        store.read(f"s3://{bucket}/big.json", limits=Limits(max_plan_bytes=1000))
+    assert info.value.limit is Limit.MAX_PLAN_BYTES and "5002 bytes, more than max_plan_bytes 1000" in str(info.value)
+    assert reads == []
+    assert store.read(f"s3://{bucket}/big.json", limits=Limits(max_plan_bytes=5002)).size == 5002 and reads == [1]

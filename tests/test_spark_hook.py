@@ -374,7 +374,10 @@ def test_ui_field_behaviour():
     for example in ("spark://127.0.0.1:7077", "local[*]", "sc://host:15002"):
         assert example in placeholder
     extra = json.loads(behaviour["placeholders"]["extra"])
-    assert set(extra) == {"conf", "jars", "packages", "app_name", "tables"}
+    assert set(extra) == {"conf", "jars", "packages", "app_name", "tables", "policy"}
+    from substrait_spark.consumer.analysis.policy import Policy
+
+    assert Policy.from_mapping(extra["policy"]).write_namespaces == ("lake.staging",)  # the example is a policy
     assert (SubstraitSparkHook.conn_type, SubstraitSparkHook.conn_name_attr) == ("substrait_spark", "spark_conn_id")
     assert SubstraitSparkHook.default_conn_name == "substrait_spark_default"
 

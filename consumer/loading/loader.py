@@ -10,6 +10,7 @@ known, the path in the plan.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -31,12 +32,13 @@ from ..errors import PlanInvalidError, PlanNotFoundError
 from ..translation.outer_references import resolve_rel_references
 from . import legacy
 from .legacy.fields import upgrade
+from .limits import DEFAULT_LIMITS, DEFAULT_MAX_DEPTH, Limits, PlanTooLargeError, json_depth, text_depth
 from .superset import SupersetPlan
 
-# Message nesting allowed. protobuf's default of 100 is too low for real plans (each relation adds two
-# levels, each function call three; the corpus reaches 51) and, raised without a bound, deep input
-# crashes the C parser, so binary input is measured first (_nesting_depth).
-MAX_DEPTH = 400
+# Message nesting allowed at most (`limits.py`). protobuf's default of 100 is too low for real plans (each
+# relation adds two levels, each function call three; the corpus reaches 51) and, raised without a bound, deep
+# input crashes the C parser, so every input is measured first (_nesting_depth, json_depth, text_depth).
+MAX_DEPTH = DEFAULT_MAX_DEPTH
 MAX_MESSAGE_CHARS = 300
 
 
@@ -63,20 +65,23 @@ class UnknownField(NamedTuple):
     data: Any  # as google.protobuf.unknown_fields reports it (int, bytes or a nested set)
 
 
-def load_plan(source: str | os.PathLike[str] | bytes) -> LoadedPlan:
+def load_plan(source: str | os.PathLike[str] | bytes, limits: Limits = DEFAULT_LIMITS) -> LoadedPlan:
     """Load a plan from a local path, a file:// URI or raw bytes."""
     if isinstance(source, bytes | bytearray | memoryview):
-        return parse_plan_bytes(bytes(source))
+        return parse_plan_bytes(bytes(source), limits=limits)
     uri = os.fsdecode(os.fspath(source))
-    return parse_plan_bytes(read_plan_bytes(uri), uri=uri)
+    return parse_plan_bytes(read_plan_bytes(uri, limits), uri=uri, limits=limits)
 
 
-def read_plan_bytes(uri: str) -> bytes:
-    """The bytes of a plan at a path or file:// URI (remote schemes will come from plan stores in hooks/)."""
+def read_plan_bytes(uri: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """The bytes of a plan at a path or file:// URI, refused unread when larger than `limits` allow."""
     path = _local_path(uri)
     try:
         with open(path, "rb") as f:
-            return f.read()
+            limits.check_size(os.fstat(f.fileno()).st_size, f"plan {path}")
+            data = f.read(limits.max_plan_bytes + 1)  # a file growing meanwhile is still bounded
+            limits.check_size(len(data), f"plan {path}")
+            return data
     except FileNotFoundError:
         raise PlanNotFoundError(f"plan not found: {path}") from None
     except IsADirectoryError:
@@ -97,10 +102,12 @@ def _local_path(uri: str) -> str:
     return uri
 
 
-def parse_plan_bytes(data: bytes, uri: str | None = None) -> LoadedPlan:
-    """Detect the format of raw plan bytes, parse them strictly and apply legacy upgrades."""
+def parse_plan_bytes(data: bytes, uri: str | None = None, limits: Limits = DEFAULT_LIMITS) -> LoadedPlan:
+    """Detect the format of raw plan bytes, parse them strictly and apply legacy upgrades — refused before any
+    parsing when larger or nested deeper than `limits`."""
+    limits.check_size(len(data))
     data = bytes(data)
-    plan, fmt, notes = _parse(data)
+    plan, fmt, notes = _parse(data, limits)
     if not plan.relations:
         raise PlanInvalidError(f"plan has no relations (read as {fmt})")
     version = plan.version
@@ -140,7 +147,7 @@ def _upgraded(old: Message, notes: list[str]) -> tuple[Plan, list[str]]:
     return plan, behavior + notes + field_notes + resolve_rel_references(plan)
 
 
-def _parse(data: bytes) -> tuple[Plan, str, list[str]]:
+def _parse(data: bytes, limits: Limits) -> tuple[Plan, str, list[str]]:
     """Try the plausible formats in order; report the first one's error if none parses.
 
     Binary plans often start with bytes that are also text ("\\n" is field 1), so a failed text parse
@@ -148,7 +155,7 @@ def _parse(data: bytes) -> tuple[Plan, str, list[str]]:
     """
     if not data.strip():
         raise PlanInvalidError("empty plan")
-    binary: tuple[str, Parser] = ("binary", lambda: _parse_binary(data))
+    binary: tuple[str, Parser] = ("binary", lambda: _parse_binary(data, limits))
     text = _decode_text(data)
     if text is None:
         order = [binary]
@@ -158,14 +165,16 @@ def _parse(data: bytes) -> tuple[Plan, str, list[str]]:
             raise PlanInvalidError("empty plan (only comment lines)")
         textual: tuple[str, Parser]
         if body.lstrip()[0] in "{[" or _is_json(body):
-            textual = ("json", lambda: _parse_json(body))
+            textual = ("json", lambda: _parse_json(body, limits))
         else:
-            textual = ("textproto", lambda: _parse_textproto(body))
+            textual = ("textproto", lambda: _parse_textproto(body, limits))
         order = [textual, binary] if _looks_textual(text) else [binary, textual]
     first_error: PlanInvalidError | None = None
     for fmt, parse in order:
         try:
             plan, notes = parse()
+        except PlanTooLargeError:
+            raise  # a bound, not a format mismatch: no other format is tried
         except PlanInvalidError as e:
             first_error = first_error or e
             continue
@@ -232,17 +241,18 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
 
 
-def _parse_json(body: str) -> tuple[Plan, list[str]]:
+def _parse_json(body: str, limits: Limits) -> tuple[Plan, list[str]]:
     try:
         js = json.loads(body, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as e:
         raise PlanInvalidError(f"invalid plan JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except _DuplicateKeyError as e:
         raise PlanInvalidError(f'invalid plan JSON: duplicate key "{e}"') from None
-    except RecursionError:
-        raise PlanInvalidError("invalid plan JSON: nested too deeply") from None
+    except RecursionError:  # deeper than the interpreter's recursion limit, far beyond any bound
+        raise limits.too_deep() from None
     if not isinstance(js, dict):
         raise PlanInvalidError(f"plan JSON must be an object, not {_JSON_KINDS.get(type(js), 'a number')}")
+    limits.check_depth(json_depth(js, limits.max_depth))  # before the legacy rewrite walks it
     notes = legacy.upgrade_json(js)
     plan = SupersetPlan()
     try:
@@ -251,7 +261,7 @@ def _parse_json(body: str) -> tuple[Plan, list[str]]:
         message, path = _shorten_json_error(str(e))
         raise PlanInvalidError(f"invalid plan JSON: {message}", path=path) from None
     except RecursionError:
-        raise PlanInvalidError("invalid plan JSON: nested too deeply") from None
+        raise limits.too_deep() from None
     return _upgraded(plan, notes)
 
 
@@ -283,7 +293,8 @@ def _shorten_json_error(raw: str) -> tuple[str, str | None]:
 _TEXT_ERROR = re.compile(r"^(\d+):(\d+) : (.*)$", re.S)
 
 
-def _parse_textproto(body: str) -> tuple[Plan, list[str]]:
+def _parse_textproto(body: str, limits: Limits) -> tuple[Plan, list[str]]:
+    limits.check_depth(text_depth(body, limits.max_depth))  # before the recursive text parser
     text, notes = legacy.upgrade_textproto(body)
     plan = SupersetPlan()
     try:
@@ -291,7 +302,7 @@ def _parse_textproto(body: str) -> tuple[Plan, list[str]]:
     except text_format.ParseError as e:
         raise PlanInvalidError(f"invalid plan textproto: {_shorten_text_error(str(e))}") from None
     except RecursionError:
-        raise PlanInvalidError("invalid plan textproto: nested too deeply") from None
+        raise limits.too_deep() from None
     return _upgraded(plan, notes)
 
 
@@ -308,18 +319,22 @@ def _shorten_text_error(raw: str) -> str:
 # --- binary -----------------------------------------------------------------------------------------
 
 
-def _parse_binary(data: bytes) -> tuple[Plan, list[str]]:
+def _parse_binary(data: bytes, limits: Limits) -> tuple[Plan, list[str]]:
     plan = SupersetPlan()
     try:
         plan.ParseFromString(data)
     except DecodeError as e:
-        _parse_deep_binary(plan, data, f"truncated or corrupt protobuf: {_one_line(str(e))}")
+        _parse_deep_binary(plan, data, f"truncated or corrupt protobuf: {_one_line(str(e))}", limits)
     except RecursionError:  # pure-Python protobuf backend
-        raise PlanInvalidError("plan nested too deeply") from None
+        raise limits.too_deep() from None
+    else:
+        if limits.max_depth < _PROTOBUF_DEPTH:  # parsed within protobuf's own limit; a policy may ask for less
+            with contextlib.suppress(_CorruptError):
+                limits.check_depth(_nesting_depth(memoryview(data), SupersetPlan.DESCRIPTOR, 1, limits.max_depth))
     try:
         unknown = next(iter_unknown_fields(plan), None)
     except RecursionError:
-        raise PlanInvalidError("plan nested too deeply") from None
+        raise limits.too_deep() from None
     if unknown is not None:
         where = f"in {unknown.type_name}" + ("" if unknown.path else " (top level)")
         raise PlanInvalidError(
@@ -334,21 +349,24 @@ class _CorruptError(Exception):
     pass
 
 
-def _parse_deep_binary(plan: Message, data: bytes, error: str) -> None:
+# protobuf's own nesting limit (upb and pure Python): deeper binary input fails to parse and is measured.
+_PROTOBUF_DEPTH = 100
+
+
+def _parse_deep_binary(plan: Message, data: bytes, error: str, limits: Limits) -> None:
     """Parse again with protobuf's nesting limit lifted, if the failure was depth and the depth is bounded."""
     try:
-        depth = _nesting_depth(memoryview(data), SupersetPlan.DESCRIPTOR, 1)
+        depth = _nesting_depth(memoryview(data), SupersetPlan.DESCRIPTOR, 1, limits.max_depth)
     except _CorruptError:
         raise PlanInvalidError(error) from None
-    if depth > MAX_DEPTH:
-        raise PlanInvalidError(f"plan nested deeper than {MAX_DEPTH} messages")
+    limits.check_depth(depth)
     with _depth_limit_lifted():
         try:
             plan.ParseFromString(data)
         except DecodeError:
             raise PlanInvalidError(error) from None
         except RecursionError:
-            raise PlanInvalidError("plan nested too deeply") from None
+            raise limits.too_deep() from None
 
 
 @contextmanager
@@ -372,12 +390,12 @@ def _depth_limit_lifted() -> Iterator[None]:
             decoder.SetRecursionLimit(decoder.DEFAULT_RECURSION_LIMIT)
 
 
-def _nesting_depth(data: memoryview, desc: Any, level: int) -> int:  # Any: a pure-Python or upb Descriptor
+def _nesting_depth(data: memoryview, desc: Any, level: int, stop: int = MAX_DEPTH) -> int:  # Any: pure-Python/upb
     """Deepest message nesting in serialized data, following the fields desc declares as messages.
 
-    Stops at MAX_DEPTH + 1, so it recurses no further than the limit; malformed wire data is _CorruptError.
+    Stops at `stop` + 1, so it recurses no further than the limit; malformed wire data is _CorruptError.
     """
-    if level > MAX_DEPTH:
+    if level > stop:
         return level
     deepest, pos, end = level, 0, len(data)
     while pos < end:
@@ -393,9 +411,9 @@ def _nesting_depth(data: memoryview, desc: Any, level: int) -> int:  # Any: a pu
                 raise _CorruptError
             field = desc.fields_by_number.get(tag >> 3)
             if field is not None and field.message_type is not None:
-                inner = _nesting_depth(data[pos : pos + size], field.message_type, level + 1)
+                inner = _nesting_depth(data[pos : pos + size], field.message_type, level + 1, stop)
                 deepest = max(deepest, inner)
-                if deepest > MAX_DEPTH:
+                if deepest > stop:
                     return deepest
             pos += size
         else:  # groups: Substrait has none

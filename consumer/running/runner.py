@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -59,12 +59,16 @@ def preflight(
     *,
     parameters: Mapping[str | int, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
+    before: Callable[[LoadedPlan], None] | None = None,
 ) -> None:
-    """Refuse, before any Spark session starts, what a run would refuse anyway: a feature the consumer class does
-    not translate (what `validate` reports: exit 3; a malformed plan: exit 2) and parameter values that do not
-    fit the plan (exit 2). Raises the typed error with a failed RunReport on it (`exc.report`)."""
+    """Refuse, before any Spark session starts, what a run would refuse anyway: what `before` refuses (the run's
+    policy: exit 5), a feature the consumer class does not translate (what `validate` reports: exit 3; a malformed
+    plan: exit 2) and parameter values that do not fit the plan (exit 2). Raises the typed error with a failed
+    RunReport on it (`exc.report`)."""
     start = time.perf_counter()
     try:
+        if before is not None:
+            before(loaded)
         findings = validate_plan(loaded, consumer_class)
         if findings:
             raise unsupported(findings)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from dagster import ConfigurableResource, InitResourceContext
 from dagster_aws.s3 import S3Resource
 from pydantic import Field, PrivateAttr
+from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore
 
@@ -60,9 +61,9 @@ class PlanStoreResource(ConfigurableResource):
         s3 = self.s3
         return PlanStore(s3_client=s3.get_client if s3 is not None else None, retries=self.retries)
 
-    def read(self, uri: str, expected_sha256: str | None = None) -> PlanObject:
-        """The plan's bytes, refused unless they have `expected_sha256` (when given)."""
-        return self.store().read(uri, expected_sha256)
+    def read(self, uri: str, expected_sha256: str | None = None, limits: Limits = DEFAULT_LIMITS) -> PlanObject:
+        """The plan's bytes (refused unread beyond `limits`), refused unless they have `expected_sha256`."""
+        return self.store().read(uri, expected_sha256, limits=limits)
 
 
 class IcebergCatalogsResource(ConfigurableResource):
@@ -94,6 +95,10 @@ class SubstraitSparkResource(ConfigurableResource):
     audit_strict: bool = False
     update_keys: dict[str, list[str]] = Field(default_factory=dict)
     cast_to_plan_types: bool = False
+    policy: dict[str, Any] | None = Field(
+        default=None, description="what plans may read, write and run (README: Running untrusted plans)"
+    )
+    policy_file: str | None = Field(default=None, description="a policy file (YAML/JSON), applied as well as `policy`")
 
     def settings(self, expected_sha256: str | None = None) -> RunSettings:
         return RunSettings(
@@ -108,6 +113,7 @@ class SubstraitSparkResource(ConfigurableResource):
             audit_strict=self.audit_strict,
             update_keys=self.update_keys,
             cast_to_plan_types=self.cast_to_plan_types,
+            policy=self.policy,
         )
 
     def runner(self, expected_sha256: str | None = None) -> PlanRunner:
@@ -117,6 +123,7 @@ class SubstraitSparkResource(ConfigurableResource):
             store=self.plan_store.store(),
             catalogs=self.catalogs.catalogs(),
             session=self._session,
+            base_policy=self.policy_file,
         )
 
     def _session(self, catalog_conf: Any) -> SparkSession:
