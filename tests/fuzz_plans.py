@@ -346,8 +346,11 @@ class Ending:
     problem: str | None = None
 
 
-def _problem(exit_code: int, stderr: str) -> str | None:
-    """Why an ending is not clean, or None."""
+def _problem(exit_code: int, stderr: str, stdout: str = "") -> str | None:
+    """Why an ending is not clean, or None. `validate` lists unsupported features on stdout (exit 3), one line
+    each, and writes nothing on stderr."""
+    if exit_code == 3 and not stderr.strip() and "unsupported feature(s)" in stdout:
+        return None
     if exit_code not in CLEAN_EXIT_CODES:
         return f"exit code {exit_code}"
     lines = [line for line in stderr.splitlines() if line.strip()]
@@ -378,8 +381,8 @@ def run_command(argv: list[str], limit: float, on_timeout: Callable[[], None]) -
         code = exc.code if isinstance(exc.code, int) else 2
     seconds = time.perf_counter() - started
     stderr = err.getvalue()
-    first = next((line for line in stderr.splitlines() if line.strip()), "")
-    return Ending(argv[0], code, first[:300], seconds, _problem(code, stderr))
+    first = next((line for line in (stderr or out.getvalue()).splitlines() if line.strip()), "") if code else ""
+    return Ending(argv[0], code, first[:300], seconds, _problem(code, stderr, out.getvalue()))
 
 
 @dataclass

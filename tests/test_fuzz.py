@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.corpus]
 
 DEFAULT_CASES = 200
 DEFAULT_SEED = 18
-SUMMARY = Path(__file__).resolve().parent.parent / "test-artifacts" / "fuzz" / "summary.json"
+SUMMARY = Path(
+    os.environ.get("FUZZ_SUMMARY", Path(__file__).resolve().parent.parent / "test-artifacts" / "fuzz" / "summary.json")
+)
 
 
 @pytest.fixture(scope="module")
