@@ -16,6 +16,7 @@ import copy
 import io
 import json
 import random
+import shutil
 import signal
 import sys
 import time
@@ -412,23 +413,33 @@ class Setup:
     workdir: Path
     tables_dir: Path
     catalog_config: Path | None
-    limit: float = 60.0
+    limit: float = 120.0
     on_timeout: Callable[[], None] = lambda: None
+    alive: Callable[[], bool] = lambda: True  # whether the Spark driver still runs (a dead one ends the fuzz run)
 
-    def commands(self, plan: Path) -> list[list[str]]:
-        run = ["run", str(plan), "--tables-dir", str(self.tables_dir)]
+    def commands(self, plan: Path, out: Path) -> list[list[str]]:
+        """`validate`, then `run` writing its results as files (as a scheduled run does: a result of millions of
+        rows, which a mutated join may well have, is written by Spark, never collected into the driver)."""
+        run = ["run", str(plan), "--tables-dir", str(self.tables_dir), "--output-dir", str(out)]
+        run += ["--output-format", "parquet"]
         if self.catalog_config is not None:
             run += ["--catalog-config", str(self.catalog_config)]
         return [["validate", str(plan)], run]
 
 
 def run_case(case: Case, setup: Setup) -> CaseResult:
-    path = setup.workdir / case.name
+    path, out = setup.workdir / case.name, setup.workdir / f"out-{case.index}"
     path.write_bytes(case.data)
     try:
-        return CaseResult(case, [run_command(argv, setup.limit, setup.on_timeout) for argv in setup.commands(path)])
+        commands = setup.commands(path, out)
+        return CaseResult(case, [run_command(argv, setup.limit, setup.on_timeout) for argv in commands])
     finally:
         path.unlink(missing_ok=True)
+        shutil.rmtree(out, ignore_errors=True)
+
+
+class DriverDied(RuntimeError):
+    """The Spark driver stopped during a case: the cases after it would only say so again."""
 
 
 @dataclass
@@ -491,8 +502,15 @@ def fuzz(
     summary = Summary(seed, plans=len(plans))
     started = time.perf_counter()
     for n, index in enumerate(indices, 1):
-        summary.add(run_case(make_case(plans, seed, index), setup))
+        result = run_case(make_case(plans, seed, index), setup)
+        summary.add(result)
         summary.seconds = round(time.perf_counter() - started, 1)
+        if result.problems and not setup.alive():
+            if progress is not None:
+                progress(summary)
+            raise DriverDied(
+                f"the Spark driver died in case {index}: {'; '.join(result.problems)}\n  {result.reproducer()}"
+            )
         if progress is not None and n % every == 0:
             progress(summary)
     return summary

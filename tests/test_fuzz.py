@@ -42,8 +42,15 @@ def fuzz_setup(spark, lake, tpch_dir, tmp_path_factory) -> Setup:
     def cancel() -> None:  # a case past its limit: its Spark jobs must not run on into the next case
         spark.sparkContext.cancelAllJobs()
 
-    limit = float(os.environ.get("FUZZ_CASE_SECONDS", "60"))
-    return Setup(plans, tables, lake.write_config(root / "catalogs.yaml"), limit=limit, on_timeout=cancel)
+    def alive() -> bool:
+        try:
+            return not spark.sparkContext._jsc.sc().isStopped()
+        except Exception:  # the gateway itself is gone
+            return False
+
+    limit = float(os.environ.get("FUZZ_CASE_SECONDS", "120"))
+    config = lake.write_config(root / "catalogs.yaml")
+    return Setup(plans, tables, config, limit=limit, on_timeout=cancel, alive=alive)
 
 
 def test_every_mutated_plan_ends_cleanly(fuzz_setup: Setup, corpus: Path) -> None:
