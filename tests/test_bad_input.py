@@ -121,6 +121,14 @@ def add_string_date(doc):
     set_projection(doc, call(9, field_ref(10), field_ref(15), output={"date": {}}))  # l_shipdate + l_comment
 
 
+def root_projection_rejected_by_spark(doc):
+    """trim(l_comment, <an empty list>) projected at the root: Spark's analysis rejects it only when the root's
+    columns are named (the projection is pending until then). Found by the fuzz target (seed 1800, case 136)."""
+    declare(doc, 9, "trim")
+    set_projection(doc, call(9, field_ref(15), {"literal": {"list": {"values": []}}}, output={"string": {}}))
+    doc["relations"][0]["root"]["input"] = aggregate(doc)["input"]
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -186,6 +194,14 @@ CASES = [
         2,
         ("add",),
         f"{PROJECT}.expressions[0].scalar_function",
+        static=False,
+    ),
+    Case(
+        "root-projection-rejected-by-spark",
+        root_projection_rejected_by_spark,
+        2,
+        ("spark rejected the translated plan", "trim"),
+        "relations[0].root",
         static=False,
     ),
 ]
