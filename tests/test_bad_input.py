@@ -122,10 +122,11 @@ def add_string_date(doc):
 
 
 def root_projection_rejected_by_spark(doc):
-    """trim(l_comment, <an empty list>) projected at the root: Spark's analysis rejects it only when the root's
-    columns are named (the projection is pending until then). Found by the fuzz target (seed 1800, case 136)."""
+    """trim(l_comment, <a struct>) projected at the root: Spark's analysis rejects it only when the root's columns
+    are named (the projection is pending until then). Found by the fuzz target (seed 1800, cases 136 and 333)."""
     declare(doc, 9, "trim")
-    set_projection(doc, call(9, field_ref(15), {"literal": {"list": {"values": []}}}, output={"string": {}}))
+    struct = {"literal": {"struct": {"fields": [{"i32": 1}, {"string": "a"}]}}}
+    set_projection(doc, call(9, field_ref(15), struct, output={"string": {}}))
     doc["relations"][0]["root"]["input"] = aggregate(doc)["input"]
 
 
