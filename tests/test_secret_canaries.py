@@ -295,7 +295,7 @@ def test_airflow_example_dags_leak_no_secret(
     assert events.exists() and events.read_text().strip()
 
     # The plugin page of each run's task: its report (XCom) and its plan, as the page renders them.
-    from substrait_spark.consumer.loader import parse_plan_bytes
+    from substrait_spark.consumer import parse_plan_bytes
 
     pages = []
     for run, task in ((runs[0], "big_orders"), (runs[1], "pricing_summary")):
