@@ -47,7 +47,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv venv-spark4 data data-sf1 jars check-java lint typecheck test test-fast demo demo-cli clean browser
+.PHONY: help setup venv venv-spark4 data data-sf1 jars check-java lint typecheck test test-fast demo demo-cli clean browser fuzz
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -55,6 +55,7 @@ help:
 	@echo "make demo-cli  run a few TPC-H plans from \$$CORPUS ($(CORPUS)) through the CLI and show the results"
 	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
 	@echo "make test-fast the inner loop (about a minute): ruff, mypy, the unit tests and a few Spark test modules"
+	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
 	@echo "make lint      ruff check and mypy (typecheck)"
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
@@ -176,6 +177,17 @@ demo-cli: setup
 	$(PY) tools/show_results.py $(DEMO_OUT) --format csv; \
 	if [ $$rc -ne 0 ]; then echo "demo: substrait-spark run exited $$rc" >&2; fi; \
 	exit $$rc
+
+# ---- fuzzing ----------------------------------------------------------------------------------------
+
+# The engine's fuzz target (tests/fuzz_plans.py): FUZZ_CASES seeded mutations of every corpus plan through validate
+# and run, in process; the figure goes to test-artifacts/fuzz/summary.json. `make test` runs 200 of them.
+# FUZZ_ONLY=N runs case N of FUZZ_SEED alone (the reproducer a failure prints). A manual target: about an hour.
+FUZZ_CASES ?= 10000
+FUZZ_SEED  ?= 18
+
+fuzz: venv data jars
+	SUBSTRAIT_SPARK_PLAN_INVARIANT=off FUZZ_CASES=$(FUZZ_CASES) FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py $(PYTEST_ARGS)
 
 # ---- cleanup -----------------------------------------------------------------------------------------
 

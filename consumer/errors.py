@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from substrait_spark.consumer.redact import redact
+
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
 # A cause in a JVM stack trace, as py4j's text and the Spark Connect 4.x client's server stack trace show it.
@@ -50,7 +52,7 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
     if _condition(text) in WRAPPER_CONDITIONS:
         reason = _reason(lines + _server_trace(exc))
         text = f"{reason} ({text})" if reason else f"{text} ({NO_CAUSE})"
-    return text[:limit]
+    return redact(text)[:limit]  # a foreign error may quote a URL or setting with its credentials
 
 
 class SubstraitSparkError(Exception):

@@ -19,8 +19,8 @@ append are one optimistic commit: a concurrent commit makes the append fail, and
 again. Writing a record never fails the run: a failure is logged as a warning and added to the report's notes,
 unless the log is strict (`strict=True`), when `AuditError` is raised.
 
-No credentials are recorded: URIs lose their user info and secret-looking query parameters, and `key=value`
-text whose key looks secret is masked, in every string field.
+No credentials are recorded: every string field goes through `consumer/redact.redact` (URIs lose their user info
+and secret-looking query parameters, `key=value` text whose key looks secret is masked).
 
 Each record holds the values bound to the plan's dynamic parameters (`parameters`: anchor, Substrait type, the value
 as JSON text, source `caller` or `plan`). An audit table created by an earlier version gains the columns added
@@ -40,16 +40,16 @@ import json
 import logging
 import os
 import random
-import re
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.report import Step
 
 log = logging.getLogger(__name__)
@@ -120,49 +120,6 @@ class AuditContext:
         )
 
 
-_SECRET_WORDS = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "credential",
-    "signature",
-    "apikey",
-    "api_key",
-    "access_key",
-    "session_key",
-    "private_key",
-    "authorization",
-    "x-amz-security-token",
-)
-_KV = re.compile(
-    r"(?i)\b([\w.-]*(?:" + "|".join(re.escape(w) for w in _SECRET_WORDS) + r")[\w.-]*)(\s*[=:]\s*)"
-    r"(\"[^\"]*\"|'[^']*'|[^\s,;&'\"}\]]+)"
-)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
-
-
-def _secret_key(key: str) -> bool:
-    return any(w in key.lower() for w in _SECRET_WORDS)
-
-
-def scrub(value: Any) -> Any:
-    """A string without credentials: URIs lose user info and secret query values, `secret=...` is masked."""
-    if not isinstance(value, str) or not value:
-        return value
-    text = value
-    if "://" in text and not any(c.isspace() for c in text):
-        try:
-            parts = urlsplit(text)
-            if parts.query:
-                query = [(k, "***" if _secret_key(k) else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-                text = urlunsplit(parts._replace(query=urlencode(query, safe="*/:")))
-        except ValueError:
-            pass
-    text = _USERINFO.sub(r"\1***@", text)
-    return _KV.sub(lambda m: f"{m[1]}{m[2]}***", text)
-
-
 def _int(v: Any) -> int | None:
     try:
         return None if v is None else int(v)
@@ -193,7 +150,7 @@ def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | 
     """The audit record of a run report (a `RunReport` or its `to_dict()`), with the fixed fields of
     `AUDIT_SCHEMA`; timestamps are timezone-aware datetimes."""
     r = report.to_dict() if hasattr(report, "to_dict") else dict(report)
-    s = scrub
+    s = redact
     finished = finished_at or dt.datetime.now(dt.UTC)
     started = _ts(r.get("started_at"))
     error = r.get("error") or None
@@ -347,7 +304,7 @@ def _scalar(hint: Any) -> type:
 def _step_record(step: dict[str, Any]) -> dict[str, Any]:
     """A step as the audit records it: its `Step` fields, strings scrubbed; the kind of a skip also for a report of
     a version that did not record it."""
-    convert = {int: _int, float: _float, str: scrub}
+    convert = {int: _int, float: _float, str: redact}
     record = {name: convert[typ](step.get(name)) for name, typ in audited_step_fields()}
     skip = Step.from_dict(step).skip
     record["skip"] = skip.value if skip else None
@@ -434,7 +391,7 @@ class AuditLog:
             status = self._write(record)
             return AuditResult(status, context.record_id, self.location)
         except Exception as exc:  # the audit never fails a run, unless asked to
-            message = scrub(f"{type(exc).__name__}: {exc}")[:500]
+            message = redact(f"{type(exc).__name__}: {exc}")[:500]
             note = f"audit record {context.record_id} not written to {self.location}: {message}"
             if self.strict:
                 raise AuditError(note) from exc
@@ -628,7 +585,7 @@ def audit_from_operator(
     except Exception as exc:
         if strict or (isinstance(spec, Mapping) and spec.get("strict")):
             raise
-        note = f"audit log not usable: {scrub(str(exc))}"
+        note = f"audit log not usable: {redact(str(exc))}"
         log.warning("%s", note)
         notes = getattr(report, "notes", None) if not isinstance(report, dict) else report.setdefault("notes", [])
         if isinstance(notes, list):

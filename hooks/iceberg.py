@@ -27,6 +27,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.errors import ResolutionError
+from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.resolver import ResolvedTable, ResolvedView, read_mapping_file
 from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg_spark import (
@@ -36,8 +37,6 @@ from substrait_spark.hooks.iceberg_spark import (
     spark_catalog_conf,
     spark_session_conf,
 )
-
-SECRET_KEYS = ("credential", "token", "password", "secret", "jdbc.password")
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class CatalogConfig:
 
     def redacted(self) -> dict[str, str]:
         """Properties fit for logs and reports: secrets masked."""
-        return {k: ("***" if any(s in k.lower() for s in SECRET_KEYS) else v) for k, v in self.properties.items()}
+        return redact(dict(self.properties))
 
     def spark_conf(self) -> dict[str, str]:
         """The Spark catalog of the same name (`spark.sql.catalog.<name>*`); a SQL catalog becomes Iceberg's

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.clients import ENGINE_CONF, is_connect
 
 log = logging.getLogger(__name__)
@@ -60,13 +61,7 @@ CONNECT_DEFAULT_CONF = dict(SESSION_CONF)
 # Masters that are complete without a scheme (Spark's own spellings); anything else without one is a host name.
 _BARE_MASTER = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn(-client|-cluster)?)$", re.IGNORECASE)
 _HAS_PORT = re.compile(r":\d+$")
-_SECRET_PARAM = re.compile(r"(;\s*token=)[^;]*", re.IGNORECASE)
 _LIST_KEYS = {"jars": "spark.jars", "packages": "spark.jars.packages"}
-
-
-def redact(url: str | None) -> str | None:
-    """`url` fit for logs: Spark Connect tokens masked."""
-    return _SECRET_PARAM.sub(r"\1***", url) if url else url
 
 
 def split_list(value: str | Iterable[str] | None) -> tuple[str, ...]:

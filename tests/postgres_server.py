@@ -1,7 +1,9 @@
 """A real PostgreSQL server for tests: Debian's server binaries, a fresh cluster in a temp dir, on 127.0.0.1.
 
 PostgreSQL refuses to run as root; when the tests run as root the cluster belongs to the `postgres` user the
-Debian package creates. Trust authentication on loopback only; the cluster is stopped and removed afterwards.
+Debian package creates. Trust authentication on loopback only — or, with `password`, SCRAM password authentication
+for every TCP connection (a test that must show a password is really used); the cluster is stopped and removed
+afterwards.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from local_stack import free_port
@@ -33,15 +36,24 @@ def _as_owner(cmd: list[str]) -> list[str]:
 
 
 @contextmanager
-def running_postgres() -> Iterator[str]:
-    """Start a throwaway cluster; yield `postgresql://postgres@127.0.0.1:PORT/iceberg`."""
+def running_postgres(password: str | None = None) -> Iterator[str]:
+    """Start a throwaway cluster; yield `postgresql://postgres@127.0.0.1:PORT/iceberg` (without the password: TCP
+    connections need it when one is given)."""
     root = Path(tempfile.mkdtemp(prefix="substrait-pg-"))
     data = root / "data"
     port = free_port()
     if os.geteuid() == 0:
         shutil.chown(root, "postgres", "postgres")
-    run = {"capture_output": True, "text": True, "check": True}
-    subprocess.run(_as_owner([_bin("initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8"]), **run)
+    run: dict[str, Any] = {"capture_output": True, "text": True, "check": True}
+    auth = ["-A", "trust"]
+    if password is not None:
+        pwfile = root / "pwfile"
+        pwfile.write_text(password + "\n")
+        if os.geteuid() == 0:
+            shutil.chown(pwfile, "postgres", "postgres")
+        auth = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}"]
+        run["env"] = {**os.environ, "PGPASSWORD": password}
+    subprocess.run(_as_owner([_bin("initdb"), "-D", str(data), "-U", "postgres", *auth, "-E", "UTF8"]), **run)
     options = f"-h 127.0.0.1 -p {port} -k {root}"
     subprocess.run(
         _as_owner([_bin("pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"]), **run
@@ -50,7 +62,10 @@ def running_postgres() -> Iterator[str]:
         deadline = time.monotonic() + 30
         while True:
             ready = subprocess.run(
-                [_bin("pg_isready"), "-h", "127.0.0.1", "-p", str(port)], capture_output=True, check=False
+                [_bin("pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+                capture_output=True,
+                check=False,
+                env=run.get("env"),
             )
             if ready.returncode == 0:
                 break

@@ -121,6 +121,15 @@ def add_string_date(doc):
     set_projection(doc, call(9, field_ref(10), field_ref(15), output={"date": {}}))  # l_shipdate + l_comment
 
 
+def root_projection_rejected_by_spark(doc):
+    """trim(l_comment, <a struct>) projected at the root: Spark's analysis rejects it only when the root's columns
+    are named (the projection is pending until then). Found by the fuzz target (seed 1800, cases 136 and 333)."""
+    declare(doc, 9, "trim")
+    struct = {"literal": {"struct": {"fields": [{"i32": 1}, {"string": "a"}]}}}
+    set_projection(doc, call(9, field_ref(15), struct, output={"string": {}}))
+    doc["relations"][0]["root"]["input"] = aggregate(doc)["input"]
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -186,6 +195,14 @@ CASES = [
         2,
         ("add",),
         f"{PROJECT}.expressions[0].scalar_function",
+        static=False,
+    ),
+    Case(
+        "root-projection-rejected-by-spark",
+        root_projection_rejected_by_spark,
+        2,
+        ("spark rejected the translated plan", "trim"),
+        "relations[0].root",
         static=False,
     ),
 ]

@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -69,6 +70,9 @@ def running_s3_server(port: int | None = None) -> Iterator[str]:
     port = port or free_port()
     endpoint = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    # Where the server's request recorder writes when a test starts it (`/moto-api/recorder/`): not the cwd.
+    recording = Path(tempfile.gettempdir()) / f"moto-recording-{port}.jsonl"
+    env["MOTO_RECORDER_FILEPATH"] = str(recording)
     proc = subprocess.Popen(
         _moto_command(port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True
     )
@@ -91,6 +95,7 @@ def running_s3_server(port: int | None = None) -> Iterator[str]:
             proc.wait()
         if proc.stderr:
             proc.stderr.close()
+        recording.unlink(missing_ok=True)
 
 
 class ServerDidNotStart(RuntimeError):

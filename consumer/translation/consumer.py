@@ -497,7 +497,10 @@ class SubstraitConsumer(PlanVisitor[Relation]):
                 if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
                     # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
                     out = out.select_positions(range(len(names)), self.names)
-                df = name_columns(out, names, path)
+                try:
+                    df = name_columns(out, names, path)
+                except AnalysisException as exc:  # a projection still pending is analyzed here, in this select
+                    raise self.rejection(exc, path) from exc
         except UnsupportedFeatureError as exc:  # test hooks, off unless their environment variable is set
             target = isinstance(exc, TargetRefusedError)
             plan_record.refused(self.plan, exc.message, exc.path, root=path, consumer=consumer, target=target)
