@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .running.report import RunError, plain
+
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
 # A cause in a JVM stack trace, as py4j's text and the Spark Connect 4.x client's server stack trace show it.
@@ -67,9 +69,14 @@ class SubstraitSparkError(Exception):
     def __str__(self) -> str:
         return f"{self.message} (at {self.path})" if self.path else self.message
 
+    def record(self) -> RunError:
+        """The error as run reports and audit records hold it."""
+        return RunError(self.kind, self.message, self.path, self.exit_code)
+
     def to_dict(self) -> dict[str, Any]:
-        """The error as run reports, summaries and audit records hold it."""
-        return {"kind": self.kind, "message": self.message, "path": self.path, "exit_code": self.exit_code}
+        """The error as JSON (summaries, `validate` output): its record's plain form, the one serialiser."""
+        out: dict[str, Any] = plain(self.record())
+        return out
 
     def at(self, path: str) -> SubstraitSparkError:
         """Attach a plan path if none is set yet (the innermost path wins)."""

@@ -62,7 +62,7 @@ def read_plan(table: list[str], columns=COLUMNS, twice: bool = False):
 def run(spark, plan, catalogs: Catalogs):
     consumer = SubstraitConsumer(spark, plan, ChainResolver([IcebergCatalogResolver(catalogs)]))
     try:
-        return tuples(consumer.root(0).collect()), consumer.tables_read
+        return tuples(consumer.root(0).collect()), plain(consumer.tables_read)
     finally:
         consumer.close()
 
@@ -129,7 +129,7 @@ def test_a_concurrent_writer_does_not_change_what_the_run_reads(lake, catalogs, 
     second = sorted(tuples(df.collect()))
     consumer.close()
     assert first == second == sorted([(i, f"n{i}", i * 1.5) for i in range(10)] * 2)
-    assert [t["snapshot_id"] for t in consumer.tables_read] == [pinned]  # resolved once for both reads
+    assert [t.snapshot_id for t in consumer.tables_read] == [pinned]  # resolved once for both reads
     # A new run pins the newest snapshot.
     rows, read = run(lake.spark, read_plan([ns, "events"]), catalogs)
     assert len(rows) == 20 and read[0]["snapshot_id"] != pinned
