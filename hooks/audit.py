@@ -236,8 +236,9 @@ def _kept(record: Any, cls: type, prefix: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------
 
 # Fields of the run report the audit does not keep (dotted paths in `RunReport`): the plan object's ETag, the
-# time travel of a direct Iceberg read (its snapshot id is kept), translation time and the Spark Connect identity; a root's column names and preview rows; what a step decided
-# (`details`) and how a DELETE/UPDATE committed (`commit`) stay in the run report.
+# time travel of a direct Iceberg read (its snapshot id is kept), translation time and the Spark Connect identity;
+# a root's column names and preview rows; what a step decided (`details`) and how a DELETE/UPDATE committed
+# (`commit`) stay in the run report.
 NOT_AUDITED = frozenset(
     {
         "plan_etag",

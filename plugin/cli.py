@@ -133,7 +133,9 @@ def _runner(args: argparse.Namespace):
             update_keys=_update_keys(getattr(args, "update_key", [])),
             cast_to_plan_types=args.cast_to_plan_types,
         )
-        args._runner = PlanRunner(settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(()))))
+        args._runner = PlanRunner(
+            settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(())))
+        )
     return args._runner
 
 

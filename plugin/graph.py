@@ -262,7 +262,11 @@ def _lineage_rows(plan: Any) -> tuple[list[tuple[str, str, list[str]]], str | No
         return [], f"column lineage unavailable: {type(exc).__name__}: {exc}"
     rows: list[tuple[str, str, list[str]]] = []
     for out in lineage.outputs:
-        name = f"root {out.index}" if out.kind == "root" else f"{out.operation or out.kind} {out.dataset.name if out.dataset else '?'}"
+        name = (
+            f"root {out.index}"
+            if out.kind == "root"
+            else f"{out.operation or out.kind} {out.dataset.name if out.dataset else '?'}"
+        )
         for col, sources in out.columns:
             srcs = [
                 f"{f.dataset.name}.{f.field} ({', '.join(sorted(str(t) for t in ts))})"
@@ -437,9 +441,7 @@ def plan_svg(plan: Any, report: RunReport | Mapping[str, Any] | None = None) -> 
     return render_svg(build_graph(plan, report))
 
 
-def plan_html(
-    plan: Any, report: RunReport | Mapping[str, Any] | None = None, title: str = "Substrait plan"
-) -> str:
+def plan_html(plan: Any, report: RunReport | Mapping[str, Any] | None = None, title: str = "Substrait plan") -> str:
     return render_html(build_graph(plan, report), title=title)
 
 

@@ -104,7 +104,6 @@ class Parameters:
         return out
 
 
-
 def _json(value: Any, spark: T.DataType) -> Any:
     """A literal's Python value as JSON: dates, timestamps (UTC offset for instants) and decimals as text."""
     if isinstance(value, dt.datetime) and isinstance(spark, T.TimestampType):
