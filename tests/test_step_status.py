@@ -74,7 +74,8 @@ def test_three_kinds_of_skip_and_what_each_reader_makes_of_them(lake, catalogs, 
     for report, rows in ((first.to_dict(), 2), (again.to_dict(), None), (legacy(again.to_dict()), None)):
         # Asset events: the table the INSERT changed (also on the retry, whose earlier try failed before its
         # events went out), with the INSERT's rows only; nothing for the ignored CTAS or the DROP of nothing.
-        assert changed_tables(report) == {
+        changed = changed_tables(RunReport.from_dict(report))
+        assert {t: change.extra() for t, change in changed.items()} == {
             target: {
                 "rows": rows or 0,
                 "snapshot_id": current,
