@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from substrait_spark.consumer.redact import redact
+from .redact import redact
+from .running.report import RunError, plain
 
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
@@ -69,9 +70,14 @@ class SubstraitSparkError(Exception):
     def __str__(self) -> str:
         return f"{self.message} (at {self.path})" if self.path else self.message
 
+    def record(self) -> RunError:
+        """The error as run reports and audit records hold it."""
+        return RunError(self.kind, self.message, self.path, self.exit_code)
+
     def to_dict(self) -> dict[str, Any]:
-        """The error as run reports, summaries and audit records hold it."""
-        return {"kind": self.kind, "message": self.message, "path": self.path, "exit_code": self.exit_code}
+        """The error as JSON (summaries, `validate` output): its record's plain form, the one serialiser."""
+        out: dict[str, Any] = plain(self.record())
+        return out
 
     def at(self, path: str) -> SubstraitSparkError:
         """Attach a plan path if none is set yet (the innermost path wins)."""

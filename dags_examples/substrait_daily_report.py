@@ -45,10 +45,12 @@ def substrait_daily_report():
     @task
     def publish(report: dict) -> str:
         """Announce where today's report is; downstream consumers read the parquet folder."""
-        out = report["outputs"][0]
-        message = f"pricing summary for {report['plan_uri']}: {out['rows']} rows at {out['location']}"
-        print(message)
-        return out["location"]
+        from substrait_spark.consumer.running.report import RunReport
+
+        run = RunReport.from_dict(report)  # the XCom value, typed
+        out = run.outputs[0]
+        print(f"pricing summary for {run.plan_uri}: {out.rows} rows at {out.location}")
+        return str(out.location)
 
     publish(pricing_summary.output)
 

@@ -31,11 +31,13 @@ def substrait_tpch_pipeline():
     @task
     def summarise(reports: list[dict]) -> list[dict]:
         """One line per plan: which plan (and version), how many rows, how long, on which Spark application."""
+        from substrait_spark.consumer.running.report import RunReport
+
         lines = []
-        for r in reports:
-            rows = sum(o["rows"] for o in r["outputs"])
-            lines.append({"plan": r["plan_uri"], "producer": r["producer"], "rows": rows, "seconds": r["duration_s"]})
-            print(f"{r['plan_uri']}: {rows} rows in {r['duration_s']} s ({r['producer']}, {r['spark_application_id']})")
+        for r in map(RunReport.from_dict, reports):  # the XCom values, typed
+            rows = sum(o.rows or 0 for o in r.outputs)
+            lines.append({"plan": r.plan_uri, "producer": r.producer, "rows": rows, "seconds": r.duration_s})
+            print(f"{r.plan_uri}: {rows} rows in {r.duration_s} s ({r.producer}, {r.spark_application_id})")
         return lines
 
     summarise(runs.output)

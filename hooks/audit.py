@@ -41,16 +41,19 @@ import logging
 import os
 import random
 import time
+import types
+import typing
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.redact import redact
-from substrait_spark.consumer.running.report import Step
+from substrait_spark.consumer.running.report import RunReport, plain
 
 log = logging.getLogger(__name__)
 
@@ -146,78 +149,169 @@ def _ts(v: Any) -> dt.datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
-def build_record(report: Any, context: AuditContext, finished_at: dt.datetime | None = None) -> dict[str, Any]:
-    """The audit record of a run report (a `RunReport` or its `to_dict()`), with the fixed fields of
-    `AUDIT_SCHEMA`; timestamps are timezone-aware datetimes."""
-    r = report.to_dict() if hasattr(report, "to_dict") else dict(report)
-    s = redact
-    finished = finished_at or dt.datetime.now(dt.UTC)
-    started = _ts(r.get("started_at"))
-    error = r.get("error") or None
-    return {
+def build_record(
+    report: RunReport | Mapping[str, Any], context: AuditContext, finished_at: dt.datetime | None = None
+) -> dict[str, Any]:
+    """The audit record of a run report (a `RunReport` or its dict): `audit_columns()`'s fields, strings scrubbed,
+    timestamps timezone-aware datetimes. `RunReport.from_dict` reads it back (`audited` says what it holds)."""
+    r = RunReport.of(report)
+    values = {
         "record_id": context.record_id,
         "record_version": RECORD_VERSION,
-        "run_key": context.run_key,
-        "dag_id": context.dag_id,
-        "run_id": context.run_id,
-        "task_id": context.task_id,
-        "map_index": context.map_index,
-        "try_number": context.try_number,
-        "plan_uri": s(r.get("plan_uri")),
-        "plan_version_id": r.get("plan_version_id"),
-        "plan_sha256": r.get("plan_sha256"),
-        "producer": s(r.get("producer")),
-        "spec_version": r.get("spec_version"),
-        "status": r.get("status"),
-        "started_at": started,
-        "finished_at": finished,
-        "duration_s": _float(r.get("duration_s")),
-        "error": None
-        if not error
-        else {
-            "kind": error.get("kind"),
-            "message": s(error.get("message")),
-            "path": error.get("path"),
-            "exit_code": _int(error.get("exit_code")),
-        },
-        "tables_read": [
-            {
-                "name": t.get("name"),
-                "identity": s(t.get("identity")),
-                "format": t.get("format"),
-                "catalog": t.get("catalog"),
-                "snapshot_id": _int(t.get("snapshot_id")),
-                "metadata_location": s(t.get("metadata_location")),
-                "view_version": _int(t.get("view_version")),
-            }
-            for t in r.get("tables_read") or []
-        ],
-        "steps": [_step_record(st) for st in r.get("steps") or []],
-        "outputs": [
-            {
-                "index": _int(o.get("index")),
-                "rows": _int(o.get("rows")),
-                "location": s(o.get("location")),
-                "format": o.get("format"),
-            }
-            for o in r.get("outputs") or []
-        ],
-        "spark_application_id": r.get("spark_application_id"),
-        "notes": [s(str(n)) for n in r.get("notes") or []],
-        "parameters": [
-            {
-                "anchor": _int(p.get("anchor")),
-                "type": p.get("type"),
-                "value": s(json.dumps(p.get("value"))),  # JSON text: the value as the run report holds it
-                "source": p.get("source"),
-            }
-            for p in r.get("parameters") or []
-        ],
+        **{c.name: getattr(context, c.name) for c in _context_columns()},
+        **{c.name: getattr(r, c.name) for c in _columns(RunReport)},
+        "finished_at": finished_at or dt.datetime.now(dt.UTC),
     }
+    return {c.name: c.stored(values[c.name]) for c in audit_columns()}
+
+
+def audited(report: RunReport) -> RunReport:
+    """The report as its audit record holds it: the fields of `NOT_AUDITED` at their defaults."""
+    return RunReport.from_dict(_kept(report, RunReport, ""))
+
+
+def _kept(record: Any, cls: type, prefix: str) -> dict[str, Any]:
+    """`record` as a plain dict without the fields of `NOT_AUDITED` under `prefix`."""
+    hints = typing.get_type_hints(cls)
+    kept: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        path = f"{prefix}{f.name}"
+        if path in NOT_AUDITED:
+            continue
+        value, inner = getattr(record, f.name), _record_class(hints[f.name])
+        if inner is not None and isinstance(value, list):
+            kept[f.name] = [_kept(v, inner, f"{path}.") for v in value]
+        elif inner is not None and value is not None:
+            kept[f.name] = _kept(value, inner, f"{path}.")
+        else:
+            kept[f.name] = plain(value)
+    return kept
+
+
+# --------------------------------------------------------------------------------------------------
+# The audit table's columns, derived from the records (`consumer/report.py`) and `AuditContext`
+# --------------------------------------------------------------------------------------------------
+
+# Fields of the run report the audit does not keep (dotted paths in `RunReport`): the plan object's ETag, the
+# time travel of a direct Iceberg read (its snapshot id is kept), translation time and the Spark Connect identity;
+# a root's column names and preview rows; what a step decided (`details`) and how a DELETE/UPDATE committed
+# (`commit`) stay in the run report.
+NOT_AUDITED = frozenset(
+    {
+        "plan_etag",
+        "tables_read.as_of_timestamp_ms",
+        "translate_ms",
+        "spark_connect",
+        "outputs.columns",
+        "outputs.preview",
+        "steps.details",
+        "steps.commit",
+    }
+)
+# Integer columns of 32 bits (the first audit tables were created so); every other integer is 64-bit.
+INT32 = frozenset(
+    {
+        "record_version",
+        "map_index",
+        "try_number",
+        "error.exit_code",
+        "outputs.index",
+        "parameters.anchor",
+        "steps.index",
+    }
+)
+TIMESTAMPS = frozenset({"started_at", "finished_at"})  # ISO text in the report, timestamptz in the audit
+
+
+@dataclass(frozen=True)
+class Column:
+    """One audit column (or struct field): its dotted path and kind — `int32`, `int64`, `float`, `str`,
+    `timestamp`, `json` (a value of any JSON type, held as its JSON text), `list` of `item`, or `struct` of
+    `fields`."""
+
+    name: str
+    path: str
+    kind: str
+    item: Column | None = None
+    fields: tuple[Column, ...] = ()
+
+    def stored(self, value: Any) -> Any:
+        """`value` (a typed report's) as this column holds it."""
+        if value is None:
+            return None
+        if self.kind == "list":
+            assert self.item is not None
+            return [self.item.stored(v) for v in value]
+        if self.kind == "struct":
+            return {f.name: f.stored(getattr(value, f.name)) for f in self.fields}
+        return _STORED[self.kind](value)
+
+
+_STORED: dict[str, Callable[[Any], Any]] = {
+    "int32": lambda v: _int(v),
+    "int64": lambda v: _int(v),
+    "float": lambda v: _float(v),
+    "str": lambda v: redact(v.value if isinstance(v, Enum) else str(v)),
+    "timestamp": lambda v: _ts(v),
+    "json": lambda v: redact(json.dumps(v)),  # JSON text: the value as the run report holds it
+}
+
+
+def _column(name: str, hint: Any, path: str) -> Column:
+    """The column of a record field annotated `hint`."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        [hint] = [a for a in typing.get_args(hint) if a is not type(None)]
+    if path in TIMESTAMPS:
+        return Column(name, path, "timestamp")
+    if typing.get_origin(hint) is list:
+        return Column(name, path, "list", item=_column("element", typing.get_args(hint)[0], path))
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return Column(name, path, "struct", fields=tuple(_columns(hint, f"{path}.")))
+    if hint is int:
+        return Column(name, path, "int32" if path in INT32 else "int64")
+    if hint is float:
+        return Column(name, path, "float")
+    if isinstance(hint, type) and issubclass(hint, str):  # str, and the report's str enums
+        return Column(name, path, "str")
+    return Column(name, path, "json")  # Any, dict
+
+
+def _record_class(hint: Any) -> type | None:
+    """The record class a field holds (alone, optional, or as list items), if any."""
+    for h in (hint, *typing.get_args(hint)):
+        for inner in (h, *typing.get_args(h)):
+            if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                return inner
+    return None
+
+
+def _columns(cls: type, prefix: str = "") -> list[Column]:
+    hints = typing.get_type_hints(cls)
+    return [
+        _column(f.name, hints[f.name], f"{prefix}{f.name}")
+        for f in dataclasses.fields(cls)
+        if f"{prefix}{f.name}" not in NOT_AUDITED
+    ]
+
+
+def _context_columns() -> list[Column]:
+    return [c for c in _columns(AuditContext) if c.name not in ("record_id", "_fresh")]
+
+
+def audit_columns() -> list[Column]:
+    """Every column of the audit table, in order: the record's id and version, who ran (`AuditContext`), then the
+    run report's audited fields (`RunReport`, recursively) with `finished_at` after `started_at`."""
+    top = [Column("record_id", "record_id", "str"), Column("record_version", "record_version", "int32")]
+    top += _context_columns()
+    for c in _columns(RunReport):
+        top.append(c)
+        if c.name == "started_at":
+            top.append(Column("finished_at", "finished_at", "timestamp"))
+    return top
 
 
 def _schema() -> Any:
-    """The fixed Iceberg schema of the audit table (every field optional but the record id)."""
+    """The Iceberg schema of the audit table, from `audit_columns()` (every field optional but the record id)."""
     from pyiceberg.schema import Schema
     from pyiceberg.types import (
         DoubleType,
@@ -231,38 +325,28 @@ def _schema() -> Any:
     )
 
     ids = iter(range(1, 1000))
+    scalars = {
+        "int32": IntegerType(),
+        "int64": LongType(),
+        "float": DoubleType(),
+        "str": StringType(),
+        "json": StringType(),
+        "timestamp": TimestamptzType(),
+    }
 
-    def f(name: str, typ: Any, required: bool = False) -> NestedField:
-        return NestedField(next(ids), name, typ, required=required)
+    def typ(c: Column) -> Any:
+        if c.kind == "list":
+            assert c.item is not None
+            return ListType(next(ids), typ(c.item), element_required=False)
+        if c.kind == "struct":
+            return StructType(*(nested(f) for f in c.fields))
+        return scalars[c.kind]
 
-    def struct(*fields: tuple[str, Any]) -> StructType:
-        return StructType(*(f(n, t) for n, t in fields))
+    def nested(c: Column) -> NestedField:
+        field_id = next(ids)  # a field's id before its type's
+        return NestedField(field_id, c.name, typ(c), required=c.name == "record_id")
 
-    def list_of(typ: Any) -> ListType:
-        return ListType(next(ids), typ, element_required=False)
-
-    S, L, I, D = StringType(), LongType(), IntegerType(), DoubleType()  # noqa: E741
-    top = [
-        ("record_id", S), ("record_version", I), ("run_key", S), ("dag_id", S), ("run_id", S), ("task_id", S),
-        ("map_index", I), ("try_number", I), ("plan_uri", S), ("plan_version_id", S), ("plan_sha256", S),
-        ("producer", S), ("spec_version", S), ("status", S), ("started_at", TimestamptzType()),
-        ("finished_at", TimestamptzType()), ("duration_s", D),
-    ]  # fmt: skip
-    fields = [f(n, t, required=n == "record_id") for n, t in top]
-    fields.append(f("error", struct(("kind", S), ("message", S), ("path", S), ("exit_code", I))))
-    tables = struct(
-        ("name", S), ("identity", S), ("format", S), ("catalog", S), ("snapshot_id", L),
-        ("metadata_location", S), ("view_version", L),
-    )  # fmt: skip
-    fields.append(f("tables_read", list_of(tables)))
-    iceberg = {int: L, float: D, str: S}
-    steps = struct(*[(n, I if n in STEP_INT32_FIELDS else iceberg[t]) for n, t in audited_step_fields()])
-    fields.append(f("steps", list_of(steps)))
-    fields.append(f("outputs", list_of(struct(("index", I), ("rows", L), ("location", S), ("format", S)))))
-    fields.append(f("spark_application_id", S))
-    fields.append(f("notes", list_of(S)))
-    fields.append(f("parameters", list_of(struct(("anchor", I), ("type", S), ("value", S), ("source", S)))))
-    return Schema(*fields)
+    return Schema(*(nested(c) for c in audit_columns()))
 
 
 def audit_schema() -> Any:
@@ -274,41 +358,6 @@ def audit_schema() -> Any:
 
 
 _SCHEMA: Any = None
-
-
-# The audit record's steps hold every field of `report.Step` but these (what an op decided and how a DELETE/UPDATE
-# committed stay in the run report): the `steps` column and each record's steps derive from `Step`, so neither can
-# drift from it. `index` is a 32-bit int (the first audit tables were created so); other ints are 64-bit.
-STEP_FIELDS_NOT_AUDITED = ("details", "commit")
-STEP_INT32_FIELDS = ("index",)
-
-
-def audited_step_fields() -> list[tuple[str, type]]:
-    """(name, Python type: int, float or str) of each audited `Step` field, in `Step`'s order."""
-    import typing
-
-    hints = typing.get_type_hints(Step)
-    audited = [f.name for f in dataclasses.fields(Step) if f.name not in STEP_FIELDS_NOT_AUDITED]
-    return [(name, _scalar(hints[name])) for name in audited]
-
-
-def _scalar(hint: Any) -> type:
-    """`int | None` → int; a str enum → str."""
-    import typing
-
-    options = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
-    [typ] = options
-    return str if issubclass(typ, str) else typ
-
-
-def _step_record(step: dict[str, Any]) -> dict[str, Any]:
-    """A step as the audit records it: its `Step` fields, strings scrubbed; the kind of a skip also for a report of
-    a version that did not record it."""
-    convert = {int: _int, float: _float, str: redact}
-    record = {name: convert[typ](step.get(name)) for name, typ in audited_step_fields()}
-    skip = Step.from_dict(step).skip
-    record["skip"] = skip.value if skip else None
-    return record
 
 
 def _json_default(v: Any) -> Any:
@@ -461,7 +510,7 @@ class JsonLinesAuditLog(AuditLog):
 
 
 class IcebergAuditLog(AuditLog):
-    """An Iceberg table with `AUDIT_SCHEMA`, created on first use; one append (one snapshot) per record."""
+    """An Iceberg table of `audit_schema()`, created on first use; one append (one snapshot) per record."""
 
     def __init__(self, catalogs: Any, catalog: str, identifier: str, strict: bool = False):
         self.catalogs = catalogs
@@ -510,7 +559,8 @@ class IcebergAuditLog(AuditLog):
             return False
         from pyiceberg.expressions import EqualTo
 
-        found = table.scan(row_filter=EqualTo("record_id", record_id), selected_fields=("record_id",)).to_arrow()
+        match = EqualTo("record_id", record_id)  # type: ignore[call-arg, arg-type]  # pyiceberg's own signature
+        found = table.scan(row_filter=match, selected_fields=("record_id",)).to_arrow()
         return found.num_rows > 0
 
     def _write(self, record: dict[str, Any]) -> str:

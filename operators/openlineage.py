@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.running.report import Step
+from substrait_spark.consumer.running.report import RunReport, plain
 
 log = logging.getLogger(__name__)
 
@@ -98,15 +98,15 @@ def facet_classes() -> tuple[type, type]:
     return SubstraitPlanJobFacet, SubstraitRunFacet
 
 
-def plan_facet(report: dict[str, Any]) -> Any:
+def plan_facet(report: RunReport) -> Any:
     plan_cls, _ = facet_classes()
     return _with_producer(
         plan_cls(
-            uri=report.get("plan_uri"),
-            versionId=report.get("plan_version_id"),
-            sha256=report.get("plan_sha256"),
-            planProducer=report.get("producer"),
-            specVersion=report.get("spec_version"),
+            uri=report.plan_uri,
+            versionId=report.plan_version_id,
+            sha256=report.plan_sha256,
+            planProducer=report.producer,
+            specVersion=report.spec_version,
         )
     )
 
@@ -116,27 +116,29 @@ def _with_producer(facet: Any) -> Any:
     return facet
 
 
-def run_facet(report: dict[str, Any]) -> Any:
+def run_facet(report: RunReport) -> Any:
     _, run_cls = facet_classes()
     steps = [
-        {
-            "kind": s.get("kind"),
-            "target": s.get("target"),
-            "status": s.get("status"),
-            "skip": s.get("skip"),
-            "rows": s.get("rows"),
-            "snapshotBefore": s.get("snapshot_before"),
-            "snapshotAfter": s.get("snapshot_after"),
-        }
-        for s in report.get("steps") or []
+        plain(
+            {
+                "kind": s.kind,
+                "target": s.target,
+                "status": s.status,
+                "skip": s.skip,
+                "rows": s.rows,
+                "snapshotBefore": s.snapshot_before,
+                "snapshotAfter": s.snapshot_after,
+            }
+        )
+        for s in report.steps
     ]
     return _with_producer(
         run_cls(
-            status=report.get("status"),
-            sparkApplicationId=report.get("spark_application_id"),
-            durationS=report.get("duration_s"),
+            status=report.status.value,
+            sparkApplicationId=report.spark_application_id,
+            durationS=report.duration_s,
             steps=steps,
-            error=report.get("error"),
+            error=plain(report.error),
         )
     )
 
@@ -297,27 +299,30 @@ def lifecycle(kind: str) -> str | None:
 # --- the lineage ----------------------------------------------------------------------------------------------
 
 
-def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, complete: bool = True) -> Any:
+def build(
+    report: RunReport | Mapping[str, Any], loaded: Any = None, catalogs: Any = None, complete: bool = True
+) -> Any:
     """OperatorLineage from a run report (plus the loaded plan for column lineage, the catalogs for metadata)."""
     from airflow.providers.openlineage.extractors import OperatorLineage
     from openlineage.client.event_v2 import InputDataset, OutputDataset
     from openlineage.client.facet_v2 import lifecycle_state_change_dataset as lsc
     from openlineage.client.facet_v2 import output_statistics_output_dataset as stats
 
+    report = RunReport.of(report)
     namer = Namer(catalogs)
     by_name: dict[str, tuple[str, str]] = {}  # the plan's dotted name (lower) -> OL (namespace, name)
-    inputs = []
-    for t in report.get("tables_read") or []:
+    inputs: list[Any] = []
+    for t in report.tables_read:
         facets: dict[str, Any] = {}
-        identity = t.get("identity") or t.get("name")
-        if t.get("format") == "iceberg" or t.get("metadata_location"):
+        identity = t.identity or t.name
+        if t.format == "iceberg" or t.metadata_location:
             table = None
-            if t.get("metadata_location"):
+            if t.metadata_location:
                 try:
-                    table = namer.static_table(t["metadata_location"], t.get("catalog"))
+                    table = namer.static_table(t.metadata_location, t.catalog)
                 except Exception:
                     log.info("OpenLineage: metadata of %s not readable", identity, exc_info=True)
-            ns, name, link = namer.iceberg_dataset(identity, t.get("catalog"), table)
+            ns, name, link = namer.iceberg_dataset(identity, t.catalog, table)
             if link is not None:
                 facets["symlinks"] = link
             if table is not None:
@@ -326,17 +331,17 @@ def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, comp
             ns, name = location_dataset(identity)
         else:
             ns, name = DEFAULT_NAMESPACE, identity
-        if t.get("snapshot_id") is not None:
-            facets["version"] = version_facet(t["snapshot_id"])
-        elif t.get("view_version") is not None:
-            facets["version"] = version_facet(t["view_version"])
-        by_name[str(t.get("name", identity)).lower()] = (ns, name)
+        if t.snapshot_id is not None:
+            facets["version"] = version_facet(t.snapshot_id)
+        elif t.view_version is not None:
+            facets["version"] = version_facet(t.view_version)
+        by_name[(t.name or identity).lower()] = (ns, name)
         if (ns, name) not in {(i.namespace, i.name) for i in inputs}:
             inputs.append(InputDataset(namespace=ns, name=name, facets=facets))
 
     # Written tables: one output per target, with the steps' rows and the strongest lifecycle change.
     targets: dict[str, dict[str, Any]] = {}
-    for s in map(Step.from_dict, report.get("steps") or []):
+    for s in report.steps:
         if not s.target or (s.skip and not s.changed):  # a CTAS of an existing table, a DROP of nothing: no output
             continue
         entry = targets.setdefault(s.target, {"rows": 0, "changes": [], "snapshot": None, "paths": []})
@@ -369,7 +374,7 @@ def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, comp
             facets["lifecycleStateChange"] = lsc.LifecycleStateChangeDatasetFacet(
                 lifecycleStateChange=lsc.LifecycleStateChange(change), producer=PRODUCER
             )
-        out_facets = {}
+        out_facets: dict[str, Any] = {}
         if complete:
             out_facets["outputStatistics"] = stats.OutputStatisticsOutputDatasetFacet(
                 rowCount=entry["rows"], producer=PRODUCER
@@ -382,16 +387,16 @@ def build(report: dict[str, Any], loaded: Any = None, catalogs: Any = None, comp
 
     # Root results written to a location.
     root_outputs: dict[int, Any] = {}
-    for o in report.get("outputs") or []:
-        if o.get("location"):
-            ns, name = location_dataset(o["location"])
+    for o in report.outputs:
+        if o.location:
+            ns, name = location_dataset(o.location)
             out_facets = {}
-            if complete and o.get("rows") is not None:
+            if complete and o.rows is not None:
                 out_facets["outputStatistics"] = stats.OutputStatisticsOutputDatasetFacet(
-                    rowCount=o["rows"], producer=PRODUCER
+                    rowCount=o.rows, producer=PRODUCER
                 )
             ds = OutputDataset(namespace=ns, name=name, facets={}, outputFacets=out_facets)
-            root_outputs[o.get("index", 0)] = ds
+            root_outputs[o.index] = ds
             outputs.append(ds)
 
     if loaded is not None:
@@ -438,16 +443,15 @@ def _attach_column_lineage(loaded, by_name, out_names, outputs, root_outputs) ->
             target.facets["columnLineage"] = column_lineage_facet(root.facet(producer=PRODUCER))
 
 
-def report_from_plan(loaded: Any, plan_uri: str | None, version_id: str | None = None) -> dict[str, Any]:
+def report_from_plan(loaded: Any, plan_uri: str | None, version_id: str | None = None) -> RunReport:
     """A run report's identity part, from the plan alone (before the run)."""
-    return {
-        "plan_uri": getattr(loaded, "uri", None) or plan_uri,
-        "plan_version_id": version_id,
-        "plan_sha256": getattr(loaded, "sha256", None),
-        "producer": getattr(loaded, "producer", None),
-        "spec_version": getattr(loaded, "spec_version", None),
-        "status": "running",
-    }
+    return RunReport(
+        plan_uri=getattr(loaded, "uri", None) or plan_uri,
+        plan_version_id=version_id,
+        plan_sha256=getattr(loaded, "sha256", None),
+        producer=getattr(loaded, "producer", None),
+        spec_version=getattr(loaded, "spec_version", None),
+    )
 
 
 def on_start(loaded: Any, plan_uri: str | None, version_id: str | None = None) -> Any:

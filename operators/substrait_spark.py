@@ -16,7 +16,7 @@ from airflow.providers.common.compat.sdk import AirflowException, AirflowFailExc
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.consumer.loading.loader import parse_plan_bytes
-from substrait_spark.consumer.running.report import changed_tables
+from substrait_spark.consumer.running.report import RunReport, changed_tables
 from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner, RunSettings
@@ -129,7 +129,7 @@ class SubstraitSparkOperator(BaseOperator):
         self._job_group: str | None = None
         self._killed = False
         # What OpenLineage's complete/failure facets are built from (operators/openlineage.py).
-        self._ol_report: dict[str, Any] | None = None
+        self._ol_report: RunReport | None = None
         self._ol_loaded: Any = None
         self._ol_catalogs: Catalogs | None = None
         self._ol_version_id: str | None = None
@@ -143,8 +143,8 @@ class SubstraitSparkOperator(BaseOperator):
             if report is not None:
                 report.plan_version_id = report.plan_version_id or self._ol_version_id
                 self._audit(report, context)
-                self._ol_report = report.to_dict()
-                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=self._ol_report)
+                self._ol_report = report
+                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report.to_dict())
             message = f"{exc.kind}: {exc}"
             if exc.exit_code in NOT_RETRYABLE:
                 raise AirflowFailException(message) from exc
@@ -167,7 +167,7 @@ class SubstraitSparkOperator(BaseOperator):
         self._ol_version_id = obj.version_id
         planned = runner.load(obj)  # the sha256 pin, then the parse
         self._ol_loaded = planned.loaded
-        runner.check(planned, self.parameters)  # a plan that cannot run fails now, before Spark is asked for
+        runner.check(planned, self._parameters())  # a plan that cannot run fails now, before Spark is asked for
 
         self._ol_catalogs = runner.catalogs
         spark = runner.spark
@@ -179,15 +179,23 @@ class SubstraitSparkOperator(BaseOperator):
         assert self._spark_hook is not None and spark is not None
         with self._spark_hook.job_group(self._job_group, description):
             report = runner.run(
-                planned, parameters=self.parameters, run_key=run_key(context), sink=Sink.parse(self.results)
+                planned, parameters=self._parameters(), run_key=run_key(context), sink=Sink.parse(self._results())
             )
         report.spark_application_id = self._spark_hook.application_id()
         rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
         self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
         self._audit(report, context)
-        result = self._ol_report = report.to_dict()
-        self._asset_events(context, result)
-        return result
+        self._ol_report = report
+        self._asset_events(context, report)
+        return report.to_dict()
+
+    def _parameters(self) -> dict[str | int, Any]:
+        """The rendered `parameters`, by anchor."""
+        return {anchor: value for anchor, value in (self.parameters or {}).items()}
+
+    def _results(self) -> str | dict[str, Any] | None:
+        """The rendered `results`: a string, or a mapping as `Sink.parse` takes it."""
+        return dict(self.results) if isinstance(self.results, Mapping) else self.results
 
     def _runner(self) -> PlanRunner:
         """This task's run (`hooks/plan_run.py`): the operator's arguments, the plan store of `aws_conn_id`, the
@@ -234,7 +242,7 @@ class SubstraitSparkOperator(BaseOperator):
         if result is not None:
             self.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
 
-    def _asset_events(self, context: Any, report: dict[str, Any]) -> None:
+    def _asset_events(self, context: Any, report: RunReport) -> None:
         """One Asset event per table the plan's steps changed: on the declared outlet Asset of that table (by
         name = the table's identity, or by its `iceberg://` URI), else added to the first declared AssetAlias.
         Extra: rows, snapshot id, plan sha256 and the steps' figures."""
@@ -246,7 +254,8 @@ class SubstraitSparkOperator(BaseOperator):
         declared = {k: a for a in self.outlets if isinstance(a, Asset) for k in (a.name, a.uri)}
         aliases = [a for a in self.outlets if isinstance(a, AssetAlias)]
         events = context["outlet_events"]
-        for target, extra in changed.items():
+        for target, change in changed.items():
+            extra = change.extra()
             asset = declared.get(target) or declared.get(asset_uri(target))
             if asset is not None:
                 events[asset].extra = extra

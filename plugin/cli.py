@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from substrait_spark.consumer.errors import RunReportError, SubstraitSparkError
+from substrait_spark.consumer.running.report import RunReport, RunStatus
 
 PROG = "substrait-spark"
 SUMMARY_PLANS = "plans"  # summary.json (`run --output-dir`): {"plans": [the entry of each plan, in order]}
@@ -145,7 +146,9 @@ def _runner(args: argparse.Namespace):
             cast_to_plan_types=args.cast_to_plan_types,
             policy=getattr(args, "policy", None),  # run (explain has none)
         )
-        args._runner = PlanRunner(settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf())))
+        args._runner = PlanRunner(
+            settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(())))
+        )
     return args._runner
 
 
@@ -209,16 +212,19 @@ def _audit(runner, report, args: argparse.Namespace) -> None:
         print(f"{PROG}: warning: {result.error} (audit log {result.location})", file=sys.stderr)
 
 
-def _failed_report(plan: str, exc: SubstraitSparkError) -> dict[str, Any]:
+def _failed_report(plan: str, exc: SubstraitSparkError) -> RunReport:
     """What the audit records of a plan that failed before it ran (not loaded: no report)."""
     import datetime as dt
 
-    return {
-        "plan_uri": plan,
-        "status": "failed",
-        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "error": exc.to_dict(),
-    }
+    return RunReport(
+        plan_uri=plan,
+        plan_sha256=None,
+        producer=None,
+        spec_version=None,
+        status=RunStatus.FAILED,
+        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        error=exc.record(),
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -362,7 +368,7 @@ def _explain_picture(loaded, args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_of(path: str, loaded) -> dict[str, Any]:
+def _report_of(path: str, loaded) -> RunReport:
     """This plan's run report in `path`: a `run --output-dir` summary.json (the entry whose sha256 is the plan's;
     of several, the one of the same URI) or a single run report (an XCom value). Refused when no report in it is
     of this plan: a picture of one plan with another's steps and tables would be wrong, not merely incomplete."""
@@ -380,7 +386,7 @@ def _report_of(path: str, loaded) -> dict[str, Any]:
         held = f"sha256 {', '.join(others)}" if others else "no plan sha256"
         mine_is = loaded.sha256[:12]
         raise RunReportError(f"{path} is not a report of this plan: it holds {held}, the plan's is {mine_is}")
-    return next((r for r in mine if r.get("plan_uri") == loaded.uri), mine[0])
+    return RunReport.from_dict(next((r for r in mine if r.get("plan_uri") == loaded.uri), mine[0]))
 
 
 def cmd_lineage(args: argparse.Namespace) -> int:

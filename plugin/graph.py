@@ -7,13 +7,14 @@ below, the tables read at the bottom of their branch), edges run from an input u
 Everything shown comes from the plan or the run report, both untrusted: every label is XML-escaped here
 (`xml.sax.saxutils.escape` with quotes), nothing from them reaches markup unescaped.
 
-    graph = build_graph(loaded_plan, report=report_dict)   # report: a RunReport's to_dict(), optional
+    graph = build_graph(loaded_plan, report=report)   # report: a RunReport (or its dict), optional
     svg = render_svg(graph)
     page = render_html(graph, title="q01")
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape as _xml_escape
@@ -22,7 +23,7 @@ from substrait import algebra_pb2 as alg
 from substrait_spark.consumer.analysis.explain import PlanTree
 from substrait_spark.consumer.loading.extensions import Extensions
 from substrait_spark.consumer.loading.producers import Quirks
-from substrait_spark.consumer.running.report import Step, StepStatus
+from substrait_spark.consumer.running.report import RunReport, Step, StepStatus, TableRead
 
 NODE_W = 340
 LINE_H = 15
@@ -93,7 +94,7 @@ class Graph:
 class _GraphBuilder(PlanTree):
     """Reuses `explain`'s per-relation details and schemas; collects nodes and edges instead of lines."""
 
-    def __init__(self, plan: Any, tables_read: list[dict[str, Any]], steps: list[dict[str, Any]]):
+    def __init__(self, plan: Any, tables_read: list[TableRead], steps: list[Step]):
         super().__init__(plan, Extensions(plan), Quirks.of(plan), tables_read)
         self.graph = Graph()
         self.steps = steps
@@ -119,7 +120,7 @@ class _GraphBuilder(PlanTree):
                 self.outline(prel.rel, f"relations[{i}].rel", 1, [], shared.id)
         # Steps the report has but no write node matched (a report of another plan version): shown unattached.
         for s in self.steps:
-            if s.get("index") not in self._used_steps:
+            if s.index not in self._used_steps:
                 self._add(_step_node(s, 0))
         return self.graph
 
@@ -167,25 +168,25 @@ class _GraphBuilder(PlanTree):
     def _table(self, name: str, depth: int, read_id: str) -> None:
         key = name.lower()
         if key not in self._table_nodes:
-            found = self.tables.get(key) or {}
+            found = self.tables.get(key)
             lines = [_clip(f"name: {name}")]
-            if found.get("identity"):
-                lines += _wrap(f"identity: {found['identity']}")[:2]
-            if found.get("snapshot_id") is not None:
-                lines.append(_clip(f"snapshot: {found['snapshot_id']}"))
-            if found.get("format"):
-                lines.append(_clip(f"format: {found['format']}"))
+            if found is not None and found.identity:
+                lines += _wrap(f"identity: {found.identity}")[:2]
+            if found is not None and found.snapshot_id is not None:
+                lines.append(_clip(f"snapshot: {found.snapshot_id}"))
+            if found is not None and found.format:
+                lines.append(_clip(f"format: {found.format}"))
             self._table_nodes[key] = self._add(Node("", "table", f"table {name}", lines, depth)).id
         self.graph.edges.append(Edge(self._table_nodes[key], read_id, "reads"))
 
     def _attach_steps(self, n: Node, path: str, p: str, depth: int) -> None:
-        matched = [s for s in self.steps if s.get("path") in (path, p) and s.get("index") not in self._used_steps]
+        matched = [s for s in self.steps if s.path in (path, p) and s.index not in self._used_steps]
         if not matched and self._writes < len(self.steps):  # fall back on plan order
             s = self.steps[self._writes]
-            matched = [s] if s.get("index") not in self._used_steps else []
+            matched = [s] if s.index not in self._used_steps else []
         self._writes += 1
         for s in matched:
-            self._used_steps.add(s.get("index"))
+            self._used_steps.add(s.index)
             step = self._add(_step_node(s, depth))
             self.graph.edges.append(Edge(n.id, step.id, "step"))
 
@@ -214,26 +215,22 @@ class _GraphBuilder(PlanTree):
         return f"UPDATE {target} set {len(r.transformations)} column(s){cond}"
 
 
-def _step_node(s: dict[str, Any], depth: int) -> Node:
+def _step_node(s: Step, depth: int) -> Node:
     status, cls = _step_status(s)
-    lines = [_clip(f"target: {s.get('target')}"), _clip(f"status: {status}")]
-    if s.get("rows") is not None:
-        lines.append(f"rows: {s['rows']}")
-    if s.get("snapshot_before") is not None or s.get("snapshot_after") is not None:
-        before, after = s.get("snapshot_before"), s.get("snapshot_after")
+    lines = [_clip(f"target: {s.target}"), _clip(f"status: {status}")]
+    if s.rows is not None:
+        lines.append(f"rows: {s.rows}")
+    if s.snapshot_before is not None or s.snapshot_after is not None:
+        before, after = s.snapshot_before, s.snapshot_after
         lines.append(_clip(f"snapshot: {'—' if before is None else before} → {'—' if after is None else after}"))
-    if s.get("reason"):
-        lines += _wrap(f"reason: {s['reason']}")[:2]
-    return Node("", cls, f"step {s.get('index')}: {s.get('kind')}", lines, depth, str(s.get("path", "")))
+    if s.reason:
+        lines += _wrap(f"reason: {s.reason}")[:2]
+    return Node("", cls, f"step {s.index}: {s.kind.value}", lines, depth, s.path)
 
 
-def _step_status(d: dict[str, Any]) -> tuple[str, str]:
+def _step_status(s: Step) -> tuple[str, str]:
     """A step's status text (with the kind of skip) and node class: a step that changed nothing is drawn
-    `unchanged`. A report is a file the user hands over: a status this version does not know is shown as it is."""
-    try:
-        s = Step.from_dict(d)
-    except (TypeError, ValueError):
-        return str(d.get("status", "")), "step"
+    `unchanged`."""
     text = s.status.value + (f" ({s.skip.value.replace('_', ' ')})" if s.skip else "")
     return text, "failed" if s.status is StepStatus.FAILED else "unchanged" if s.skip and not s.changed else "step"
 
@@ -265,7 +262,11 @@ def _lineage_rows(plan: Any) -> tuple[list[tuple[str, str, list[str]]], str | No
         return [], f"column lineage unavailable: {type(exc).__name__}: {exc}"
     rows: list[tuple[str, str, list[str]]] = []
     for out in lineage.outputs:
-        name = f"root {out.index}" if out.kind == "root" else f"{out.operation or out.kind} {out.dataset.name}"
+        name = (
+            f"root {out.index}"
+            if out.kind == "root"
+            else f"{out.operation or out.kind} {out.dataset.name if out.dataset else '?'}"
+        )
         for col, sources in out.columns:
             srcs = [
                 f"{f.dataset.name}.{f.field} ({', '.join(sorted(str(t) for t in ts))})"
@@ -281,24 +282,25 @@ def _lineage_rows(plan: Any) -> tuple[list[tuple[str, str, list[str]]], str | No
     return rows, None
 
 
-def build_graph(plan: Any, report: dict[str, Any] | None = None) -> Graph:
-    """The picture's content: `plan` a LoadedPlan or a `substrait.plan_pb2.Plan`; `report` a run report dict."""
+def build_graph(plan: Any, report: RunReport | Mapping[str, Any] | None = None) -> Graph:
+    """The picture's content: `plan` a LoadedPlan or a `substrait.plan_pb2.Plan`; `report` a run report (or its
+    dict: a report that does not parse is a `RunReportError`)."""
     loaded = plan if hasattr(plan, "plan") and hasattr(plan, "sha256") else None
     proto = loaded.plan if loaded is not None else plan
-    report = report or {}
-    builder = _GraphBuilder(proto, list(report.get("tables_read") or []), list(report.get("steps") or []))
+    run = RunReport.of(report) if report is not None else None
+    builder = _GraphBuilder(proto, run.tables_read if run else [], run.steps if run else [])
     graph = builder.build()
-    uri = report.get("plan_uri") or (loaded.uri if loaded is not None else None)
-    sha = report.get("plan_sha256") or (loaded.sha256 if loaded is not None else None)
-    producer = report.get("producer") or (loaded.producer if loaded is not None else None)
+    uri = (run and run.plan_uri) or (loaded.uri if loaded is not None else None)
+    sha = (run and run.plan_sha256) or (loaded.sha256 if loaded is not None else None)
+    producer = (run and run.producer) or (loaded.producer if loaded is not None else None)
     graph.header = [f"plan: {uri or '(inline)'}", f"sha256: {sha or '?'}  producer: {producer or '?'}"]
-    if report.get("status"):
-        run = f"run: {report['status']}"
-        if report.get("duration_s") is not None:
-            run += f" in {float(report['duration_s']):.1f}s"
-        if report.get("error"):
-            run += f" — {report['error'].get('kind', '')}: {report['error'].get('message', '')}"
-        graph.header.append(run)
+    if run is not None:
+        text = f"run: {run.status.value}"
+        if run.duration_s is not None:
+            text += f" in {run.duration_s:.1f}s"
+        if run.error is not None:
+            text += f" — {run.error.kind}: {run.error.message}"
+        graph.header.append(text)
     graph.lineage, note = _lineage_rows(proto)
     if note:
         graph.header.append(note)
@@ -312,7 +314,7 @@ def _layout(graph: Graph) -> None:
     for n in graph.nodes:
         layers.setdefault(n.depth, []).append(n)
     width = max((len(ns) for ns in layers.values()), default=1) * (NODE_W + H_GAP)
-    y = MARGIN + LINE_H * (len(graph.header) + 1)
+    y: float = MARGIN + LINE_H * (len(graph.header) + 1)
     for depth in sorted(layers):
         ns = layers[depth]
         row_w = len(ns) * (NODE_W + H_GAP) - H_GAP
@@ -435,11 +437,11 @@ def render_html(graph: Graph, title: str = "Substrait plan") -> str:
     )
 
 
-def plan_svg(plan: Any, report: dict[str, Any] | None = None) -> str:
+def plan_svg(plan: Any, report: RunReport | Mapping[str, Any] | None = None) -> str:
     return render_svg(build_graph(plan, report))
 
 
-def plan_html(plan: Any, report: dict[str, Any] | None = None, title: str = "Substrait plan") -> str:
+def plan_html(plan: Any, report: RunReport | Mapping[str, Any] | None = None, title: str = "Substrait plan") -> str:
     return render_html(build_graph(plan, report), title=title)
 
 

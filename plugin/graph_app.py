@@ -16,6 +16,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
+from substrait_spark.consumer.running.report import RunReport
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ def _access() -> Any:
     return requires_access_dag("GET", DagAccessEntity.XCOM)
 
 
-def read_report(dag_id: str, run_id: str, task_id: str, map_index: int) -> dict[str, Any] | None:
+def read_report(dag_id: str, run_id: str, task_id: str, map_index: int) -> RunReport | None:
     """The run report the task instance published as its XCom return value (None if there is none)."""
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
@@ -42,22 +43,22 @@ def read_report(dag_id: str, run_id: str, task_id: str, map_index: int) -> dict[
             )
         ).first()
         value = XComModel.deserialize_value(row) if row is not None else None
-    return value if isinstance(value, dict) and "plan_sha256" in value else None
+    return RunReport.from_dict(value) if isinstance(value, dict) and "plan_sha256" in value else None
 
 
-def read_plan(report: dict[str, Any]) -> Any:
+def read_plan(report: RunReport) -> Any:
     """The plan the report names, at the version the task read, checked against the report's sha256."""
     from airflow.configuration import conf
     from substrait_spark.consumer.loading.loader import parse_plan_bytes
     from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 
-    uri = report.get("plan_uri")
+    uri = report.plan_uri
     if not uri:
         raise HTTPException(404, "the run report names no plan URI")
-    if report.get("plan_version_id") and uri.startswith("s3") and "?versionId=" not in uri:
-        uri = f"{uri}?versionId={report['plan_version_id']}"
+    if report.plan_version_id and uri.startswith("s3") and "?versionId=" not in uri:
+        uri = f"{uri}?versionId={report.plan_version_id}"
     conn_id = conf.get("substrait_spark", "aws_conn_id", fallback="aws_default")
-    obj = PlanStoreHook(aws_conn_id=conn_id, retries=1).read(uri, expected_sha256=report.get("plan_sha256"))
+    obj = PlanStoreHook(aws_conn_id=conn_id, retries=1).read(uri, expected_sha256=report.plan_sha256)
     return parse_plan_bytes(obj.data, uri=obj.uri)
 
 
@@ -83,7 +84,7 @@ def create_app() -> FastAPI:
             raise
         except Exception as exc:  # the plan moved or changed: say so on the page
             log.warning("substrait-spark graph: cannot read the plan of %s: %s", title, exc)
-            detail = f"cannot read the plan {report.get('plan_uri')}: {type(exc).__name__}: {exc}"
+            detail = f"cannot read the plan {report.plan_uri}: {type(exc).__name__}: {exc}"
             raise HTTPException(502, detail) from exc
         return HTMLResponse(plan_html(plan, report, title=title))
 

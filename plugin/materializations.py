@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from substrait_spark.consumer.analysis.lineage import DIRECT, Lineage, Output
-from substrait_spark.consumer.running.report import changed_tables
+from substrait_spark.consumer.running.report import RootOutput, RunReport, TableRead, changed_tables, plain
 
 log = logging.getLogger(__name__)
 
@@ -88,31 +88,31 @@ class Materialization:
 class Spellings:
     """Column names as each table read spells them: lower-case name → name, per plan table name (lower case)."""
 
-    def __init__(self, report: Mapping[str, Any], catalogs: Any = None):
+    def __init__(self, report: RunReport, catalogs: Any = None):
         self.by_table: dict[str, dict[str, str]] = {}
-        for t in report.get("tables_read") or []:
+        for t in report.tables_read:
             names = _columns_of_read(t, catalogs)
             if names:
-                self.by_table[str(t.get("name", "")).lower()] = {n.lower(): n for n in names}
+                self.by_table[t.name.lower()] = {n.lower(): n for n in names}
 
     def spell(self, table: str, column: str) -> str:
         return self.by_table.get(table.lower(), {}).get(column.lower(), column)
 
 
-def _columns_of_read(entry: Mapping[str, Any], catalogs: Any) -> list[str]:
+def _columns_of_read(entry: TableRead, catalogs: Any) -> list[str]:
     """The column names of a table read: its Iceberg metadata's schema, or a parquet file's; [] when unknown."""
     try:
-        if entry.get("metadata_location"):
+        if entry.metadata_location:
             from pyiceberg.table import StaticTable
 
-            config = catalogs.find(entry["catalog"]) if catalogs is not None and entry.get("catalog") else None
+            config = catalogs.find(entry.catalog) if catalogs is not None and entry.catalog else None
             props = dict(config.properties) if config is not None else {}
-            table = StaticTable.from_metadata(entry["metadata_location"], properties=props)
+            table = StaticTable.from_metadata(entry.metadata_location, properties=props)
             return [f.name for f in table.schema().fields]
-        if str(entry.get("format", "")).lower() == "parquet":
-            return parquet_schema(str(entry["identity"])).names
+        if str(entry.format or "").lower() == "parquet":
+            return parquet_schema(entry.identity).names
     except Exception:  # spelling is a courtesy: the plan's own names stand
-        log.info("no column names for %s", entry.get("identity"), exc_info=True)
+        log.info("no column names for %s", entry.identity, exc_info=True)
     return []
 
 
@@ -169,18 +169,19 @@ def column_lineage(
 
 
 def table_materializations(
-    report: Mapping[str, Any], lineage: Lineage, keys: TableKeys, catalogs: Any, run_key: str | None = None
+    report: RunReport, lineage: Lineage, keys: TableKeys, catalogs: Any, run_key: str | None = None
 ) -> list[Materialization]:
     """One per table the run changed (committed now, or by an earlier try of the same run)."""
     spellings = Spellings(report, catalogs)
     found = []
-    for target, change in changed_tables(dict(report)).items():
+    for target, change in changed_tables(report).items():
+        extra = change.extra()
         m = Materialization(keys.of_name(target))
         m.put(TABLE_NAME, "text", target)
-        m.put(PLAN_URI, "text", report.get("plan_uri"))
-        m.put(PLAN_SHA256, "text", change["plan_sha256"])
-        m.put(STEPS, "json", change["steps"])
-        m.put(ROWS_CHANGED, "int", change["rows"])
+        m.put(PLAN_URI, "text", report.plan_uri)
+        m.put(PLAN_SHA256, "text", change.plan_sha256)
+        m.put(STEPS, "json", extra["steps"])
+        m.put(ROWS_CHANGED, "int", change.rows)
         m.put(RUN_KEY, "text", run_key)
         spelled: dict[str, str] = {}
         table = current_table(catalogs, target)
@@ -197,44 +198,44 @@ def table_materializations(
         written = [o for o in lineage.written if o.dataset is not None and keys.of_name(o.dataset.name) == m.key]
         if written:
             m.put(COLUMN_LINEAGE, "table_column_lineage", column_lineage(written, keys, spellings, m.key, spelled))
-        m.data_version = str(change["snapshot_id"]) if change["snapshot_id"] is not None else None
+        m.data_version = str(change.snapshot_id) if change.snapshot_id is not None else None
         found.append(m)
     return found
 
 
 def root_materialization(
-    report: Mapping[str, Any], lineage: Lineage, keys: TableKeys, key: list[str], catalogs: Any = None
+    report: RunReport, lineage: Lineage, keys: TableKeys, key: list[str], catalogs: Any = None
 ) -> Materialization:
     """The first root's rows as an asset: its row count, its location, its columns and their lineage."""
-    out = (report.get("outputs") or [{}])[0]
+    out = report.outputs[0] if report.outputs else RootOutput(0, [])
     m = Materialization(list(key))
-    m.put(PLAN_URI, "text", report.get("plan_uri"))
-    m.put(PLAN_SHA256, "text", report.get("plan_sha256"))
-    m.put(PARAMETERS, "json", report.get("parameters") or [])
-    m.put(ROW_COUNT, "int", int(out["rows"]) if out.get("rows") is not None else None)
-    m.put(URI, "text", out.get("location"))
-    if out.get("columns"):
+    m.put(PLAN_URI, "text", report.plan_uri)
+    m.put(PLAN_SHA256, "text", report.plan_sha256)
+    m.put(PARAMETERS, "json", plain(report.parameters))
+    m.put(ROW_COUNT, "int", out.rows)
+    m.put(URI, "text", out.location)
+    if out.columns:
         m.put(COLUMN_SCHEMA, "table_schema", {"columns": _result_columns(out)})
-    roots = [r for r in lineage.roots if (r.index or 0) == out.get("index", 0)]
+    roots = [r for r in lineage.roots if (r.index or 0) == out.index]
     if roots:
         lineage_value = column_lineage(roots, keys, Spellings(report, catalogs), m.key, {})
         m.put(COLUMN_LINEAGE, "table_column_lineage", lineage_value)
     return m
 
 
-def _result_columns(out: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _result_columns(out: RootOutput) -> list[dict[str, Any]]:
     """A root result's columns: with their types when written as parquet (read back with pyarrow)."""
     types: dict[str, str] = {}
-    if out.get("location") and str(out.get("format") or "parquet").lower() == "parquet":
+    if out.location and str(out.format or "parquet").lower() == "parquet":
         try:
-            types = {f.name: str(f.type) for f in parquet_schema(out["location"])}
+            types = {f.name: str(f.type) for f in parquet_schema(out.location)}
         except Exception:
-            log.info("result at %s not readable as parquet", out["location"], exc_info=True)
-    return [{"name": c, "type": types.get(c, "unknown")} for c in out["columns"]]
+            log.info("result at %s not readable as parquet", out.location, exc_info=True)
+    return [{"name": c, "type": types.get(c, "unknown")} for c in out.columns]
 
 
 def materializations(
-    report: Mapping[str, Any],
+    report: RunReport | Mapping[str, Any],
     lineage: Lineage,
     keys: TableKeys,
     catalogs: Any,
@@ -242,6 +243,7 @@ def materializations(
     root_key: list[str] | None = None,
 ) -> list[Materialization]:
     """Everything a run materialized: the tables it changed, then the root result's asset when there is one."""
+    report = RunReport.of(report)
     found = table_materializations(report, lineage, keys, catalogs, run_key)
     if root_key is not None:
         found.append(root_materialization(report, lineage, keys, root_key, catalogs))

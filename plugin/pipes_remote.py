@@ -39,7 +39,7 @@ def run(pipes: Any) -> int:
     pipes.log.info(f"plan {report.plan_uri} ran in {report.duration_s} s (run key {run_key})")
     keys = TableKeys(runner.catalogs, table_map(settings))
     lineage = column_lineage(checked.loaded)
-    found = materializations(report.to_dict(), lineage, keys, runner.catalogs, run_key, extras.get("root_key"))
+    found = materializations(report, lineage, keys, runner.catalogs, run_key, extras.get("root_key"))
     for m in found:
         pipes.report_asset_materialization(metadata=m.metadata, data_version=m.data_version, asset_key="/".join(m.key))
     return 0

@@ -17,6 +17,7 @@ from iceberg_stack import Lake  # fixtures `iceberg_spark` and `lake` come from 
 from plan_builder import PlanBuilder, fp64, i64, named, string, virtual, write
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.loading.loader import LoadedPlan
+from substrait_spark.consumer.running.report import plain
 from substrait_spark.consumer.running.runner import run_loaded
 from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.audit import (
@@ -118,7 +119,7 @@ def test_run_loaded_record_in_iceberg_read_back_with_spark_sql(lake, catalogs, n
     reads = sql(
         lake, f"SELECT r.identity, r.snapshot_id, r.format FROM {audit_table} LATERAL VIEW explode(tables_read) x AS r"
     )
-    assert [tuple(r) for r in reads] == [(t["identity"], t["snapshot_id"], t["format"]) for t in report.tables_read]
+    assert [tuple(r) for r in reads] == [(t.identity, t.snapshot_id, t.format) for t in report.tables_read]
     assert reads[0].identity == f"{lake.name}.{ns}.t" and reads[0].snapshot_id is not None
     # the same try again (a re-invocation): no second record, no new snapshot
     snaps = len(lake.catalog.load_table(f"{ns}.audit_log").snapshots())
@@ -276,7 +277,7 @@ def test_bound_parameters_recorded_and_a_version_1_audit_table_gains_the_column_
         parameters={"$0": "7"},
     )
     assert report.outputs[0].rows == 1  # id 8 of 0, 1, 2, 7, 8
-    assert report.parameters == [{"anchor": 0, "type": "i64?", "value": 7, "source": "caller"}]
+    assert plain(report.parameters) == [{"anchor": 0, "type": "i64?", "value": 7, "source": "caller"}]
     audit = AuditLog.from_spec(f"iceberg:{ns}.audit_log", catalogs)
     assert audit.write(report, try_ctx(2)).status == "written"
     assert audit.write(report, try_ctx(3)).status == "written"
@@ -385,7 +386,7 @@ def test_no_credentials_in_records(lake, catalogs, ns, tmp_path):
     with pytest.raises(ResolutionError) as info:
         run(lake, catalogs, failing(ns), uri=uri)
     report = info.value.report
-    report.error["message"] += " (connect failed: password=hunter2 token: 'abc987')"
+    report.error.message += " (connect failed: password=hunter2 token: 'abc987')"
     report.notes.append("catalog prod: credential=id:clientsecret")
     record = build_record(report, try_ctx(1))
     assert record["plan_uri"].startswith("s3://***@bucket/plan.json?versionId=v1")

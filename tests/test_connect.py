@@ -64,7 +64,7 @@ def test_a_run_names_the_relation_spark_rejects(spark):
     with pytest.raises(PlanInvalidError, match="Spark rejected the translated sort relation") as info:
         run_plan(plan_pb2_bytes(_sort_by_a_map()), spark=spark, catalogs=SessionCatalogResolver())
     assert info.value.path == "relations[0].root.input.sort" and info.value.exit_code == 2
-    assert info.value.report.status == "failed" and info.value.report.error["path"] == info.value.path
+    assert info.value.report.status == "failed" and info.value.report.error.path == info.value.path
 
 
 def _ansi_sensitive_plan():

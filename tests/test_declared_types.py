@@ -251,7 +251,7 @@ def test_session_catalog_lists_every_lossy_column_and_run_plan_opts_in(spark, am
     assert NARROW in message
     assert "column 'price' is double, plan says float (a cast would lose information)" in message
     assert refused.value.exit_code == 4
-    assert refused.value.report.status == "failed" and refused.value.report.error["exit_code"] == 4
+    assert refused.value.report.status == "failed" and refused.value.report.error.exit_code == 4
     report = run_plan(plan.SerializeToString(), spark, output="preview", cast_to_plan_types=True)
     casts = sorted(n.split(": ", 1)[1] for n in report.notes if n.startswith("lossy cast"))
     at = "(at relations[0].root.input.project.input.read.named_table)"

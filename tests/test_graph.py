@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from substrait_spark.cli import main
+from substrait_spark.consumer.errors import RunReportError
 from substrait_spark.consumer.loading.loader import load_plan
 from substrait_spark.graph import build_graph, esc, plan_html, plan_svg
 
@@ -93,9 +94,15 @@ def test_every_label_from_the_plan_is_escaped():
     read.named_table.names.append(evil)
     read.base_schema.names.append(evil)
     read.base_schema.struct.types.add().i32.nullability = 1
-    report = {"plan_sha256": evil, "plan_uri": evil, "status": evil, "error": {"kind": evil, "message": evil}}
-    report["tables_read"] = [{"name": evil, "identity": evil, "snapshot_id": evil}]
-    report["steps"] = [{"index": 0, "kind": evil, "target": evil, "status": evil, "reason": evil, "path": evil}]
+    # Every free-text field of the report (status, kinds and numbers are typed: a report with other values is
+    # refused, below).
+    report = {"plan_sha256": evil, "plan_uri": evil, "status": "failed", "error": {"kind": evil, "message": evil}}
+    report["tables_read"] = [{"name": evil, "identity": evil, "format": evil, "snapshot_id": 1}]
+    report["steps"] = [{"index": 0, "kind": "ctas", "target": evil, "status": "failed", "reason": evil, "path": evil}]
+    for typed in ("status", "kind"):
+        odd = {**report, "steps": [{**report["steps"][0], typed: evil}]} if typed == "kind" else {**report, typed: evil}
+        with pytest.raises(RunReportError, match="not a valid"):
+            plan_svg(plan, odd)
     svg = plan_svg(plan, report)
     tree = ET.fromstring(svg)  # parses: nothing broke out of its element or attribute
     assert not list(tree.iter(f"{SVG}script")) and not list(tree.iter("script"))

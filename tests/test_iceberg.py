@@ -16,6 +16,7 @@ from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main
 from substrait_spark.consumer.errors import ResolutionError
+from substrait_spark.consumer.running.report import plain
 from substrait_spark.consumer.running.resolver import ChainResolver
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver
@@ -62,7 +63,7 @@ def read_plan(table: list[str], columns=COLUMNS, twice: bool = False):
 def run(spark, plan, catalogs: Catalogs):
     consumer = SubstraitConsumer(spark, plan, ChainResolver([IcebergCatalogResolver(catalogs)]))
     try:
-        return tuples(consumer.root(0).collect()), consumer.tables_read
+        return tuples(consumer.root(0).collect()), plain(consumer.tables_read)
     finally:
         consumer.close()
 
@@ -129,7 +130,7 @@ def test_a_concurrent_writer_does_not_change_what_the_run_reads(lake, catalogs, 
     second = sorted(tuples(df.collect()))
     consumer.close()
     assert first == second == sorted([(i, f"n{i}", i * 1.5) for i in range(10)] * 2)
-    assert [t["snapshot_id"] for t in consumer.tables_read] == [pinned]  # resolved once for both reads
+    assert [t.snapshot_id for t in consumer.tables_read] == [pinned]  # resolved once for both reads
     # A new run pins the newest snapshot.
     rows, read = run(lake.spark, read_plan([ns, "events"]), catalogs)
     assert len(rows) == 20 and read[0]["snapshot_id"] != pinned

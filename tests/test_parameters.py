@@ -36,6 +36,7 @@ from plan_builder import (
 from substrait_spark.cli import main
 from substrait_spark.consumer import to_dataframe
 from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
+from substrait_spark.consumer.running.report import plain
 from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
 pytestmark = [pytest.mark.spark]
@@ -189,13 +190,13 @@ def test_run_plan_reports_each_bound_value_with_its_type_and_source(spark):
 
     report = run_plan(two_parameter_plan().SerializeToString(), spark, params={"$0": "2024-01-31"}, output="preview")
     assert report.outputs[0].preview == [[2]]
-    assert report.parameters == [
+    assert plain(report.parameters) == [
         {"anchor": 0, "type": "date?", "value": "2024-01-31", "source": "caller"},
         {"anchor": 1, "type": "decimal<10,2>?", "value": "9.50", "source": "plan"},
     ]
     report = run_plan(two_parameter_plan().SerializeToString(), spark, params={0: dt.date(2024, 2, 1), 1: "2.25"})
     assert report.outputs[0].rows == 0  # k = 3 is not < 2.25
-    assert report.parameters == [
+    assert plain(report.parameters) == [
         {"anchor": 0, "type": "date?", "value": "2024-02-01", "source": "caller"},
         {"anchor": 1, "type": "decimal<10,2>?", "value": "2.25", "source": "caller"},  # typed as the plan says
     ]
@@ -209,7 +210,7 @@ def test_run_plan_takes_parameters_as_to_dataframe_does_and_params_still_works_w
     with pytest.warns(DeprecationWarning, match="use parameters="):
         old = run_plan(plan, spark, params={"$0": "2024-01-31"}, output="preview")
     assert report.outputs[0].preview == old.outputs[0].preview == [[2]]
-    assert report.parameters == old.parameters and report.parameters[0]["source"] == "caller"
+    assert report.parameters == old.parameters and report.parameters[0].source == "caller"
     with pytest.raises(TypeError, match="not also params="):
         run_plan(plan, spark, parameters={0: "2024-01-31"}, params={0: "2024-01-31"})
 
@@ -222,7 +223,7 @@ def test_run_plan_refuses_a_bad_value_before_asking_for_spark(spark):
     with pytest.raises(PlanInvalidError, match="is not a valid date") as exc:
         run_plan(two_parameter_plan().SerializeToString(), None, params={0: "someday"})
     report = exc.value.report
-    assert report.status == "failed" and report.error["exit_code"] == 2 and report.spark_application_id is None
+    assert report.status == "failed" and report.error.exit_code == 2 and report.spark_application_id is None
 
 
 def test_cli_param_values_in_the_summary(spark, tmp_path, capsys):

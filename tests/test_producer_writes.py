@@ -241,7 +241,7 @@ def test_ctas_fixture_is_refused_with_the_first_problem_it_has(go):
             run(go, "ctas_with_filter.json", run_key="dag/run-1/ctas")
         assert info.value.exit_code == 2 and info.value.path == filter_call
         report = info.value.report
-        assert report.status == "failed" and report.error["path"] == filter_call
+        assert report.status == "failed" and report.error.path == filter_call
         step = only_step(report)
         assert (step["kind"], step["target"], step["status"], step["rows"]) == (
             "ctas",

@@ -10,6 +10,7 @@ from iceberg_stack import Lake
 from oracles import assert_same_result
 from plan_builder import tuples
 from substrait_spark.consumer import TableMapResolver, load_plan
+from substrait_spark.consumer.running.report import plain
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import IcebergCatalogResolver
 from substrait_spark.hooks.iceberg_spark import register_catalog
@@ -41,7 +42,7 @@ def _run(spark, plan, resolver):
     consumer = SubstraitConsumer(spark, plan, resolver)
     try:
         df = consumer.root(0)
-        return df.columns, tuples(df.collect()), consumer.tables_read
+        return df.columns, tuples(df.collect()), plain(consumer.tables_read)
     finally:
         consumer.close()
 

@@ -11,6 +11,7 @@ from plan_builder import DdlRel, PlanBuilder, WriteRel, ddl, field, filter_, fp6
 from sqlalchemy import text
 from substrait.plan_pb2 import Plan
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, ResolutionError
+from substrait_spark.consumer.running.report import plain
 from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.hooks.iceberg_views import SUBSTRAIT_DIALECT, views_of
 from test_write_steps import NAMES, TYPES, catalogs_fixture, ns_fixture, rows_of, run, table  # noqa: F401
@@ -79,7 +80,7 @@ def test_create_view_keeps_the_substrait_plan_in_the_catalog_and_a_later_plan_re
 
     rows, later = read_view(lake, catalogs, ns)
     assert rows == rows_of([2, 3])
-    read = {t["identity"]: t for t in later.tables_read}
+    read = {t["identity"]: t for t in plain(later.tables_read)}
     assert read[f"{lake.name}.{ns}.v"]["view_version"] == 1
     assert (
         read[f"{lake.name}.{ns}.t"]["snapshot_id"] == lake.catalog.load_table(f"{ns}.t").current_snapshot().snapshot_id

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import demo_dagster
 from local_stack import ROOT, AirflowStack, DagRun, running_s3_server, seed_plans
+from substrait_spark.consumer.running.report import RunReport, plain
 
 
 def _table(columns: list[str], rows: list[list]) -> str:
@@ -79,26 +80,25 @@ def main() -> int:
 def _examples(stack: AirflowStack, date: str) -> None:
     """Run the three example DAGs and show what each produced."""
     run = _dags_test(stack, "substrait_daily_report", date)
-    report = run.value("pricing_summary")
+    report = RunReport.from_dict(run.value("pricing_summary"))
     print("\n-- run report (XCom of pricing_summary) --")
-    print(json.dumps(report, indent=2))
-    out = report["outputs"][0]
-    print(f"\n-- published: {out['location']} ({out['rows']} rows) --")
-    print(_table(*_published(out["location"])))
+    print(json.dumps(report.to_dict(), indent=2))
+    out = report.outputs[0]
+    print(f"\n-- published: {out.location} ({out.rows} rows) --")
+    print(_table(*_published(str(out.location))))
 
     run = _dags_test(stack, "substrait_tpch_pipeline", "2024-06-01")
     for i in range(3):
-        r = run.value("run_plan", map_index=i)
-        o = r["outputs"][0]
-        print(f"\n-- {r['plan_uri']} (producer {r['producer']}, version {r['plan_version_id']})")
-        print(f"   {o['rows']} rows, {r['duration_s']} s, Spark application {r['spark_application_id']}")
-        print(_table(o["columns"], o["preview"]))
+        r = RunReport.from_dict(run.value("run_plan", map_index=i))
+        o = r.outputs[0]
+        print(f"\n-- {r.plan_uri} (producer {r.producer}, version {r.plan_version_id})")
+        print(f"   {o.rows} rows, {r.duration_s} s, Spark application {r.spark_application_id}")
+        print(_table(o.columns, o.preview or []))
 
     run = _dags_test(stack, "substrait_table_pipeline", "2024-06-01", " (CTAS, INSERT, DELETE on lake.demo.big_orders)")
-    report = run.value("big_orders")
-    steps = report["steps"]
+    report = RunReport.from_dict(run.value("big_orders"))
     columns = ["index", "kind", "target", "status", "rows", "snapshot_before", "snapshot_after", "idempotency_key"]
-    print(_table(columns, [[s[c] for c in columns] for s in steps]))
+    print(_table(columns, [[plain(getattr(s, c)) for c in columns] for s in report.steps]))
     for name, uri, extra in run.asset_events:
         print(f"\n-- Asset event {name} ({uri}): {json.dumps(extra)}")
     _audit_records(stack, run.run_id)
@@ -113,15 +113,16 @@ def _audit_records(stack: AirflowStack, run_id: str) -> None:
     catalog = pyiceberg_catalog("lake", uri=lake / "catalog.db", warehouse=lake / "warehouse")
     records = catalog.load_table("substrait_spark.audit_log").scan().to_arrow().to_pylist()
     rows = [
-        [r["record_id"], r["status"], len(r["steps"]), len(r["tables_read"]), r["duration_s"]]
+        [r["record_id"], run.status.value, len(run.steps), len(run.tables_read), run.duration_s]
         for r in records
         if r["run_id"] == run_id
+        for run in [RunReport.from_dict(r)]  # the audit row, typed
     ]
     print("\n-- audit record (lake.substrait_spark.audit_log) --")
     print(_table(["record_id", "status", "steps", "tables_read", "duration_s"], rows))
 
 
-def _picture(report: dict) -> None:
+def _picture(report: RunReport) -> None:
     """The plan with its run: relations, tables, steps and column lineage (what the Airflow page shows)."""
     from substrait_spark.consumer.loading.loader import load_plan
     from substrait_spark.graph import plan_svg

@@ -18,11 +18,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / ".data" / "typecheck"
-# What is checked: the engine (every module of substrait_spark.consumer) and the public entry points
+# What is checked: the engine (every module of substrait_spark.consumer), the public entry points
 # (docs/extending.md: SubstraitConsumer, the registry and Relation live in consumer/; to_dataframe in
-# consumer/translation/translate.py; run_plan in plugin/api.py).
+# consumer/translation/translate.py; run_plan in plugin/api.py) and the readers of the typed run records
+# (consumer/running/report.py): the run's composition root, the audit log, OpenLineage, Asset events, Dagster's
+# materializations, the graph.
 PACKAGES = ("substrait_spark.consumer",)
-MODULES = ("substrait_spark.api",)
+MODULES = (
+    "substrait_spark.api",
+    "substrait_spark.hooks.plan_run",
+    "substrait_spark.hooks.audit",
+    "substrait_spark.operators.openlineage",
+    "substrait_spark.operators.substrait_spark",
+    "substrait_spark.materializations",
+    "substrait_spark.cli",
+    "substrait_spark.graph",
+    "substrait_spark.graph_app",
+)
 
 
 def package_dirs() -> dict[str, Path]:

@@ -31,6 +31,7 @@ from ..plan_visitor import (
     subquery_body,
     subquery_relations,
 )
+from ..running.report import TableRead
 from ..translation.functions import PREDICATES
 from ..types import PlanTypes, declared_user_types
 from ..walk import children, value_args
@@ -177,11 +178,11 @@ class PlanTree(PlanVisitor[list[str]]):
     expression_handlers = _TYPE_HANDLERS
     refused_expressions = TYPE_NOT_DERIVED
 
-    def __init__(self, plan: Any, extensions: Extensions, quirks: Quirks, tables_read: list[dict[str, Any]]):
+    def __init__(self, plan: Any, extensions: Extensions, quirks: Quirks, tables_read: list[TableRead]):
         self.plan = plan
         self.functions = extensions.functions
         self.quirks = quirks
-        self.tables = {str(t.get("name", "")).lower(): t for t in tables_read}
+        self.tables = {t.name.lower(): t for t in tables_read}
         self.lines: list[str] = []
         self._schemas: dict[str, list[str]] = {}
 
@@ -253,7 +254,7 @@ class PlanTree(PlanVisitor[list[str]]):
             parts.append(name)
             found = self.tables.get(name.lower())
             if found:
-                parts.append(f"[{found.get('identity')}, {found.get('format')}]")
+                parts.append(f"[{found.identity}, {found.format}]")
         elif kind == "virtual_table":
             parts.append(f"rows={len(r.virtual_table.expressions)}")
         elif kind == "local_files":

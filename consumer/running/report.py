@@ -1,10 +1,33 @@
-"""The run report: a plain JSON-serialisable record of what a run read, did and produced."""
+"""The run report: typed records of what a run read, did and produced, and their one JSON form.
+
+Every record is a dataclass; `plain` is the one serialiser (enums become their values, a field whose
+`metadata["omit_if"]` holds for the record is left out — the JSON shape of earlier versions) and `record_of` the one
+reader (`RunReport.from_dict`: a report of this version or an earlier one, from XCom, `summary.json` or an audit
+row). Readers (OpenLineage, the audit log, Asset events, Dagster, the graph) take a `RunReport` (`RunReport.of` at
+their edge) and read attributes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import dataclasses
+import datetime as dt
+import json
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+R = TypeVar("R")
+
+
+class RunStatus(StrEnum):
+    """Where a run ended."""
+
+    RUNNING = "running"
+    SUCCESS = "success"
+    FAILED = "failed"
 
 
 class StepStatus(StrEnum):
@@ -14,6 +37,30 @@ class StepStatus(StrEnum):
     COMMITTED = "committed"
     SKIPPED = "skipped"
     FAILED = "failed"
+
+
+class StepKind(StrEnum):
+    """What a step does: a WriteRel's op, or a DdlRel's op and object (`consumer/steps`)."""
+
+    INSERT = "insert"
+    DELETE = "delete"
+    UPDATE = "update"
+    CTAS = "ctas"
+    CREATE_TABLE = "create_table"
+    CREATE_OR_REPLACE_TABLE = "create_or_replace_table"
+    ALTER_TABLE = "alter_table"
+    DROP_TABLE = "drop_table"
+    DROP_IF_EXIST_TABLE = "drop_if_exist_table"
+    CREATE_VIEW = "create_view"
+    CREATE_OR_REPLACE_VIEW = "create_or_replace_view"
+    ALTER_VIEW = "alter_view"
+    DROP_VIEW = "drop_view"
+    DROP_IF_EXIST_VIEW = "drop_if_exist_view"
+
+    @classmethod
+    def of_op(cls, op: str, obj: str | None = None) -> StepKind:
+        """The kind of a WriteRel op name (`INSERT`) or a DdlRel op and object (`DROP_IF_EXIST`, `table`)."""
+        return cls(f"{op.lower()}_{obj}" if obj else op.lower())
 
 
 class Skip(StrEnum):
@@ -36,8 +83,58 @@ class Skip(StrEnum):
         return cls.ALREADY_COMMITTED
 
 
+class ParameterSource(StrEnum):
+    """Where a parameter's value came from."""
+
+    CALLER = "caller"  # CLI --param, the operator's `parameters`, run_plan(params=)
+    PLAN = "plan"  # the plan's own parameter_bindings
+
+
+def _not_direct(read: Any) -> bool:
+    return read.catalog is not None or read.metadata_location is None
+
+
+@dataclass
+class TableRead:
+    """A table (or view) the run read, as resolved: its identity, format, and the version pinned for the run.
+    `catalog` and `metadata_location` are recorded for catalog tables, `view_version` for views, and a direct
+    read of an Iceberg metadata file has its `metadata_location` and `as_of_timestamp_ms` (the time travel asked
+    for, if any) but no catalog."""
+
+    name: str  # as the plan names it
+    identity: str
+    format: str | None = None
+    snapshot_id: int | None = None
+    as_of_timestamp_ms: int | None = field(default=None, metadata={"omit_if": _not_direct})
+    catalog: str | None = field(default=None, metadata={"omit_if_none": True})
+    metadata_location: str | None = field(default=None, metadata={"omit_if_none": True})
+    view_version: int | None = field(default=None, metadata={"omit_if_none": True})
+
+
+@dataclass
+class BoundParameter:
+    """A dynamic parameter the plan uses and the value bound to it (`parameters.Parameters.bound`)."""
+
+    anchor: int
+    type: str  # Substrait notation
+    value: Any  # JSON: dates, timestamps, decimals as text
+    source: ParameterSource
+
+
+@dataclass
+class RunError:
+    """The typed error a run stopped with (`errors.SubstraitSparkError.record`)."""
+
+    kind: str
+    message: str
+    path: str | None = None
+    exit_code: int = 1
+
+
 @dataclass
 class RootOutput:
+    """A root's result: its columns and rows, and where the rows went (`sinks.py`)."""
+
     index: int
     columns: list[str]
     rows: int | None = None
@@ -51,7 +148,7 @@ class Step:
     """One Write/DDL/Update the plan made, in plan order (`consumer/running/steps`)."""
 
     index: int
-    kind: str  # insert | delete | update | ctas | create_table | alter_table | drop_table | ...
+    kind: StepKind
     target: str  # the table's identity (catalog.namespace.table)
     path: str  # where the relation sits in the plan
     status: StepStatus = StepStatus.RUNNING
@@ -76,35 +173,33 @@ class Step:
         return self.status is StepStatus.COMMITTED or self.skip is Skip.ALREADY_COMMITTED
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Step:
-        """A step of a report dict (XCom, `summary.json`), of this version or an earlier one (no `skip`)."""
-        known = {f.name for f in fields(cls)}
-        step = cls(**{"index": 0, "kind": "", "target": "", "path": "", **{k: v for k, v in d.items() if k in known}})
-        step.status = StepStatus(step.status or StepStatus.RUNNING)
-        if step.status is StepStatus.SKIPPED:
-            step.skip = Skip(step.skip) if step.skip else Skip.of_reason(step.reason)
-        else:
-            step.skip = None
-        return step
+    def from_dict(cls, d: Mapping[str, Any]) -> Step:
+        """A step of a report dict (XCom, `summary.json`, an audit row), of this version or an earlier one."""
+        return record_of(cls, d)
+
+    def __post_init__(self) -> None:
+        """A skipped step always says which kind of skip (an earlier version's: from its reason); no other does."""
+        if self.status is StepStatus.SKIPPED and self.skip is None:
+            self.skip = Skip.of_reason(self.reason)
+        elif self.status is not StepStatus.SKIPPED:
+            self.skip = None
 
 
 @dataclass
 class RunReport:
     plan_uri: str | None
-    plan_sha256: str
+    plan_sha256: str | None
     producer: str | None
     spec_version: str | None
-    status: str = "running"  # running | success | failed
+    status: RunStatus = RunStatus.RUNNING
     plan_version_id: str | None = None  # object-store version of the plan read (S3 VersionId)
     plan_etag: str | None = None
-    error: dict[str, Any] | None = None
-    tables_read: list[dict[str, Any]] = field(default_factory=list)
-    # The plan's dynamic parameters and their values: {anchor, type (Substrait notation), value (JSON),
-    # source ("caller" | "plan")} (`parameters.Parameters.bound`).
-    parameters: list[dict[str, Any]] = field(default_factory=list)
+    error: RunError | None = None
+    tables_read: list[TableRead] = field(default_factory=list)
+    parameters: list[BoundParameter] = field(default_factory=list)  # the plan's dynamic parameters, bound
     steps: list[Step] = field(default_factory=list)
     outputs: list[RootOutput] = field(default_factory=list)
-    started_at: str | None = None
+    started_at: str | None = None  # ISO 8601, UTC
     duration_s: float | None = None
     translate_ms: float | None = None
     spark_application_id: str | None = None
@@ -113,25 +208,132 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values: enums become their values."""
-        return asdict(self, dict_factory=_plain)
+        """The JSON run report (DESIGN's contract): plain JSON values."""
+        out: dict[str, Any] = plain(self)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunReport:
+        """A report of this version or an earlier one: `to_dict()`'s output (XCom, `summary.json` entries) or an
+        audit row (`hooks/audit.py`: `Any` values as JSON text, timestamps as datetimes; fields the audit does not
+        keep get their defaults). Keys of neither (a summary's `plan`, an audit row's `record_id`) are ignored."""
+        from ..errors import RunReportError  # errors.py imports this module
+
+        try:
+            return record_of(cls, d, json_text="record_version" in d)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise RunReportError(f"not a run report of this version or an earlier one: {exc}") from None
+
+    @classmethod
+    def of(cls, report: RunReport | Mapping[str, Any]) -> RunReport:
+        """A reader's edge: the report itself, or the one a dict holds."""
+        return report if isinstance(report, RunReport) else cls.from_dict(report)
 
 
-def _plain(items: list[tuple[str, Any]]) -> dict[str, Any]:
-    return {k: v.value if isinstance(v, Enum) else v for k, v in items}
+@dataclass
+class TableChange:
+    """What a run changed in one table (steps whose change it holds, `Step.changed`): what an Airflow Asset event
+    or a Dagster materialization carries."""
+
+    target: str
+    plan_sha256: str | None
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows or 0 for s in self.steps)
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.steps[-1].snapshot_after if self.steps else None
+
+    def extra(self) -> dict[str, Any]:
+        """As an Asset event's `extra` (JSON)."""
+        return {
+            "rows": self.rows,
+            "snapshot_id": self.snapshot_id,
+            "plan_sha256": self.plan_sha256,
+            "steps": [{"kind": s.kind.value, "rows": s.rows, "snapshot_id": s.snapshot_after} for s in self.steps],
+        }
 
 
-def changed_tables(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def changed_tables(report: RunReport) -> dict[str, TableChange]:
     """Changed tables (`Step.changed`: committed by this try or an earlier one, whose task failed before its
-    events went out) with the figures an Airflow Asset event or a Dagster materialization carries."""
-    changed: dict[str, dict[str, Any]] = {}
-    for step in map(Step.from_dict, report.get("steps") or []):
-        if not step.changed or not step.target:
-            continue
-        entry = changed.setdefault(
-            step.target, {"rows": 0, "snapshot_id": None, "plan_sha256": report["plan_sha256"], "steps": []}
-        )
-        entry["rows"] += step.rows or 0
-        entry["snapshot_id"] = step.snapshot_after
-        entry["steps"].append({"kind": step.kind, "rows": step.rows, "snapshot_id": step.snapshot_after})
+    events went out), in the order their first change was made."""
+    changed: dict[str, TableChange] = {}
+    for step in report.steps:
+        if step.changed and step.target:
+            changed.setdefault(step.target, TableChange(step.target, report.plan_sha256)).steps.append(step)
     return changed
+
+
+# --------------------------------------------------------------------------------------------------
+# The one serialiser and the one reader of every record
+# --------------------------------------------------------------------------------------------------
+
+
+def plain(value: Any) -> Any:
+    """Plain JSON values of a record (recursively): enums as their values, a field left out where its
+    `omit_if(record)` holds or, with `omit_if_none`, when it is None."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value) if not _omitted(value, f)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def _omitted(record: Any, f: dataclasses.Field[Any]) -> bool:
+    omit_if = f.metadata.get("omit_if")
+    if omit_if is not None and omit_if(record):
+        return True
+    return bool(f.metadata.get("omit_if_none")) and getattr(record, f.name) is None
+
+
+def record_of(cls: type[R], d: Mapping[str, Any], *, json_text: bool = False) -> R:
+    """The record `cls` (a dataclass) of a plain dict: nested records, lists and enums built from their
+    annotations; unknown keys ignored; missing ones get the field's default (a required field: its type's empty
+    value — a step of an early report had no path). `json_text`: `Any` values are JSON text (an audit row)."""
+    if not isinstance(d, Mapping):
+        raise TypeError(f"{cls.__name__}: expected an object, got {type(d).__name__}")
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in d:
+            values[f.name] = _value(hints[f.name], d[f.name], json_text)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            values[f.name] = _empty(hints[f.name])
+    return cls(**values)
+
+
+def _value(hint: Any, value: Any, json_text: bool) -> Any:
+    """`value` as the annotation `hint` has it."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return None if value is None else _value(args[0], value, json_text)
+    if value is None:
+        return None
+    if hint is Any:
+        return json.loads(value) if json_text and isinstance(value, str) else value
+    if typing.get_origin(hint) is list:
+        return [_value(args[0], v, json_text) for v in value]
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return record_of(hint, value, json_text=json_text)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint(value)
+    if hint is str and isinstance(value, dt.datetime):  # an audit row's timestamp
+        return value.isoformat()
+    if hint is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+def _empty(hint: Any) -> Any:
+    """A required field's value when a record of an earlier version lacks it."""
+    args = typing.get_args(hint)
+    if type(None) in args:
+        return None
+    return {int: 0, str: ""}.get(hint) if hint in (int, str) else [] if typing.get_origin(hint) is list else None

@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from ..errors import ResolutionError, first_line
+from .report import TableRead
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
 CSV_OPTIONS = {"header": "true"}  # how a `csv` table binding is read
@@ -45,14 +46,17 @@ class ResolvedTable:
     strict_schema: bool = False
     view_version: int | None = None  # a view: the version of its definition this run read
 
-    def report(self, name: str) -> dict[str, Any]:
+    def report(self, name: str) -> TableRead:
         """What the run report records about this table."""
-        entry = {"name": name, "identity": self.identity, "format": self.format, "snapshot_id": self.snapshot_id}
-        if self.catalog is not None:
-            entry.update(catalog=self.catalog, metadata_location=self.metadata_location)
-        if self.view_version is not None:
-            entry["view_version"] = self.view_version
-        return entry
+        return TableRead(
+            name,
+            self.identity,
+            self.format,
+            self.snapshot_id,
+            catalog=self.catalog,
+            metadata_location=self.metadata_location if self.catalog is not None else None,
+            view_version=self.view_version,
+        )
 
     @cached_property
     def fields(self) -> list[T.StructField]:

@@ -16,7 +16,7 @@ from ..loading.loader import LoadedPlan
 from ..translation.consumer import SubstraitConsumer
 from ..translation.parameters import Parameters
 from .clients import connect_identity, engine_settings, recorded_operations
-from .report import RootOutput, RunReport
+from .report import RootOutput, RunReport, RunStatus
 from .resolver import TableResolver
 from .sinks import Sink, deliver
 from .steps.log import StepLog
@@ -42,8 +42,8 @@ def new_report(loaded: LoadedPlan) -> RunReport:
 
 def fail(report: RunReport, exc: SubstraitSparkError) -> None:
     """Record the typed error in the report, and the report on the error (`exc.report`) for the caller."""
-    report.status = "failed"
-    report.error = exc.to_dict()
+    report.status = RunStatus.FAILED
+    report.error = exc.record()
     exc.report = report  # type: ignore[attr-defined]
 
 
@@ -140,7 +140,7 @@ def run_loaded(
                 except Exception as exc:
                     raise _spark_error(exc) from exc
                 report.outputs.append(out)
-            report.status = "success"
+            report.status = RunStatus.SUCCESS
             return report
         except SubstraitSparkError as exc:
             fail(report, exc)

@@ -29,6 +29,7 @@ from ..loading.extensions import Extensions
 from ..loading.producers import Quirks
 from ..plan_visitor import DETACHED, SUBQUERY_BODY, KindTable, PlanVisitor, register
 from ..running.clients import is_connect, translation_settings
+from ..running.report import TableRead
 from ..running.resolver import ResolvedTable, ResolvedView, TableResolver
 from ..running.steps import ddl as ddl_steps
 from ..running.steps import update as update_steps
@@ -169,7 +170,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self.names = NameSource()
         self.run_id = uuid.uuid4().hex[:12]
         self.views: list[str] = []
-        self.tables_read: list[dict[str, Any]] = []
+        self.tables_read: list[TableRead] = []
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .relation import Pending, Relation, all_of, cached, column, conjunction, quote, union_all
-from .scope import Scope, Truth
+from .scope import Hosted, Truth
 
 if TYPE_CHECKING:
     from .consumer import SubstraitConsumer
@@ -61,14 +61,15 @@ def three_valued(true: Column, unknown: Column) -> Column:
 
 def mark(
     cx: SubstraitConsumer,
-    scope: Scope,
+    host: Relation,
     body: Relation,
     needles: Sequence[Column],
     op: Comparison,
     truth: Truth,
-) -> Column:
+) -> Hosted:
     """`needles op ANY (body)` — IN with `operator.eq`; EXISTS without needles — as a boolean column over
-    `scope.rel`, whose frame gains the columns the answer reads (`scope.rel` is replaced, hidden columns added).
+    `host`, widened by the columns the answer reads (hidden ones; its pending projection applied first when a join
+    extends it).
 
     `body` is materialized: its columns are the values compared, its pending predicates the correlation.
     """
@@ -76,18 +77,20 @@ def mark(
     keys = [p for p in body.pending if p.equality is not None]
     if len(keys) < len(body.pending) or (len(needles) > 1 and truth is not Truth.TRUE):
         tests = [op(n, v) for n, v in zip(needles, values, strict=True)]
-        return split_mark(cx, scope, body.df, [p.cond for p in body.pending], tests, truth)
+        return split_mark(cx, host, body.df, [p.cond for p in body.pending], tests, truth)
     if not needles:
-        return _matched(cx, scope, body.df, keys, [])
+        return _matched(cx, host, body.df, keys, [])
     if op is operator.eq:
-        hit = _matched(cx, scope, body.df, keys, list(zip(needles, values, strict=True)))
+        hit = _matched(cx, host, body.df, keys, list(zip(needles, values, strict=True)))
         if truth is Truth.TRUE:
             return hit
-        s = _stats(cx, scope, body.df, keys, values[0], _COUNTS)
+        widened, s = _stats(cx, hit.rel, body.df, keys, values[0], _COUNTS)
         # No row equal, but one compares as NULL: the needle is NULL (and there are rows), or a value is.
         unknown = (s["rows"] > 0) & (needles[0].isNull() | (s["nulls"] > 0))
-        return hit | unknown if truth is Truth.NOT_FALSE else three_valued(hit, unknown)
-    return _any(needles[0], op, _stats(cx, scope, body.df, keys, values[0], (*_COUNTS, "lo", "hi")))
+        answer = hit.col | unknown if truth is Truth.NOT_FALSE else three_valued(hit.col, unknown)
+        return Hosted(widened, answer)
+    widened, s = _stats(cx, host, body.df, keys, values[0], (*_COUNTS, "lo", "hi"))
+    return Hosted(widened, _any(needles[0], op, s))
 
 
 def _any(x: Column, op: Comparison, s: dict[str, Column]) -> Column:
@@ -104,28 +107,29 @@ def key_names(keys: Sequence[Pending]) -> list[str]:
     return list(dict.fromkeys(p.equality for p in keys if p.equality is not None))
 
 
-def join_left(scope: Scope, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> None:
-    """Left-join `right` (at most one row per host row) to the host; keep its `added` columns, drop its
-    `dropped` ones (the body's key columns, which a second join with the same body brings again)."""
-    host = scope.host()
+def join_left(host: Relation, right: DataFrame, on: Column, added: list[str], dropped: list[str]) -> Relation:
+    """`host` (its pending projection applied) left-joined with `right` (at most one row per host row): its
+    `added` columns kept, its `dropped` ones not (the body's key columns, which a second join with the same body
+    brings again)."""
+    host = host.materialized()
     df = host.df.join(right, on=on, how="left")
     if dropped:
         df = df.drop(*dropped)
-    scope.rel = host.widened(df, added)
+    return host.widened(df, added)
 
 
 def _matched(
     cx: SubstraitConsumer,
-    scope: Scope,
+    host: Relation,
     body: DataFrame,
     keys: Sequence[Pending],
     pairs: Sequence[tuple[Column, Column]],
-) -> Column:
+) -> Hosted:
     """Whether some body row meets the correlation equalities `keys` and `needle = value` for each pair
     (TRUE or FALSE, never NULL): a left join with the body's distinct keys."""
     if not keys and not pairs:  # uncorrelated EXISTS: Spark makes it a scalar subquery with LIMIT 1
         view = cx.register_view(body)
-        return F.expr(f"EXISTS (SELECT 1 FROM {quote(view)})")
+        return Hosted(host, F.expr(f"EXISTS (SELECT 1 FROM {quote(view)})"))
     inner = key_names(keys)
     value_names = [cx.names.fresh() for _ in pairs]
     found = cx.names.fresh()
@@ -133,43 +137,46 @@ def _matched(
         *[column(n) for n in inner], *[value.alias(n) for (_, value), n in zip(pairs, value_names, strict=True)]
     ).distinct()
     on = [p.cond for p in keys] + [n == column(v) for (n, _), v in zip(pairs, value_names, strict=True)]
-    join_left(scope, right.withColumn(found, F.lit(True)), all_of(on), [found], [*inner, *value_names])
-    return column(found).isNotNull()
+    widened = join_left(host, right.withColumn(found, F.lit(True)), all_of(on), [found], [*inner, *value_names])
+    return Hosted(widened, column(found).isNotNull())
 
 
 def _stats(
     cx: SubstraitConsumer,
-    scope: Scope,
+    host: Relation,
     body: DataFrame,
     keys: Sequence[Pending],
     value: Column,
     wanted: Sequence[str],
-) -> dict[str, Column]:
-    """The `wanted` figures of `_STATS` over the body's rows for each host row (per correlation key)."""
+) -> tuple[Relation, dict[str, Column]]:
+    """The `wanted` figures of `_STATS` over the body's rows for each host row (per correlation key), and the
+    host they are columns of."""
     if not keys:
         name = cx.names.fresh()
         one_row = body.agg(F.struct(*[_STATS[w](value).alias(w) for w in wanted]).alias(name))
         row = F.expr(f"(SELECT {quote(name)} FROM {quote(cx.register_view(one_row))})")
-        return {w: row.getField(w) for w in wanted}
+        return host, {w: row.getField(w) for w in wanted}
     inner = key_names(keys)
     names = {w: cx.names.fresh() for w in wanted}
     right = body.groupBy(*[column(n) for n in inner]).agg(*[_STATS[w](value).alias(names[w]) for w in wanted])
-    join_left(scope, right, all_of([p.cond for p in keys]), list(names.values()), inner)
+    widened = join_left(host, right, all_of([p.cond for p in keys]), list(names.values()), inner)
     # A host row whose key no body row has: no rows, no NULLs.
-    return {w: F.coalesce(column(n), F.lit(0)) if w in _COUNTS else column(n) for w, n in names.items()}
+    return widened, {w: F.coalesce(column(n), F.lit(0)) if w in _COUNTS else column(n) for w, n in names.items()}
 
 
 def split_mark(
     cx: SubstraitConsumer,
-    scope: Scope,
+    host_rel: Relation,
     right: DataFrame,
     where: Sequence[Column],
     tests: Sequence[Column],
     truth: Truth,
-) -> Column:
+) -> Hosted:
     """Whether some `right` row meets every `where` condition (TRUE only) and the conjunction of `tests`
-    (three-valued), for any conditions: the host split by semi and anti joins, each part with its mark."""
-    host = scope.host().df
+    (three-valued), for any conditions: `host_rel` (its pending projection applied) split by semi and anti joins,
+    each part with its mark."""
+    host_rel = host_rel.materialized()
+    host = host_rel.df
     hit = all_of([*where, *tests])
     unknown = conjunction([*where, all_of(tests).isNull()]) if tests else None  # rows whose tests are NULL
     if unknown is not None and truth is Truth.NOT_FALSE:
@@ -186,5 +193,4 @@ def split_mark(
         ]
     flag = cx.names.fresh()
     df = functools.reduce(union_all, [p.withColumn(flag, F.lit(v).cast(T.BooleanType())) for p, v in parts])
-    scope.rel = scope.rel.widened(df, [flag])
-    return column(flag)
+    return Hosted(host_rel.widened(df, [flag]), column(flag))

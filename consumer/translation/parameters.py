@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from substrait.plan_pb2 import Plan
 
 from ..analysis.explain import literal_type, type_str
 from ..errors import PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
+from ..running.report import BoundParameter, ParameterSource
 from ..walk import nodes
 from .literals import python_value, to_column
 from .scope import Typed
@@ -89,26 +89,19 @@ class Parameters:
             raise UnsupportedFeatureError(why, path)
         raise PlanInvalidError(f"dynamic parameter ${anchor} has no value: bind it (CLI: --param {anchor}=VALUE)", path)
 
-    def bound(self, plan: Plan) -> list[dict[str, Any]]:
+    def bound(self, plan: Plan) -> list[BoundParameter]:
         """What the run report and the audit record hold: each parameter the plan uses, by anchor, with the
         Substrait type its value has, the value as JSON and where it came from. Raises what translation would
         for a value that does not fit its type or a parameter without one."""
-        out = []
+        out: list[BoundParameter] = []
         for anchor, sites in sorted(uses(plan).items()):
             param, path = sites[0]
             lit, source = self.literal(param, path)
             value, spark = python_value(lit, path)
             # A caller's value has the type the plan declares for it; a plan binding, its literal's own.
             typ = type_str(param.type) if source is ParameterSource.CALLER else literal_type(lit)
-            out.append({"anchor": anchor, "type": typ, "value": _json(value, spark), "source": source.value})
+            out.append(BoundParameter(anchor, typ, _json(value, spark), source))
         return out
-
-
-class ParameterSource(enum.Enum):
-    """Where a parameter's value came from."""
-
-    CALLER = "caller"  # CLI --param, the operator's `parameters`, run_plan(params=)
-    PLAN = "plan"  # the plan's own parameter_bindings
 
 
 def _json(value: Any, spark: T.DataType) -> Any:

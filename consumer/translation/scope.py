@@ -48,14 +48,26 @@ class Truth(enum.Enum):
 _NEGATED_TRUTH = {Truth.VALUE: Truth.VALUE, Truth.TRUE: Truth.NOT_FALSE, Truth.NOT_FALSE: Truth.TRUE}
 
 
+@dataclass(frozen=True)
+class Hosted:
+    """What translating a subquery over a host relation builds: the host widened by the joins the answer reads
+    (its leading positions unchanged, the added columns hidden), and the answer, a column over it."""
+
+    rel: Relation
+    col: Column
+
+
 @dataclass
 class Scope:
     """The record an expression sees.
 
-    `rel` is the input relation; subquery translation may replace it (through `host()`) with a joined relation
-    that keeps the same leading positions (extra columns are appended as hidden ones). `outer` is the scope of the
-    query enclosing a subquery, reached by outer references (`steps_out`). `lambdas` holds the parameters of the
-    enclosing lambdas, innermost last (lambda parameter references count `steps_out` from the end).
+    `rel` is the input relation. Subquery and mark translators return the relation they widen (`Hosted`); an
+    expression holding subqueries is translated in one pass over its scope, so the one place that adopts what they
+    built is `took`: what is translated next over the scope (a sibling subquery) sees the widened relation, and
+    the caller (the filter, projection or join translator) reads it back from `rel` when the expression is done.
+    `outer` is the scope of the query enclosing a subquery, reached by outer references (`steps_out`). `lambdas`
+    holds the parameters of the enclosing lambdas, innermost last (lambda parameter references count `steps_out`
+    from the end).
     `native`: outer references to this scope are Spark 4 outer references (`Column.outer()`), which Spark
     resolves itself (a lateral join's left row), instead of correlated predicates pulled up into a join.
     `truth` says, by plan path of each predicate subquery, how much of its answer is read (default VALUE).
@@ -72,6 +84,11 @@ class Scope:
         that relation, so what is built next over this scope sees the frame the join extends."""
         self.rel = self.rel.materialized()
         return self.rel
+
+    def took(self, built: Hosted) -> Column:
+        """The answer of a subquery translated over this scope; `rel` becomes the relation its joins widened."""
+        self.rel = built.rel
+        return built.col
 
     def native_levels(self, levels: set[int]) -> bool:
         """Whether every enclosing scope an expression reads (`levels` > 0) takes Spark 4 outer references."""

@@ -29,7 +29,7 @@ from ..walk import children, descendants, value_args
 from . import marks
 from .functions import COMPARISONS
 from .relation import Relation, all_of, column, conjunction, quote, side_by_side
-from .scope import Scope, Truth, Typed
+from .scope import Hosted, Scope, Truth, Typed
 
 if TYPE_CHECKING:
     from ..loading.extensions import Extensions
@@ -174,15 +174,17 @@ def _values(cx: SubstraitConsumer, msg, path: str, out: dict[str, Truth]) -> Non
 # --- body translation --------------------------------------------------------------------------------------
 
 
-def _body(cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False) -> Relation:
-    """The subquery's relation. For a `semi` (or anti) join, which reads the body's columns only in its
-    condition, an uncorrelated body keeps a pending projection (see `Relation`); otherwise it is applied."""
+def _body(
+    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False
+) -> tuple[Relation, Relation]:
+    """The host the subquery is joined to (`scope.rel`) and the subquery's relation. For a `semi` (or anti)
+    join, which reads the body's columns only in its condition, an uncorrelated body keeps a pending projection
+    (see `Relation`), the two side by side; otherwise it is applied."""
     refuse_unmarked_correlation(cx, rel, path)
     body = cx.rel(rel, path, outer=scope)
     if semi and body.can_defer():
-        scope.rel, body = side_by_side(scope.rel, body)
-        return body
-    return body.materialized()
+        return side_by_side(scope.rel, body)
+    return scope.rel, body.materialized()
 
 
 def refuse_unmarked_correlation(cx: PlanReader, rel: alg.Rel, path: str) -> None:
@@ -215,49 +217,46 @@ def _pending(body: Relation) -> list[Column]:
     return [p.cond for p in body.pending]
 
 
-def _semi_or_anti(scope: Scope, body: Relation, cond: Column | None, how: str) -> None:
-    host = scope.host()
-    scope.rel = host.with_df(host.df.join(body.frame, on=cond, how=how))
+def _semi_or_anti(host: Relation, body: Relation, cond: Column | None, how: str) -> Relation:
+    host = host.materialized()
+    return host.with_df(host.df.join(body.frame, on=cond, how=how))
 
 
 # --- filter conjuncts: semi and anti joins -----------------------------------------------------------------
 
 
-def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, path: str) -> bool:
-    """Apply a top-level filter conjunct that is a (negated) predicate subquery as a semi/anti join."""
+def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, path: str) -> Relation | None:
+    """A top-level filter conjunct that is a (negated) predicate subquery, as a semi/anti join of `scope.rel`:
+    the joined relation, or None for any other conjunct."""
     peeled = peel_predicate(cx, e, path)
     if peeled is None:
-        return False
+        return None
     negated, target, path = peeled
     sq = target.subquery
     kind = sq.WhichOneof("subquery_type")
     p = f"{path}.subquery.{kind}"
     if kind == "set_predicate":
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
-            return False
-        body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
-        _semi_or_anti(scope, body, conjunction(_pending(body)), "left_anti" if negated else "left_semi")
-        return True
+            return None
+        host, body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
+        return _semi_or_anti(host, body, conjunction(_pending(body)), "left_anti" if negated else "left_semi")
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
-        body = _predicate_body(cx, sq.in_predicate.haystack, scope, p, "haystack", semi=True)
+        host, body = _predicate_body(cx, sq.in_predicate.haystack, scope, p, "haystack", semi=True)
         match = _match(needles, body, operator.eq, p)
-        _apply_any(scope, body, match, negated)
-        return True
+        return _apply_any(host, body, match, negated)
     sc = sq.set_comparison
     if sc.reduction_op not in (_CMP.REDUCTION_OP_ANY, _CMP.REDUCTION_OP_ALL):
         raise PlanInvalidError("set comparison without ANY or ALL", p)
     left = cx.expression(sc.left, scope, f"{p}.left")
-    body = _predicate_body(cx, sc.right, scope, p, "right", semi=True)
+    host, body = _predicate_body(cx, sc.right, scope, p, "right", semi=True)
     is_all = sc.reduction_op == _CMP.REDUCTION_OP_ALL
     op = _comparison(sc.comparison_op, p)
     if is_all:
         # x op ALL S  ==  NOT (x (not op) ANY S), exactly in three-valued logic.
         match = _match([left], body, _OPS[_NEGATED[sc.comparison_op]], p)
-        _apply_any(scope, body, match, not negated)
-    else:
-        _apply_any(scope, body, _match([left], body, op, p), negated)
-    return True
+        return _apply_any(host, body, match, not negated)
+    return _apply_any(host, body, _match([left], body, op, p), negated)
 
 
 def _comparison(op: int, path: str) -> marks.Comparison:
@@ -271,33 +270,36 @@ def _match(needles: list[Typed], body: Relation, op, path: str) -> Column:
     return functools.reduce(operator.and_, [op(n.col, body.col(i)) for i, n in enumerate(needles)])
 
 
-def _apply_any(scope: Scope, body: Relation, match: Column, negated: bool) -> None:
-    """`x op ANY body` as a semi join; its negation as a null-aware anti join."""
+def _apply_any(host: Relation, body: Relation, match: Column, negated: bool) -> Relation:
+    """`x op ANY body` as a semi join of `host`; its negation as a null-aware anti join."""
     if negated:
         match = match | match.isNull()
     cond = conjunction([match, *_pending(body)])
-    _semi_or_anti(scope, body, cond, "left_anti" if negated else "left_semi")
+    return _semi_or_anti(host, body, cond, "left_anti" if negated else "left_semi")
 
 
 # --- subqueries as values ----------------------------------------------------------------------------------
 
 
 def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typed:
+    """A subquery as a value over `scope.rel`: the translators below return the relation their joins widen with
+    the answer (`Hosted`), and the scope takes it (`Scope.took`), the one place an expression's host changes."""
     kind = e.WhichOneof("subquery_type")
     if kind == "scalar":
-        return _scalar(cx, e.scalar, scope, f"{path}.scalar")
+        built, typ = _scalar(cx, e.scalar, scope, f"{path}.scalar")
+        return Typed(scope.took(built), typ)
     truth = scope.truth.get(path, Truth.VALUE)
     if kind == "set_predicate":
         if e.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             raise UnsupportedFeatureError("UNIQUE subquery predicate", f"{path}.set_predicate")
-        body = _predicate_body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate")
-        return _boolean(marks.mark(cx, scope, body, [], operator.eq, truth))
+        host, body = _predicate_body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate")
+        return _boolean(scope.took(marks.mark(cx, host, body, [], operator.eq, truth)))
     if kind == "in_predicate":
         p = f"{path}.in_predicate"
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(e.in_predicate.needles)]
-        body = _predicate_body(cx, e.in_predicate.haystack, scope, p, "haystack")
+        host, body = _predicate_body(cx, e.in_predicate.haystack, scope, p, "haystack")
         _check_width(needles, body, p)
-        return _boolean(marks.mark(cx, scope, body, [n.col for n in needles], operator.eq, truth))
+        return _boolean(scope.took(marks.mark(cx, host, body, [n.col for n in needles], operator.eq, truth)))
     if kind == "set_comparison":
         p = f"{path}.set_comparison"
         sc = e.set_comparison
@@ -305,13 +307,13 @@ def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typ
             raise PlanInvalidError("set comparison without ANY or ALL", p)
         op = _comparison(sc.comparison_op, p)
         left = cx.expression(sc.left, scope, f"{p}.left")
-        body = _predicate_body(cx, sc.right, scope, p, "right")
+        host, body = _predicate_body(cx, sc.right, scope, p, "right")
         _check_width([left], body, p)
         if sc.reduction_op == _CMP.REDUCTION_OP_ALL:
             # x op ALL S  ==  NOT (x (not op) ANY S); the ANY stands under that NOT.
             negated = _OPS[_NEGATED[sc.comparison_op]]
-            return _boolean(~marks.mark(cx, scope, body, [left.col], negated, truth.negated()))
-        return _boolean(marks.mark(cx, scope, body, [left.col], op, truth))
+            return _boolean(~scope.took(marks.mark(cx, host, body, [left.col], negated, truth.negated())))
+        return _boolean(scope.took(marks.mark(cx, host, body, [left.col], op, truth)))
     raise PlanInvalidError("subquery with nothing set", path)
 
 
@@ -321,12 +323,12 @@ def _boolean(col: Column) -> Typed:
 
 def _predicate_body(
     cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, field: str = "tuples", semi: bool = False
-) -> Relation:
-    """The body of the predicate subquery at `path` (`field`: where it holds its relation)."""
-    body = _body(cx, rel, scope, f"{path}.{field}", semi)
+) -> tuple[Relation, Relation]:
+    """The host and the body of the predicate subquery at `path` (`field`: where it holds its relation)."""
+    host, body = _body(cx, rel, scope, f"{path}.{field}", semi)
     if body.keyed:
         raise UnsupportedFeatureError(KEYED_PREDICATE, path)
-    return body
+    return host, body
 
 
 # A correlated aggregate without grouping keys yields one row for every outer row, even over no rows (where the
@@ -341,40 +343,40 @@ def _check_width(needles: list[Typed], body: Relation, path: str) -> None:
         raise PlanInvalidError(f"{len(needles)} value(s) compared with a subquery of {len(body.names)} column(s)", path)
 
 
-def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str) -> Typed:
-    body = _body(cx, sc.input, scope, f"{path}.input")
+def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str) -> tuple[Hosted, T.DataType]:
+    """A scalar subquery's value over the host (`scope.rel`, widened by the join a correlated one needs), and its
+    type."""
+    host, body = _body(cx, sc.input, scope, f"{path}.input")
     if len(body.names) != 1:
         raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
     if not body.pending:
         view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
         col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
-        return Typed(col, body.types[0])
+        return Hosted(host, col), body.types[0]
     count_output = body.count_bug and body.keyed and _count_output(cx, sc.input)
     if body.count_bug and not count_output:
         raise UnsupportedFeatureError(
             "correlated scalar subquery computing over COUNT (its empty-group value is not NULL)", path
         )
     value = body.names[0]
+    host = host.materialized()
     if body.keyed:
-        host = scope.host()
         # The body holds its one column and the correlation keys (hidden): joined as it is.
         df = host.df.join(body.df, on=conjunction(_pending(body)), how="left")
-        scope.rel = host.widened(df, [value])
         col = column(value)
         if count_output:
             # A key with no rows finds no group: COUNT over no rows is 0, not the left join's NULL.
             col = F.coalesce(col, F.lit(0).cast(body.types[0]))
-        return Typed(col, body.types[0])
+        return Hosted(host.widened(df, [value]), col), body.types[0]
     if all(p.equality is not None for p in body.pending):
-        return _single_by_keys(cx, scope, body, path)
+        return _single_by_keys(cx, host, body, path), body.types[0]
     from .relations.join import single_join
 
-    joined, value_name = single_join(cx, scope.host(), body, conjunction(_pending(body)), path)
-    scope.rel = joined
-    return Typed(column(value_name), body.types[0])
+    joined, value_name = single_join(cx, host, body, conjunction(_pending(body)), path)
+    return Hosted(joined, column(value_name)), body.types[0]
 
 
-def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: str) -> Typed:
+def _single_by_keys(cx: SubstraitConsumer, host: Relation, body: Relation, path: str) -> Hosted:
     """A correlated scalar subquery without an aggregate, correlated by equalities: the body's rows counted per
     key (more than one is SQL's error) and left-joined on the keys, a hash join giving each host row one row."""
     inner = marks.key_names(body.pending)
@@ -382,9 +384,9 @@ def _single_by_keys(cx: SubstraitConsumer, scope: Scope, body: Relation, path: s
     right = body.df.groupBy(*[column(n) for n in inner]).agg(
         F.count(F.lit(1)).alias(rows), F.first(body.col(0)).alias(value)
     )
-    marks.join_left(scope, right, all_of(_pending(body)), [rows, value], inner)
+    widened = marks.join_left(host, right, all_of(_pending(body)), [rows, value], inner)
     message = F.lit(f"more than one row returned by a subquery used as a value (at {path})")
-    return Typed(F.when(column(rows) > 1, F.raise_error(message)).otherwise(column(value)), body.types[0])
+    return Hosted(widened, F.when(column(rows) > 1, F.raise_error(message)).otherwise(column(value)))
 
 
 _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}

@@ -187,7 +187,7 @@ def substrait_assets(
             _audit(runner, getattr(exc, "report", None), context, key)
             raise _failure(exc) from exc
         _audit(runner, report, context, key)
-        yield from metadata.results(report.to_dict(), plan.lineage, plan.keys, runner.catalogs, key, root_key)
+        yield from metadata.results(report, plan.lineage, plan.keys, runner.catalogs, key, root_key)
 
     return _run_plan
 

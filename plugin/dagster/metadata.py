@@ -9,6 +9,7 @@ from typing import Any
 from dagster import AssetKey, DataVersion, MaterializeResult
 from dagster._core.definitions.metadata.external_metadata import metadata_map_from_external
 from substrait_spark.consumer.analysis.lineage import Lineage
+from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.materializations import (  # noqa: F401  (the metadata names, for callers and tests)
     COLUMN_LINEAGE,
     COLUMN_SCHEMA,
@@ -35,7 +36,7 @@ def result(m: Materialization) -> MaterializeResult:
 
 
 def results(
-    report: Mapping[str, Any],
+    report: RunReport | Mapping[str, Any],
     lineage: Lineage,
     keys: TableKeys,
     catalogs: Any,

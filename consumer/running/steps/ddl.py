@@ -35,7 +35,7 @@ from ...errors import ExecutionError, PlanInvalidError, TargetRefusedError, Unsu
 from ...translation.relation import Relation
 from ...translation.scope import Scope
 from ...types import nullable, schema_of
-from ..report import Skip, Step
+from ..report import Skip, Step, StepKind
 from . import common as c
 from . import view_ddl
 from .log import StepLog
@@ -63,7 +63,7 @@ def consume_ddl(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope 
         raise PlanInvalidError(f"DDL op {rel.op}", f"{path}.op")
     _refuse_defaults(rel, schema, path)
     target = c.locate(cx, log, rel.named_object.names, f"{path}.named_object")
-    kind_name = DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_").lower() + "_table"
+    kind_name = StepKind.of_op(DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_"), "table")
     with log.step(kind_name, target, path) as step:
         if not log.already_committed(step, target):
             op(cx, target, schema, log, step, path)

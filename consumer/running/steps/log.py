@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ...errors import ExecutionError, SubstraitSparkError
-from ..report import Skip, Step, StepStatus
+from ..report import Skip, Step, StepKind, StepStatus
 from .targets import WriteTarget, WriteTargets
 
 KEY_PROPERTY = "substrait-spark.step-key"
@@ -49,7 +49,7 @@ class StepLog:
         return props
 
     @contextmanager
-    def step(self, kind: str, target: WriteTarget, path: str) -> Iterator[Step]:
+    def step(self, kind: StepKind, target: WriteTarget, path: str) -> Iterator[Step]:
         """Record a step around its body; a failure is recorded and re-raised typed."""
         step = Step(len(self.steps), kind, target.identity, path)
         step.idempotency_key = self.key(step.index)

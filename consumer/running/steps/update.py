@@ -20,6 +20,7 @@ from ...translation.scope import Scope
 from ...types import schema_of
 from ...walk import update_transformations
 from ..observe import observed
+from ..report import StepKind
 from . import common as c
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def consume_update(cx: SubstraitConsumer, rel: alg.UpdateRel, path: str, outer: 
     names, types = schema_of(rel.table_schema, f"{path}.table_schema")
     parts = list(rel.named_table.names)
     target = c.locate(cx, log, parts, f"{path}.named_table")
-    with log.step("update", target, path) as step:
+    with log.step(StepKind.UPDATE, target, path) as step:
         if not log.already_committed(step, target):
             resolved = c.pinned(cx, target, parts, f"{path}.named_table")
             columns = c.table_columns(resolved.fields, names, types, f"table {target.identity}", path)

@@ -20,7 +20,7 @@ from ...errors import ExecutionError, PlanInvalidError, ResolutionError, TargetR
 from ...translation import views as view_defs
 from ...translation.relation import Relation
 from ...translation.scope import Scope
-from ..report import Skip, Step
+from ..report import Skip, Step, StepKind
 from . import common as c
 from .log import StepLog
 from .targets import ViewTarget
@@ -51,7 +51,7 @@ def consume_view_ddl(
         c.check_input(translated, schema.names, [f.dataType for f in schema.fields], f"{path}.view_definition")
         definition = view_defs.to_text(plan)
     target = _locate(cx, log, rel.named_object.names, f"{path}.named_object")
-    kind = DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_").lower() + "_view"
+    kind = StepKind.of_op(DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_"), "view")
     with log.step(kind, target, path) as step:  # type: ignore[arg-type]  # a ViewTarget reports like a table
         if not log.already_committed(step, target):  # type: ignore[arg-type]
             op(target, definition, schema, log, step, path)

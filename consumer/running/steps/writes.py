@@ -36,7 +36,7 @@ from ...translation.relation import Relation
 from ...translation.scope import Scope
 from ...types import schema_of
 from ..observe import observed
-from ..report import Skip, Step
+from ..report import Skip, Step, StepKind
 from . import common as c
 from . import rowlevel, update_key
 from .log import KEY_PROPERTY, Outcome, StepLog
@@ -126,7 +126,7 @@ def consume_write(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Sc
     names, types = schema_of(rel.table_schema, f"{path}.table_schema")
     plan_key = update_key.plan_update_key(rel, path)
     target = c.locate(cx, log, rel.named_table.names, f"{path}.named_table")
-    kind_name = WriteRel.WriteOp.Name(rel.op).removeprefix("WRITE_OP_").lower()
+    kind_name = StepKind.of_op(WriteRel.WriteOp.Name(rel.op).removeprefix("WRITE_OP_"))
     modified = None
     with log.step(kind_name, target, path) as step:
         job = WriteJob(cx, rel, path, outer, target, names, types, log, step, plan_key)

@@ -47,15 +47,20 @@ def filter_relation(
             nested.append((c, p))
         else:
             plain.append(cx.expression(c, scope, p).col)
+    # The relation each step builds is the next one's host: the plain conjuncts' filter, then each subquery
+    # conjunct's semi or anti join, or the joins its predicate subqueries read (what the expression's scope took).
+    out = source
     if plain:
-        scope.rel = scope.rel.with_df(scope.rel.df.filter(functools.reduce(operator.and_, plain)))
+        out = out.with_df(out.df.filter(functools.reduce(operator.and_, plain)))
     conds = []
     for c, p in nested:
-        if try_filter_conjunct(cx, c, scope, p):
+        joined = try_filter_conjunct(cx, c, Scope(out, outer), p)
+        if joined is not None:
+            out = joined
             continue
-        scope.truth = predicate_truth(cx, c, p, Truth.TRUE)
-        conds.append(cx.expression(c, scope, p).col)
-    out = scope.rel
+        over = Scope(out, outer, truth=predicate_truth(cx, c, p, Truth.TRUE))
+        conds.append(cx.expression(c, over, p).col)
+        out = over.rel
     df = out.df.filter(functools.reduce(operator.and_, conds)) if conds else out.df
     if not pending and source.can_defer():
         # What subquery joins appended stays in the frame until an operation needs this relation's columns.

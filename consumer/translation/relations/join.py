@@ -23,7 +23,7 @@ from ...walk import contains, local_fields, record_fields, reference_levels, shi
 from .. import marks
 from ..expressions import comparable
 from ..relation import Correlation, Relation, beside, column, conjunction, side_by_side
-from ..scope import Scope, Truth
+from ..scope import Hosted, Scope, Truth
 from ..subqueries import conjunct_paths, predicate_truth
 from .filter import filter_relation
 
@@ -301,15 +301,14 @@ def single_join(
 def mark_join(cx: SubstraitConsumer, left: Relation, right: Relation, cond: Column | None) -> tuple[Relation, str]:
     """Left rows plus a boolean: whether some right row matches (NULL if none matches but one is unknown), for
     any condition (`marks.split_mark`). Returns the relation (left's columns, the mark hidden) and the mark."""
-    scope = Scope(left)
     tests = [cond if cond is not None else F.lit(True)]
-    value = marks.split_mark(cx, scope, right.df, [], tests, Truth.VALUE)
-    return _with_mark(cx, left, scope, value)
+    return _with_mark(cx, left, marks.split_mark(cx, left, right.df, [], tests, Truth.VALUE))
 
 
-def _with_mark(cx: SubstraitConsumer, left: Relation, scope: Scope, value: Column) -> tuple[Relation, str]:
+def _with_mark(cx: SubstraitConsumer, left: Relation, marked: Hosted) -> tuple[Relation, str]:
+    """`left`'s columns and the mark, from the relation the mark was built over."""
     name = cx.names.fresh()
-    df = scope.host().df.select(*left.cols(), *left.hidden_cols(), value.alias(name))
+    df = marked.rel.materialized().df.select(*left.cols(), *left.hidden_cols(), marked.col.alias(name))
     return left.widened(df, [name]), name
 
 
@@ -366,7 +365,5 @@ def _comparison_mark(
     names = [cx.names.fresh() for _ in values]
     body_df = other.df.select(*[v.col.alias(n) for v, n in zip(values, names, strict=True)])
     body = Relation(body_df, names, [v.type for v in values])
-    scope = Scope(host)
-    value = marks.mark(cx, scope, body, needles, ops.pop(), Truth.VALUE)
-    out, mark = _with_mark(cx, host, scope, value)
+    out, mark = _with_mark(cx, host, marks.mark(cx, host, body, needles, ops.pop(), Truth.VALUE))
     return Relation(out.df, [*host.names, mark], [*host.types, T.BooleanType()])

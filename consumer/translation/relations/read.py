@@ -13,6 +13,7 @@ from substrait import algebra_pb2 as alg
 
 from ...errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
 from ...plan_visitor import KindTable, register
+from ...running.report import TableRead
 from ...running.resolver import CSV_OPTIONS
 from ...types import cast, compatible, nullable, schema_of
 from ..conversions import Conversion, conversion
@@ -340,13 +341,13 @@ def read_iceberg_table(
     except Exception as exc:  # Spark's errors: missing file, unknown snapshot, no Iceberg runtime
         raise ResolutionError(f"cannot read Iceberg table {d.metadata_uri}: {first_line(exc)}", path) from exc
     cx.tables_read.append(
-        {
-            "name": d.metadata_uri,
-            "identity": d.metadata_uri,
-            "format": "iceberg",
-            "snapshot_id": int(d.snapshot_id) if version == "snapshot_id" else None,
-            "as_of_timestamp_ms": d.snapshot_timestamp if version == "snapshot_timestamp" else None,
-            "metadata_location": d.metadata_uri,
-        }
+        TableRead(
+            d.metadata_uri,
+            d.metadata_uri,
+            "iceberg",
+            int(d.snapshot_id) if version == "snapshot_id" else None,
+            as_of_timestamp_ms=d.snapshot_timestamp if version == "snapshot_timestamp" else None,
+            metadata_location=d.metadata_uri,
+        )
     )
     return conform(cx, df, names, types, path, f"Iceberg table {d.metadata_uri!r}", fields)
