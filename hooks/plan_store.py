@@ -156,10 +156,12 @@ def check_sha256(obj: PlanObject, expected: str) -> None:
 
 
 def _default_s3_client() -> Any:
-    """boto3's own configuration chain: AWS_* env vars, profiles, AWS_ENDPOINT_URL(_S3) for S3-compatible stores."""
+    """boto3's own configuration chain: AWS_* env vars, profiles, AWS_ENDPOINT_URL(_S3) for S3-compatible stores —
+    read now, through a new session: boto3's default session keeps the credentials it resolved first, so a
+    long-lived process would sign with stale ones after the environment changed."""
     import boto3
 
-    return boto3.client("s3")
+    return boto3.session.Session().client("s3")
 
 
 def _get_object(client: Any, loc: S3Location, uri: str, limits: Limits) -> PlanObject:

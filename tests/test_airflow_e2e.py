@@ -305,7 +305,7 @@ def test_provider_is_listed_with_its_connection_form(examples):
     fields = {
         w["connection_parameter_name"] for w in json.loads(widgets.stdout) if w["package_name"] == "substrait-spark"
     }
-    assert fields == {f"extra__substrait_spark__{f}" for f in ("conf", "jars", "packages", "tables")}
+    assert fields == {f"extra__substrait_spark__{f}" for f in ("conf", "jars", "packages", "policy", "tables")}
     links = examples.airflow("providers", "links")
     assert "substrait_spark.operators.links.SubstraitPlanLink" in links.stdout
 

@@ -430,3 +430,18 @@ def test_an_s3_plan_over_the_size_bound_is_refused_by_its_content_length_unread(
     assert info.value.limit is Limit.MAX_PLAN_BYTES and "5002 bytes, more than max_plan_bytes 1000" in str(info.value)
     assert reads == []
     assert store.read(f"s3://{bucket}/big.json", limits=Limits(max_plan_bytes=5002)).size == 5002 and reads == [1]
+
+
+def test_the_default_s3_client_reads_the_credentials_of_now(monkeypatch):
+    """A long-lived process (a scheduler, a test run) whose environment's AWS credentials change signs with the new
+    ones: boto3's default session would keep the first it resolved."""
+    import boto3
+    from substrait_spark.hooks.plan_store import _default_s3_client
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "first-key")
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    boto3.client("s3")  # an earlier user of boto3's default session
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "rotated-key")
+    assert _default_s3_client()._request_signer._credentials.access_key == "rotated-key"
