@@ -20,6 +20,7 @@ from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..types import INT_RANGE, family, spark_type
 from .conversions import Conversion, conversion
 from .functions import PREDICATES, Call
+from .in_lists import in_list
 from .scope import Scope, Typed
 
 if TYPE_CHECKING:
@@ -142,6 +143,9 @@ def options_of(options) -> dict[str, list[str]]:
 
 
 def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope: Scope, path: str) -> Typed:
+    rebuilt = in_list(cx, fn, scope, path)  # Calcite's expanded IN list, as Spark SQL's In
+    if rebuilt is not None:
+        return rebuilt
     ref = cx.extensions.function(fn.function_reference, f"{path}.function_reference")
     out_type = spark_type(fn.output_type, f"{path}.output_type") if fn.HasField("output_type") else None
     call = Call(
