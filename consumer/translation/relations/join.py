@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pyspark.sql import Column, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
@@ -267,14 +267,20 @@ def join_inputs(
     return out
 
 
+def _cartesian(left: DataFrame, right: DataFrame) -> DataFrame:
+    """An inner join without a condition, as Spark SQL's `FROM a, b` (`crossJoin` makes a `Cross` join: the
+    same rows, but a different join type in every plan above once the filter's equalities become its keys)."""
+    return left.join(right)
+
+
 def translate_cross(cx: SubstraitConsumer, rel: alg.CrossRel, path: str, outer: Scope | None) -> Relation:
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
     if left.can_defer() and right.can_defer():
         left, right = side_by_side(left, right)
         names, types = [*left.names, *right.names], [*left.types, *right.types]
-        return beside(left, right, names, types, left.frame.crossJoin(right.frame))
-    df = left.materialized().df.crossJoin(right.materialized().df)
+        return beside(left, right, names, types, _cartesian(left.frame, right.frame))
+    df = _cartesian(left.materialized().df, right.materialized().df)
     return _merge_correlation(left, right, df, [*left.names, *right.names], [*left.types, *right.types], path)
 
 
