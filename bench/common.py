@@ -117,7 +117,8 @@ def register_views(spark, tables_dir: Path) -> None:
         path = tables_dir / f"{t}.parquet"
         if not path.exists():
             raise FileNotFoundError(f"TPC-H table missing: {path}")
-        spark.read.parquet(str(path)).createOrReplaceTempView(t)
+        # Resolved, as the table resolver does: both plans then print the same file location.
+        spark.read.parquet(str(path.resolve())).createOrReplaceTempView(t)
 
 
 def require_data(tables_dir: Path, make_target: str) -> None:
