@@ -12,16 +12,22 @@ from pathlib import Path
 
 import pytest
 from plan_builder import (
+    ASC_NULLS_FIRST,
+    DESC_NULLS_LAST,
     PlanBuilder,
+    aggregate,
     cast,
+    fetch,
     field,
     filter_,
     i32,
+    i64,
     lit,
     named,
     null,
     project,
     run,
+    sort,
     string,
     tuples,
     varchar,
@@ -100,3 +106,52 @@ def test_or_of_different_columns_stays_an_or(spark):
     verdict, note = compare(physical_plan(ours), physical_plan(sql))
     assert verdict == "identical", note
     assert " IN (" not in physical_plan(ours)
+
+
+def _counts(b: PlanBuilder):
+    """`SELECT mode, count(k) FROM shape_t GROUP BY mode` as a plan."""
+    return aggregate(_table(), keys=[field(1)], measures=[b.agg("count", field(0), out=i64())])
+
+
+def _node_names(plan_text: str) -> list[str]:
+    from plans import flatten, parse_tree
+
+    return [token for _, token, _ in flatten(parse_tree(plan_text), lambda n: n.name)]
+
+
+def test_output_names_given_below_sort_and_limit_as_spark_sql_does(spark):
+    """The plan's output names are the aggregate's own aliases, as in Spark SQL: no Project of renames above
+    the sort (its physical plan has as many Project nodes as Spark SQL's)."""
+    b = PlanBuilder()
+    rel = fetch(sort(_counts(b), (field(1), DESC_NULLS_LAST), (field(0), ASC_NULLS_FIRST)), count=2)
+    ours = run(b.plan(rel, ["mode", "n"]), spark)
+    sql = spark.sql("SELECT mode, count(k) AS n FROM shape_t GROUP BY mode ORDER BY n DESC, mode LIMIT 2")
+    ours_plan, sql_plan = physical_plan(ours), physical_plan(sql)
+    assert _node_names(ours_plan).count("Project") == _node_names(sql_plan).count("Project")
+    verdict, note = compare(ours_plan, sql_plan)
+    assert verdict == "identical", note
+    assert ours.columns == ["mode", "n"]
+    assert tuples(ours.collect()) == tuples(sql.collect())
+
+
+def test_output_names_given_below_a_having_filter(spark):
+    """HAVING: the filter above the aggregate reads the named columns; Spark SQL's plan again."""
+    b = PlanBuilder()
+    having = filter_(_counts(b), b.call("gt", field(1), lit(1, i64())))
+    rel = sort(having, (field(0), ASC_NULLS_FIRST))
+    ours = run(b.plan(rel, ["Mode", "N"]), spark)
+    sql = spark.sql("SELECT mode AS Mode, count(k) AS N FROM shape_t GROUP BY mode HAVING count(k) > 1 ORDER BY Mode")
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    assert ours.columns == ["Mode", "N"]
+    assert tuples(ours.collect()) == tuples(sql.collect()) == [("MAIL", 2)]
+
+
+def test_output_names_that_clash_are_given_at_the_root(spark):
+    """Names Spark could not tell apart (case-insensitively equal) are attached at the root, as before."""
+    b = PlanBuilder()
+    rel = sort(_counts(b), (field(0), ASC_NULLS_FIRST))
+    ours = run(b.plan(rel, ["x", "X"]), spark)
+    assert ours.columns == ["x", "X"]
+    want = spark.sql("SELECT mode, count(k) FROM shape_t GROUP BY mode ORDER BY mode")
+    assert tuples(ours.collect()) == tuples(want.collect())

@@ -47,6 +47,7 @@ from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHan
 from .functions.window import WINDOW, WindowCall, WindowHandler
 from .functions.window import resolve as resolve_window
 from .literals import to_column
+from .ordered_root import distinct, names_fit, ordering_input
 from .parameters import Parameters
 from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
@@ -180,11 +181,17 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         # one Spark rejects when the root fails analysis later (`rejection`). Classic Spark checks every operation.
         self._lazy = is_connect(spark)
         self._built: list[tuple[str, str, DataFrame]] = []
+        self._prebuilt: dict[str, Relation] = {}  # relations translated ahead of their parent, by plan path
+        # The plan's output names for the aggregate at a path, which computes the root's columns (ordered_root.py).
+        self.output_names: dict[str, list[str]] = {}
 
     # --- relations -----------------------------------------------------------------------------------------
 
     def rel(self, rel: alg.Rel, path: str, outer: Scope | None = None) -> Relation:
         """Translate any relation, then apply its `emit` (with this plan's user-defined types declared)."""
+        prebuilt = self._prebuilt.pop(path, None)
+        if prebuilt is not None:
+            return prebuilt
         with self.plan_types.active():
             return super().rel(rel, path, outer)
 
@@ -493,13 +500,25 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         consumer = f"{type(self).__module__}.{type(self).__qualname__}"
         try:
             with column_cache(self.spark), translation_settings(self.spark):
-                out = self.rel(root.input, f"{path}.input")
                 names = list(root.names)
-                if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
-                    # Calcite-based producers (Isthmus) have no grouping-set index column and name none.
-                    out = out.select_positions(range(len(names)), self.names)
                 try:
-                    df = name_columns(out, names, path)
+                    below = ordering_input(root.input, f"{path}.input")
+                    if below is not None:  # named below the root's sorts and limits, as Spark SQL names them
+                        aggregate_path = below.aggregate_path()
+                        if aggregate_path is not None and distinct(names):
+                            self.output_names[aggregate_path] = names
+                        inner = self._unindexed(self.rel(below.rel, below.path), names)
+                        self.output_names.pop(aggregate_path or "", None)
+                        if inner.names != tuple(names) and names_fit(names, inner) and not below.filtered:
+                            inner = Relation(name_columns(inner, names, path), names, inner.types)
+                        if inner.names == tuple(names):
+                            self.names.reserve(names)
+                        self._prebuilt[below.path] = inner
+                    out = self._unindexed(self.rel(root.input, f"{path}.input"), names)
+                    if out.names == tuple(names) and out.projection is None and names_fit(names, out):
+                        df = out.frame
+                    else:
+                        df = name_columns(out, names, path)
                 except AnalysisException as exc:  # a projection still pending is analyzed here, in this select
                     raise self.rejection(exc, path) from exc
         except UnsupportedFeatureError as exc:  # test hooks, off unless their environment variable is set
@@ -508,6 +527,13 @@ class SubstraitConsumer(PlanVisitor[Relation]):
             raise
         plan_record.record(self.plan, df, root=path, consumer=consumer)
         return df
+
+    def _unindexed(self, out: Relation, names: list[str]) -> Relation:
+        """`out` without the trailing grouping-set index column that Calcite-based producers (Isthmus) do not
+        have, and so name none."""
+        if len(names) == len(out.names) - 1 and out.names[-1] in self.grouping_index_columns:
+            return out.select_positions(range(len(names)), self.names)
+        return out
 
 
 def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:

@@ -105,6 +105,10 @@ class NameSource:
         self._claimed.update(lowered)
         return True
 
+    def reserve(self, names: Sequence[str]) -> None:
+        """Names a table read from now on may not keep (the plan's output names, given below the root)."""
+        self._claimed.update(n.lower() for n in names)
+
 
 @dataclass(frozen=True)
 class Pending:
