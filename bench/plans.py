@@ -5,7 +5,8 @@ under ``AdaptiveSparkPlan isFinalPlan=false``, i.e. what the optimizer and plann
 before runtime re-optimisation) of both paths is parsed into an operator tree and compared at three levels:
 
 * **identical** — the whole plan text is equal once expression ids (``#123``), attribute and alias names
-  (``_s12`` vs ``l_quantity``), ``plan_id``s and subquery ids are normalised away. Expressions must match too
+  (``_s12`` vs ``l_quantity``; a Project item that only renames, ``a#1 AS A#2``, counts as the column),
+  ``plan_id``s and subquery ids are normalised away. This is the top verdict, reported per query. Expressions must match too
   (a ``1.00`` vs ``1`` literal or a NULLS FIRST/LAST sort option makes a difference here).
 * **same shape** — the operator trees are equal node for node, comparing per node: the operator name;
   for joins the join type and build side (``Cross`` with equi-join keys counts as ``Inner``: it is the same
@@ -102,11 +103,15 @@ _IDS = [
 ]
 
 
+# An item of a Project list that only renames a column (`l_orderkey#1 AS L_ORDERKEY#9` once normalised): names.
+_RENAME = re.compile(r"(?<=[\[ ])# AS #(?=[,\]])")
+
+
 def normalise_text(text: str) -> str:
-    """Expression ids and attribute/alias names erased; everything else kept."""
+    """Expression ids and attribute/alias names erased (a rename is a name too); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    return _ATTR.sub("#", text)
+    return _RENAME.sub("#", _ATTR.sub("#", text))
 
 
 def split_top(s: str) -> list[str]:
