@@ -60,7 +60,9 @@ SQL_OVERRIDES = {
     15: ("ibm/q15.sql", _PLAN_TYPES),
     16: ("ibm/q16.sql", _PLAN_TYPES),
     17: ("ibm/q17.sql", _PLAN_TYPES),
+    18: ("ibm/q18.sql", _PLAN_TYPES),
     19: ("ibm/q19.sql", _PLAN_TYPES),
+    20: ("ibm/q20.sql", _PLAN_TYPES),
 }
 
 

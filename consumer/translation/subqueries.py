@@ -243,6 +243,9 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
         host, body = _predicate_body(cx, sq.in_predicate.haystack, scope, p, "haystack", semi=True)
+        native = None if negated else _spark_in(cx, sq.in_predicate, host, body, p)
+        if native is not None:
+            return native
         match = _match(needles, body, operator.eq, p)
         return _apply_any(host, body, match, negated)
     sc = sq.set_comparison
@@ -257,6 +260,46 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         match = _match([left], body, _OPS[_NEGATED[sc.comparison_op]], p)
         return _apply_any(host, body, match, not negated)
     return _apply_any(host, body, _match([left], body, op, p), negated)
+
+
+def _spark_in(
+    cx: SubstraitConsumer, e: Subquery.InPredicate, host: Relation, body: Relation, path: str
+) -> Relation | None:
+    """An uncorrelated `columns IN (subquery)` as Spark SQL's own IN subquery over a per-run temp view, or None
+    when it is not one (correlated, needles that are not plain columns of the host, types that differ).
+
+    Spark rewrites its IN subquery into the same left semi join, but after inferring filters from constraints:
+    a semi join built here gets not-null filters on both sides (and no IN on the other side of an equi-join)
+    that Spark SQL's plan for the same WHERE clause has not."""
+    if body.pending or body.hidden:
+        return None
+    names = [_host_column(host, n) for n in e.needles]
+    if any(n is None for n in names) or len(names) != len(body.names):
+        return None
+    types = dict(zip(host.names, host.types, strict=True))
+    if any(types[n] != t for n, t in zip(names, body.types, strict=True)):  # type: ignore[index]
+        return None
+    body = body.materialized()
+    view = cx.register_view(body.df.select(*[column(n) for n in body.names]))
+    left = ", ".join(quote(n) for n in names if n is not None)
+    right = ", ".join(quote(n) for n in body.names)
+    needle = left if len(names) == 1 else f"({left})"
+    return host.over(host.frame.filter(F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")))
+
+
+def _host_column(host: Relation, e: alg.Expression) -> str | None:
+    """The frame column of `host` that `e` reads when `e` is a plain field reference, else None."""
+    if not _bare_field(e) or e.selection.WhichOneof("root_type") == "expression":
+        return None
+    ref = e.selection.direct_reference
+    if ref.WhichOneof("reference_type") != "struct_field" or ref.struct_field.HasField("child"):
+        return None
+    i = ref.struct_field.field
+    if not 0 <= i < len(host.names):
+        return None
+    name = host.names[i]
+    computed = host.projection is not None and name in host.projection.exprs
+    return None if computed or name not in host.columns() else name
 
 
 def _comparison(op: int, path: str) -> marks.Comparison:
