@@ -6,8 +6,8 @@ before runtime re-optimisation) of both paths is parsed into an operator tree an
 
 * **identical** — the whole plan text is equal once expression ids (``#123``), attribute and alias names
   (``_s12`` vs ``l_quantity``; a Project item that only renames, ``a#1 AS A#2``, counts as the column),
-  ``plan_id``s and subquery ids are normalised away. This is the top verdict, reported per query. Expressions must match too
-  (a ``1.00`` vs ``1`` literal or a NULLS FIRST/LAST sort option makes a difference here).
+  ``plan_id``s and subquery ids are normalised away. This is the top verdict, reported per query. Expressions
+  must match too (a ``1.00`` vs ``1`` literal or a NULLS FIRST/LAST sort option makes a difference here).
 * **same shape** — the operator trees are equal node for node, comparing per node: the operator name;
   for joins the join type and build side (``Cross`` with equi-join keys counts as ``Inner``: it is the same
   join once keys are extracted); for scans the file, the pushed filters and the columns read; for exchanges the
