@@ -12,6 +12,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from ..errors import ResolutionError, first_line
+from .clients import is_connect
+from .parquet_footer import footer_schema
 from .report import TableRead
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
@@ -166,8 +168,12 @@ def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
         return spark.table(binding.uri)
     if binding.format == "csv":  # typed by inference here; a read parses it as the plan declares (relations/read)
         return spark.read.options(**CSV_OPTIONS, inferSchema="true").csv(binding.uri)
+    reader = spark.read.format(binding.format)
+    schema = footer_schema(binding.uri) if binding.format == "parquet" and not is_connect(spark) else None
+    if schema is not None:  # the footer's schema, as Spark would infer it, without the job inference runs
+        reader = reader.schema(schema)
     try:
-        return spark.read.format(binding.format).load(binding.uri)
+        return reader.load(binding.uri)
     except Exception as exc:  # Spark's AnalysisException: path missing, unreadable format
         raise ResolutionError(f"cannot read {binding.uri} as {binding.format}: {first_line(exc)}") from exc
 

@@ -128,7 +128,9 @@ def run_loaded(
                 df = consumer.root(n)
                 report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
                 try:
-                    out = RootOutput(index=n, columns=list(df.columns))
+                    # The names the consumer attached: no analysis round trip on Spark Connect, where the server
+                    # analyzes the plan once, when `deliver` runs it (a rejection is named below).
+                    out = RootOutput(index=n, columns=consumer.root_columns[n])
                     deliver(df, sink, out, index=n, roots=len(roots))
                 except SubstraitSparkError:
                     raise

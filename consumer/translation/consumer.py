@@ -184,6 +184,9 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self._prebuilt: dict[str, Relation] = {}  # relations translated ahead of their parent, by plan path
         # The plan's output names for the aggregate at a path, which computes the root's columns (ordered_root.py).
         self.output_names: dict[str, list[str]] = {}
+        # Each root's output column names as `root` attached them: what a run reports, known without asking
+        # Spark (`df.columns` is an analysis round trip on Spark Connect).
+        self.root_columns: dict[int, list[str]] = {}
 
     # --- relations -----------------------------------------------------------------------------------------
 
@@ -519,6 +522,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
                         df = out.frame
                     else:
                         df = name_columns(out, names, path)
+                    self.root_columns[index] = top_level_names(out, names)
                 except AnalysisException as exc:  # a projection still pending is analyzed here, in this select
                     raise self.rejection(exc, path) from exc
         except UnsupportedFeatureError as exc:  # test hooks, off unless their environment variable is set
@@ -554,6 +558,19 @@ def name_columns(out: Relation, names: list[str], path: str) -> DataFrame:
     if k != len(names):
         raise PlanInvalidError(f"{len(names)} output names for {len(out.names)} columns", f"{path}.names")
     return out.frame.select(*cols)  # any pending projection is applied here, in the same select
+
+
+def top_level_names(out: Relation, names: list[str]) -> list[str]:
+    """The top-level column names `name_columns` gives `out` (once it has accepted `names`), without Spark."""
+    if not names:
+        return list(out.names)
+    tops, k = [], 0
+    for t in out.types:
+        tops.append(names[k])
+        k += 1
+        if has_struct(t):
+            k = _rename_struct(t, names, k, "names")[1]
+    return tops
 
 
 def _rename_struct(t: T.DataType, names: list[str], k: int, path: str) -> tuple[T.DataType, int]:

@@ -1,0 +1,103 @@
+"""A local parquet table's schema read from its footer, as Spark's own inference would give it, without a job.
+
+Without a schema, `spark.read.parquet(path)` infers one with a Spark job (one task reading a footer): 0.1-1 s per
+table on a busy machine, paid by every one-off `substrait-spark run`. The footer says the same thing; read here
+with pyarrow (a dependency through pyiceberg) and handed to `spark.read.schema(...)`, which runs no job.
+
+Only what maps one way whatever the session's settings is read here: flat columns of the primitive types below,
+in files Spark would list (a file, or a folder of data files with no partition folders or summary files), every
+file with the same schema. Anything else (nested or repeated columns, timestamps, INT96, unsigned or unannotated
+binary columns, field ids Spark may read by) returns None and Spark infers, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlparse
+
+from pyspark.sql import types as T
+
+MAX_FILES = 64  # a folder with more data files is left to Spark (each footer read is a file open)
+
+# (physical type, logical type) -> Spark type, as Spark 3.5/4's ParquetToSparkSchemaConverter maps them with no
+# setting involved. Decimals and integer widths are handled in `_spark_type`.
+_PLAIN: dict[tuple[str, str], T.DataType] = {
+    ("BOOLEAN", "None"): T.BooleanType(),
+    ("INT32", "None"): T.IntegerType(),
+    ("INT32", "Date"): T.DateType(),
+    ("INT64", "None"): T.LongType(),
+    ("FLOAT", "None"): T.FloatType(),
+    ("DOUBLE", "None"): T.DoubleType(),
+    ("BYTE_ARRAY", "String"): T.StringType(),
+}
+_SIGNED_INTS: dict[tuple[str, int], T.DataType] = {
+    ("INT32", 8): T.ByteType(),
+    ("INT32", 16): T.ShortType(),
+    ("INT32", 32): T.IntegerType(),
+    ("INT64", 64): T.LongType(),
+}
+_DECIMAL_PHYSICAL = ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY")
+
+
+def local_files(uri: str) -> list[Path] | None:
+    """The data files Spark would read for a local `uri` (a path or `file:` URI), or None when Spark lists
+    something this module does not imitate (another file system, partition folders, summary files, globs)."""
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file") or any(ch in uri for ch in "*?[{"):
+        return None
+    path = Path(parsed.path if parsed.scheme else uri)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        return None
+    files = []
+    for p in sorted(path.iterdir()):
+        if p.name.startswith((".", "_")):
+            if p.name in ("_metadata", "_common_metadata"):
+                return None
+            continue  # hidden and marker files (_SUCCESS, .crc): Spark skips them too
+        if not p.is_file():
+            return None  # partition folders: Spark infers partition columns
+        files.append(p)
+    return files if 0 < len(files) <= MAX_FILES else None
+
+
+def footer_schema(uri: str) -> T.StructType | None:
+    """The schema Spark would infer for the parquet table at `uri`, read from the footers; None when in doubt."""
+    files = local_files(uri)
+    if files is None:
+        return None
+    try:
+        import pyarrow.parquet as pq
+
+        schemas = [_schema(pq.ParquetFile(f).schema) for f in files]
+    except Exception:  # not parquet, unreadable: Spark reports it in its own words
+        return None
+    first = schemas[0]
+    return first if first is not None and all(s == first for s in schemas[1:]) else None
+
+
+def _schema(parquet_schema) -> T.StructType | None:
+    arrow = parquet_schema.to_arrow_schema()
+    if len(arrow) != len(parquet_schema) or len({n.lower() for n in arrow.names}) != len(arrow):
+        return None  # nested columns (more leaves than fields) or names Spark would reject as ambiguous
+    fields = []
+    for i in range(len(parquet_schema)):
+        column = parquet_schema.column(i)
+        if column.max_repetition_level != 0 or column.path != arrow.names[i]:
+            return None
+        t = _spark_type(column.physical_type, json.loads(column.logical_type.to_json()))
+        if t is None:
+            return None
+        fields.append(T.StructField(column.path, t, True))  # Spark reads files' columns as nullable
+    return T.StructType(fields)
+
+
+def _spark_type(physical: str, logical: dict) -> T.DataType | None:
+    kind = logical.get("Type", "None")
+    if kind == "Decimal" and physical in _DECIMAL_PHYSICAL and 0 < logical["precision"] <= 38:
+        return T.DecimalType(logical["precision"], logical["scale"])
+    if kind == "Int":
+        return _SIGNED_INTS.get((physical, logical["bitWidth"])) if logical["isSigned"] else None
+    return _PLAIN.get((physical, kind))
