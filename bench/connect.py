@@ -1,8 +1,9 @@
 """Benchmarks (a) and (b) over Spark Connect: a local Connect server (pyspark 4.x's, tools/connect_server.py) runs
 both paths; this process is only a client.
 
-* ours: ``SubstraitConsumer(spark, plan, resolver).root(0)`` builds the plan on the client, with no round trip
-  (the server analyzes it when it runs); for reference also with one analysis round trip (``df.schema``);
+* ours: what ``run`` does for a root before executing it (``SubstraitConsumer(spark, plan, resolver).root(0)`` and
+  its output columns) builds the plan on the client, with no round trip (the server analyzes it once, when it
+  runs); for reference also with one analysis round trip (``df.schema``), which ``run`` no longer makes;
 * sql: ``spark.sql(text)``: one call in which the server parses and analyzes the text.
 
 Run by ``run_all.py`` in a process of its own (pyspark 3.5 keeps one kind of session per process), with the
@@ -97,8 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         f"## Over Spark Connect ({big.name}): a local Connect server (Spark {server}), client pyspark "
         f"{pyspark.__version__}",
         "",
-        "Both paths run on the server; this process is a client. ours = `SubstraitConsumer(...).root(0)`: the plan "
-        "is built on the client, with no round trip (the server analyzes it once, when it runs); sql = "
+        "Both paths run on the server; this process is a client. ours = what `run` does for a root before it "
+        "executes it (`SubstraitConsumer(...).root(0)` and its output columns): the plan is built on the client, "
+        "with no round trip (the server analyzes it once, when it runs; `run` makes no analysis round trip "
+        "before that, a rejection is named then); sql = "
         "`spark.sql(text)`: one call in which the server parses and analyzes the text (and analyzes it again "
         "when it runs). "
         f"SQL returns the plan's result (sf0.01): {summary['same_result']} of {summary['queries']}.",

@@ -5,7 +5,8 @@
     .venv/bin/python bench/run_all.py --skip-execution      # translation + plans only (a minute or two)
 
 Order: check that each SQL text returns the plan's result (sf0.01); translation times (a); physical plan
-comparison (c); execution at sf1 (b). See bench/README.md for what each measures.
+comparison (c); execution at sf1 (b); then, in processes of their own, the CLI overhead (e) and Spark Connect. See
+bench/README.md for what each measures.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cli as cli_bench
 import execution
 import plans as plan_bench
 import translation
@@ -41,6 +43,7 @@ from common import (
     parse_queries,
     plan_path,
     qname,
+    replace_section,
     require_data,
     section,
     spark_session,
@@ -105,6 +108,47 @@ def _connect_section(args: argparse.Namespace) -> dict | None:
         return {"summary": json.loads(js.read_text()), "markdown": md.read_text()}
 
 
+def _cli_section(args: argparse.Namespace, tables_dir: Path) -> dict:
+    """bench/cli.py in a process of its own (it starts Spark processes of its own: run after this one's stops)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        js = Path(tmp) / "cli.json"
+        cmd = [sys.executable, str(BENCH_DIR / "cli.py"), "--tables-dir", str(tables_dir), "--summary", str(js)]
+        cmd += ["--rounds", str(args.cli_rounds), "--warmup", str(args.cli_warmup)]
+        cmd += ["--queries", args.cli_queries] if args.cli_queries else []
+        with Section("CLI overhead"):
+            done = subprocess.run(cmd, cwd=REPO_ROOT, check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            log(f"CLI overhead section failed (exit {done.returncode}): {done.stderr[-500:]}")
+            return {"summary": None, "markdown": f"{cli_bench.HEADING}\n\nFailed (exit {done.returncode})."}
+        return {"summary": json.loads(js.read_text()), "markdown": done.stdout}
+
+
+_CLI_ROW = "| (e) one-off CLI run"
+
+
+def _cli_row(cli: dict, tables_dir: Path) -> str:
+    s = cli["summary"]
+    if s is None:
+        return f"{_CLI_ROW}: overhead beyond Spark start-up and execution | failed | < 1 s |"
+    return (
+        f"{_CLI_ROW}: overhead beyond Spark start-up and execution ({tables_dir.name}), largest of the queries "
+        f"| {s['max_overhead_s']:.2f} s (median {s['median_overhead_s']:.2f} s) | < 1 s |"
+    )
+
+
+def _replace_cli_section(args: argparse.Namespace) -> int:
+    """Re-measure only the CLI section: its summary row and its section in --output are replaced."""
+    tables_dir = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else SMALL_DIR
+    cli = _cli_section(args, tables_dir)
+    lines = [ln for ln in args.output.read_text(encoding="utf-8").split("\n") if not ln.startswith(_CLI_ROW)]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("| (c) same physical plan shape"))
+    lines[at:at] = [_cli_row(cli, tables_dir)]
+    args.output.write_text("\n".join(lines), encoding="utf-8")
+    replace_section(args.output, cli_bench.HEADING, cli["markdown"])
+    log(f"replaced the CLI overhead section of {args.output}")
+    return 0
+
+
 _CONNECT_ROW = "| (a) translation over Spark Connect"
 _CONNECT_EXEC_ROW = "| (b) execution over Spark Connect"
 
@@ -118,7 +162,7 @@ def _connect_rows(connect: dict) -> list[str]:
     rows = [
         f"{_CONNECT_ROW} ({summary['client']} client, {summary.get('date', '')}), median ratio ours/sql "
         f"| {c_tr['median_ratio']:.2f} (median {c_tr['median_ours_ms']:.1f} vs {c_tr['median_sql_ms']:.1f} ms, "
-        f"slowest {c_tr['max_ours_ms']:.1f} ms; with the one analysis round trip "
+        f"slowest {c_tr['max_ours_ms']:.1f} ms; plus one analysis round trip, which run no longer makes, "
         f"{c_tr.get('median_analyzed_ratio', float('nan')):.2f}) | <= 1.0 |"
     ]
     if c_ex is not None:
@@ -168,11 +212,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure only the Spark Connect section and replace it (and its summary rows) in --output",
     )
+    ap.add_argument("--skip-cli", action="store_true", help="leave out the CLI overhead section")
+    ap.add_argument("--cli-only", action="store_true", help="measure only the CLI overhead section and replace it")
+    ap.add_argument("--cli-queries", help=f"queries of the CLI overhead section (default {cli_bench.DEFAULT_QUERIES})")
+    ap.add_argument("--cli-rounds", type=int, default=3)
+    ap.add_argument("--cli-warmup", type=int, default=1)
     ap.add_argument("--output", type=Path, default=BENCH_DIR / "RESULTS.md")
     args = ap.parse_args(argv)
 
     if args.connect_only:
         return _replace_connect_section(args)
+    if args.cli_only:
+        return _replace_cli_section(args)
     queries = parse_queries(args.queries)
     require_data(SMALL_DIR, "data")
     big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else None
@@ -198,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                 ex = execution.run(spark, queries, plans, bench_dir, args.rounds, args.warmup)
     finally:
         spark.stop()
+    cli = None if args.skip_cli else _cli_section(args, bench_dir)
     connect = None if args.skip_connect else _connect_section(args)
     env["load average at end (1/5/15 min)"] = _loadavg()
     env["total bench time"] = f"{time.perf_counter() - started:.0f} s"
@@ -227,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         out.append("| (b) execution sf1 | not run (--skip-execution) | <= 1.05 |")
+    if cli is not None:
+        out.append(_cli_row(cli, bench_dir))
     if connect is not None:
         out += _connect_rows(connect)
     out += [
@@ -261,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         f"## (a) Translation time ({bench_dir.name})",
         "",
         f"Median of {args.translation_runs} warm runs after {args.translation_warmup} warm-up, milliseconds. "
-        "ours = `SubstraitConsumer(spark, plan, TableMapResolver.from_tables_dir(...)).root(0)`; "
+        "ours = what `run` does for a root before executing it: `SubstraitConsumer(spark, plan, "
+        "TableMapResolver.from_tables_dir(...)).root(0)` and its output columns; "
         "sql = `spark.sql(text)` (parse + analyze) over temp views.",
         "",
         translation.markdown(tr),
@@ -281,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         out += [execution.markdown(ex, args.rounds, args.warmup), "", s_ex.footer(), ""]
     else:
         out += ["Not run (`--skip-execution`).", ""]
+    if cli is not None:
+        out += [cli["markdown"].rstrip(), ""]
     kept = section(args.output.read_text(encoding="utf-8"), ROWLEVEL_HEADING) if args.output.exists() else None
     if kept is not None:  # written by bench/rowlevel.py (its own Iceberg session): kept as it is
         out += [kept]

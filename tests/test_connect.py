@@ -167,6 +167,33 @@ def test_run_report_counts_rows_and_names_the_connect_session(spark, corpus, tpc
         assert connect["operation_ids"] is None
 
 
+def test_a_run_reports_the_roots_columns_without_an_analysis_round_trip(spark, corpus, tpch_dir, monkeypatch):
+    """The report's columns are the names the consumer attached, the ones Spark gives the DataFrame; on Spark
+    Connect the run asks the server nothing about the plan before it executes the root (the server analyzes the
+    plan once, when it runs it: `df.columns`, or the 4.x client's `isStreaming` check when the run observes the
+    row count, would each be an AnalyzePlan call as long as translating the plan)."""
+    from substrait_spark import TableMapResolver, load_plan, run_plan, to_dataframe
+    from substrait_spark.consumer.translation import plan_record
+
+    plan = str(corpus / "ibm-substrait-compliance-tpch" / "q03.json")
+    resolver = TableMapResolver.from_tables_dir(str(tpch_dir))
+    expected = list(to_dataframe(load_plan(plan), spark, resolver).columns)
+    schema_requests: list[str] = []
+    monkeypatch.delenv(plan_record.ENV, raising=False)  # the suite's plan check explains each root it records
+    if current_mode() is SparkMode.CONNECT:
+        analyze = spark.client._analyze
+
+        def counted(method: str, **kwargs):
+            schema_requests.append(method)
+            return analyze(method, **kwargs)
+
+        monkeypatch.setattr(spark.client, "_analyze", counted)
+    report = run_plan(plan, spark=spark, catalogs=resolver, output="discard")
+    assert report.status == "success"
+    assert report.outputs[0].columns == expected == ["L_ORDERKEY", "REVENUE", "O_ORDERDATE", "O_SHIPPRIORITY"]
+    assert schema_requests == []
+
+
 @pytest.mark.corpus
 def test_the_cli_in_process_runs_on_the_callers_session_and_leaves_it_open(
     spark, corpus, tpch_dir, q06_revenue, tmp_path, capsys

@@ -41,9 +41,11 @@ def engine_settings(spark: Any) -> Iterator[None]:
     """`ENGINE_CONF` on `spark` inside the block, the session's own values restored after: a plan gives the
     spec's results whatever the session says (classic Spark fixes the semantics while translating, Spark Connect
     when it analyzes, at execution: the block spans both)."""
-    saved: dict[str, str | None] = {}
+    saved: dict[str, str] = {}
     for key, value in ENGINE_CONF.items():
-        current = spark.conf.get(key, None)
+        # The value in effect (its default when unset): one round trip, and none more when it already holds —
+        # a classic translation pays each (~1 ms; Spark SQL's own parse + analysis takes 10-20 ms).
+        current = spark.conf.get(key)
         if current != value:
             saved[key] = current
             spark.conf.set(key, value)
@@ -51,10 +53,7 @@ def engine_settings(spark: Any) -> Iterator[None]:
         yield
     finally:
         for key, before in saved.items():
-            if before is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, before)
+            spark.conf.set(key, before)
 
 
 def is_connect(obj: Any) -> bool:

@@ -8,12 +8,13 @@ pinned to snapshot ids), so the numbers are too, at the cost of a second scan. U
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, Protocol
 
 from pyspark.sql import Column, DataFrame, Observation
 
-from .clients import reads_observations
+from .clients import is_connect, reads_observations
 
 _ids = itertools.count()
 
@@ -47,4 +48,16 @@ def observed(df: DataFrame, **metrics: Column) -> tuple[DataFrame, Metrics]:
     if not reads_observations(df):
         return df, _Recount(df, named)
     obs = Observation(f"substrait_metrics_{next(_ids)}")
-    return df.observe(obs, *named), obs
+    return _batch(df).observe(obs, *named), obs
+
+
+def _batch(df: DataFrame) -> DataFrame:
+    """`df`, known to be a batch DataFrame. pyspark 4's Connect client asks the server whether a DataFrame is
+    streaming before it observes it (`isStreaming`: an AnalyzePlan call, in which the server analyzes the whole
+    plan — as long as building it took — before the run executes it and analyzes it anyway). A run's DataFrames
+    read batch sources only (`spark.read`, `spark.table`); a streaming one still fails its batch action, in Spark's
+    words. `isStreaming` is a cached property of the Connect DataFrame: its answer is given here, without the
+    round trip (nothing to give on classic Spark, where it is a JVM field)."""
+    if is_connect(df) and isinstance(vars(type(df)).get("isStreaming"), functools.cached_property):
+        vars(df)["isStreaming"] = False
+    return df

@@ -1,0 +1,177 @@
+"""Benchmark (e): a one-off CLI run's overhead beyond Spark's own work, at sf1.
+
+Per query, alternating, each in a process of its own (what a scheduler's task pays, JVM start included):
+
+* ours: ``substrait-spark run qNN.json --tables-dir DIR`` — load and check the plan, start Spark, open the tables,
+  translate, run, print every row (the CLI's default output);
+* bare: ``bench/bare_query.py`` — the same query as a hand-written PySpark script: start Spark with the CLI's own
+  session settings, ``spark.read.parquet`` each table as a temp view, ``spark.sql(text)``, collect and print.
+
+Both start the same Spark, read the same files and run the same physical plan (section (c)); the difference of
+their wall times is what the CLI adds: its imports, plan loading, policy and feature checks, table resolution,
+translation and the run report. Target: < 1 s. Reported with the bare script's own breakdown (Python imports,
+Spark start-up, temp views, query) and the load average.
+
+    .venv/bin/python bench/cli.py [--tables-dir .data/tpch/sf1] [--queries 1,3,6] [--rounds 3] [--warmup 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import BENCH_DIR, SF1_DIR, SMALL_DIR, TPCH_TABLES, log, median, parse_queries, plan_path, qname, sql_text
+
+HEADING = "## (e) CLI overhead: `substrait-spark run` vs a bare PySpark script"
+TARGET_S = 1.0
+DEFAULT_QUERIES = "1,3,6"
+
+
+@dataclass
+class CliResult:
+    query: int
+    ours_s: list[float] = field(default_factory=list)
+    bare_s: list[float] = field(default_factory=list)
+    bare_parts: list[dict[str, float]] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def overhead(self) -> float:
+        return median(self.ours_s) - median(self.bare_s)
+
+    def part(self, key: str) -> float:
+        return median([p[key] for p in self.bare_parts])
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+
+
+def _wall(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=_env(), check=False)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"exit {done.returncode}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return seconds, done.stdout
+
+
+def _tables_of(text: str) -> list[str]:
+    """The TPC-H tables a query's SQL reads (the bare script opens those, as the CLI opens the plan's)."""
+    return [t for t in TPCH_TABLES if re.search(rf"\b{t}\b", text, re.IGNORECASE)]
+
+
+def run(queries: list[int], tables_dir: Path, rounds: int = 3, warmup: int = 1) -> list[CliResult]:
+    from substrait_spark.hooks.spark import DEFAULT_CONF  # the CLI's session settings, for the bare script too
+
+    conf = json.dumps(DEFAULT_CONF)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
+        for q in queries:
+            r = CliResult(q)
+            sql = Path(tmp) / f"{qname(q)}.sql"
+            sql.write_text(sql_text(q), encoding="utf-8")
+            ours = [_bin("substrait-spark"), "run", str(plan_path(q)), "--tables-dir", str(tables_dir)]
+            bare = [sys.executable, str(BENCH_DIR / "bare_query.py"), "--tables-dir", str(tables_dir)]
+            bare += ["--sql-file", str(sql), "--conf", conf, "--tables", ",".join(_tables_of(sql.read_text()))]
+            try:
+                for i in range(warmup + rounds):
+                    o, _ = _wall(ours)
+                    b, out = _wall(bare)
+                    if i >= warmup:
+                        r.ours_s.append(o)
+                        r.bare_s.append(b)
+                        r.bare_parts.append(json.loads(out.strip().splitlines()[-1]))
+            except (RuntimeError, ValueError) as exc:
+                r.error = str(exc)[:200]
+            log(f"cli {qname(q)}: ours {median(r.ours_s):.2f} s, bare {median(r.bare_s):.2f} s {r.error}")
+            results.append(r)
+    return results
+
+
+def summary(results: list[CliResult]) -> dict[str, float]:
+    ok = [r for r in results if not r.error and r.ours_s]
+    return {
+        "median_overhead_s": median([r.overhead for r in ok]),
+        "max_overhead_s": max((r.overhead for r in ok), default=float("nan")),
+        "failed": float(len(results) - len(ok)),
+    }
+
+
+def markdown(results: list[CliResult], rounds: int, warmup: int, tables_dir: Path, loads: tuple[str, str]) -> str:
+    s = summary(results)
+    met = s["max_overhead_s"] < TARGET_S and not s["failed"]
+    lines = [
+        HEADING,
+        "",
+        f"Generated by `bench/cli.py` (also run by `run_all.py`). Data: {tables_dir.name}. Per query, alternating, "
+        "each a process of its own: ours = `substrait-spark run qNN.json --tables-dir DIR` (rows printed); bare = "
+        "`bench/bare_query.py`, the same query as a hand-written PySpark script with the CLI's session settings "
+        "(`spark.read.parquet` temp views of the tables the query reads, `spark.sql(text)`, rows collected and "
+        "printed). Overhead = median wall time ours - median wall time bare: what the CLI adds beyond Spark's "
+        "start-up and the query's execution, "
+        f"which both pay. {rounds} timed round(s) after {warmup} warm-up, seconds.",
+        "",
+        f"Largest overhead: **{s['max_overhead_s']:.2f} s** (target < {TARGET_S:.0f} s: {'met' if met else 'NOT met'}"
+        f"); median {s['median_overhead_s']:.2f} s." + (f" **{int(s['failed'])} failed.**" if s["failed"] else ""),
+        "",
+        "| query | ours wall s | bare wall s | overhead s | bare: imports s | bare: Spark start-up s | "
+        "bare: temp views s | bare: query s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        if r.error and not r.ours_s:
+            lines.append(f"| {qname(r.query)} | error: {r.error} | | | | | | |")
+            continue
+        lines.append(
+            f"| {qname(r.query)} | {median(r.ours_s):.2f} | {median(r.bare_s):.2f} | {r.overhead:.2f} | "
+            f"{r.part('import_s'):.2f} | {r.part('spark_start_s'):.2f} | {r.part('views_s'):.2f} | "
+            f"{r.part('query_s'):.2f} |"
+        )
+    lines += ["", f"_Load average (1/5/15 min) before {loads[0]}, after {loads[1]}._"]
+    return "\n".join(lines)
+
+
+def _loadavg() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def measure(queries: list[int], tables_dir: Path, rounds: int, warmup: int) -> tuple[str, dict[str, float]]:
+    """The section's Markdown and summary."""
+    before = _loadavg()
+    results = run(queries, tables_dir, rounds, warmup)
+    return markdown(results, rounds, warmup, tables_dir, (before, _loadavg())), summary(results)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables-dir", type=Path, default=SF1_DIR if SF1_DIR.is_dir() else SMALL_DIR)
+    ap.add_argument("--queries", default=DEFAULT_QUERIES)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--summary", type=Path, help="write the summary figures here as JSON")
+    args = ap.parse_args(argv)
+    text, s = measure(parse_queries(args.queries), args.tables_dir.resolve(), args.rounds, args.warmup)
+    print(text)
+    if args.summary:
+        args.summary.write_text(json.dumps(s) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
