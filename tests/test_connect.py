@@ -188,7 +188,7 @@ def test_a_run_reports_the_roots_columns_without_an_analysis_round_trip(spark, c
             return analyze(method, **kwargs)
 
         monkeypatch.setattr(spark.client, "_analyze", counted)
-    report = run_plan(plan, spark=spark, catalogs=resolver, output="discard")
+    report = run_plan(plan, spark=spark, catalogs=resolver)  # rows counted, not kept
     assert report.status == "success"
     assert report.outputs[0].columns == expected == ["L_ORDERKEY", "REVENUE", "O_ORDERDATE", "O_SHIPPRIORITY"]
     assert schema_requests == []
