@@ -37,7 +37,8 @@ _SIGNED_INTS: dict[tuple[str, int], T.DataType] = {
     ("INT32", 32): T.IntegerType(),
     ("INT64", 64): T.LongType(),
 }
-_DECIMAL_PHYSICAL = ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY")
+# The largest decimal precision each physical type may hold (Spark refuses a file that declares more).
+_DECIMAL_PRECISION = {"INT32": 9, "INT64": 18, "FIXED_LEN_BYTE_ARRAY": 38, "BYTE_ARRAY": 38}
 
 
 def local_files(uri: str) -> list[Path] | None:
@@ -96,7 +97,7 @@ def _schema(parquet_schema) -> T.StructType | None:
 
 def _spark_type(physical: str, logical: dict) -> T.DataType | None:
     kind = logical.get("Type", "None")
-    if kind == "Decimal" and physical in _DECIMAL_PHYSICAL and 0 < logical["precision"] <= 38:
+    if kind == "Decimal" and 0 < logical["precision"] <= _DECIMAL_PRECISION.get(physical, 0):
         return T.DecimalType(logical["precision"], logical["scale"])
     if kind == "Int":
         return _SIGNED_INTS.get((physical, logical["bitWidth"])) if logical["isSigned"] else None
