@@ -49,6 +49,7 @@ _PLAN_TYPES = "the plan's decimal literals, casts to its declared decimal types 
 SQL_OVERRIDES = {
     1: ("ibm/q01.sql", f"IBM's plan filters l_shipdate <= date '1998-09-01' (TPC-H: 1998-09-02); {_PLAN_TYPES}"),
     3: ("ibm/q03.sql", _PLAN_TYPES),
+    4: ("ibm/q04.sql", _PLAN_TYPES),
     5: ("ibm/q05.sql", _PLAN_TYPES),
     6: ("ibm/q06.sql", _PLAN_TYPES),
     10: ("ibm/q10.sql", _PLAN_TYPES),
@@ -63,6 +64,7 @@ SQL_OVERRIDES = {
     18: ("ibm/q18.sql", _PLAN_TYPES),
     19: ("ibm/q19.sql", _PLAN_TYPES),
     20: ("ibm/q20.sql", _PLAN_TYPES),
+    22: ("ibm/q22.sql", _PLAN_TYPES),
 }
 
 

@@ -317,11 +317,10 @@ def counts(results: list[PlanComparison]) -> dict[str, int]:
 
 def markdown(results: list[PlanComparison]) -> str:
     c = counts(results)
-    same = c["identical"] + c["same shape"]
     lines = [
-        f"Same plan shape: **{same} of {len(results)}** (identical modulo names/ids: {c['identical']}; "
-        f"same shape, expressions differ: {c['same shape']}); same shape except Project nodes: "
-        f"{c['same shape except Project']}; different: {c['different']}; errors: {c['error']}.",
+        f"Identical physical plan (the whole text, expression ids and names normalised): **{c['identical']} of "
+        f"{len(results)}**. The others: same shape, expressions differ: {c['same shape']}; same shape except "
+        f"Project nodes: {c['same shape except Project']}; different: {c['different']}; errors: {c['error']}.",
         "",
         "| query | verdict | nodes ours / sql | first difference |",
         "|---|---|---:|---|",

@@ -284,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     if connect is not None:
         out += _connect_rows(connect)
     out += [
-        f"| (c) same physical plan shape | {pl_c['identical'] + pl_c['same shape']} of {len(pl)} "
-        f"(+{pl_c['same shape except Project']} same except Project nodes) | — |",
+        f"| (c) identical physical plan (ids and names normalised) | {pl_c['identical']} of {len(pl)} "
+        f"(+{pl_c['same shape']} same shape, {pl_c['same shape except Project']} same except Project nodes) "
+        "| >= 20 |",
         f"| SQL returns the plan's result (sf0.01) | {n_ok} of {len(verified)} | all |",
         "",
         "## Machine and versions",

@@ -7,8 +7,9 @@ disjunct by disjunct. Both mean the same, NULLs included: a NULL `x` makes every
 with no match, a NULL item makes both NULL, otherwise both are false.
 
 The rewrite applies only when the `or` and every `equal` are the functions our handler tables would call for
-them (a registry may override either), every disjunct compares the same field reference (or cast of one) with a
-literal of the field's own type (no coercion that `In` could resolve differently), and there are at least two items.
+them (a registry may override either), every disjunct compares the same expression (a field reference, a cast
+of one, a deterministic function of fields and literals) with a literal of that expression's own type (no
+coercion that `In` could resolve differently), and there are at least two items.
 """
 
 from __future__ import annotations
@@ -81,18 +82,35 @@ def _field_and_literal(cx: SubstraitConsumer, e: Expression, path: str) -> tuple
     if args is None or len(args) != 2:
         return None
     first, second = args
-    if _is_field(first[0]) and second[0].WhichOneof("rex_type") == "literal":
+    if _is_field(cx, first[0]) and second[0].WhichOneof("rex_type") == "literal":
         return first, second
-    if first[0].WhichOneof("rex_type") == "literal" and _is_field(second[0]):
+    if first[0].WhichOneof("rex_type") == "literal" and _is_field(cx, second[0]):
         return second, first
     return None
 
 
-def _is_field(e: Expression) -> bool:
-    """A field reference, or a cast of one (Calcite casts a CHAR column to the literal's VARCHAR)."""
-    while e.WhichOneof("rex_type") == "cast":
-        e = e.cast.input
-    return e.WhichOneof("rex_type") == "selection"
+# Functions of a row's values only (the same on every evaluation), which a subject may apply to its fields.
+_DETERMINISTIC = frozenset({"substring", "substr", "upper", "lower", "trim", "ltrim", "rtrim", "extract", "concat"})
+
+
+def _is_field(cx: SubstraitConsumer, e: Expression) -> bool:
+    """A field reference, a cast of one (Calcite casts a CHAR column to the literal's VARCHAR), or a deterministic
+    function of one and literals (`substring(c_phone, 1, 2)`): an expression whose value the IN reads once."""
+    kind = e.WhichOneof("rex_type")
+    if kind == "selection":
+        return True
+    if kind == "cast":
+        return _is_field(cx, e.cast.input)
+    if kind != "scalar_function":
+        return False
+    ref = cx.extensions.functions.get(e.scalar_function.function_reference)
+    args = _values(e.scalar_function, "")
+    if ref is None or ref.base not in _DETERMINISTIC or args is None:
+        return False
+    kinds = [a.WhichOneof("rex_type") for a, _ in args]
+    return all(k == "literal" or _is_field(cx, a) for (a, _), k in zip(args, kinds, strict=True)) and any(
+        k != "literal" for k in kinds
+    )
 
 
 def in_list(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope: Scope, path: str) -> Typed | None:

@@ -116,11 +116,27 @@ class Pending:
 
     `inner` names the body's columns it reads (they travel up as hidden columns); `equality` holds the inner
     column name when the predicate is `inner = <outer expression>`, which lets an aggregate absorb it as a key.
+    `comparison` is set when the predicate compares an inner column with an outer one, both plain columns of
+    one type: then it can stand inside Spark's own EXISTS subquery (`subqueries.py`).
     """
 
     cond: Column
     inner: tuple[str, ...]
     equality: str | None = None
+    comparison: ColumnComparison | None = None
+
+
+@dataclass(frozen=True)
+class ColumnComparison:
+    """`left op right` over two columns by name, one of them the enclosing query's (`outer`)."""
+
+    left: str
+    op: str  # a Spark SQL comparison operator
+    right: str
+    outer: str
+
+    def sql(self) -> str:
+        return f"{quote(self.left)} {self.op} {quote(self.right)}"
 
 
 @dataclass(frozen=True)

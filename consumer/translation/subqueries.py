@@ -239,6 +239,9 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return None
         host, body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
+        native = _spark_exists(cx, host, body, negated)
+        if native is not None:
+            return native
         return _semi_or_anti(host, body, conjunction(_pending(body)), "left_anti" if negated else "left_semi")
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
@@ -285,6 +288,25 @@ def _spark_in(
     right = ", ".join(quote(n) for n in body.names)
     needle = left if len(names) == 1 else f"({left})"
     return host.over(host.frame.filter(F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")))
+
+
+def _spark_exists(cx: SubstraitConsumer, host: Relation, body: Relation, negated: bool) -> Relation | None:
+    """A correlated (NOT) EXISTS whose correlated predicates all compare a body column with a host column (see
+    `Pending.comparison`) as Spark SQL's own EXISTS subquery over a per-run temp view of the body; None when it
+    is not one. As for IN (`_spark_in`): Spark decorrelates it into the same semi or anti join, after inferring
+    filters, so the plan is the one Spark SQL runs for the same WHERE clause."""
+    comparisons = [p.comparison for p in body.pending]
+    if not comparisons or any(c is None for c in comparisons):
+        return None
+    frame_columns = set(host.columns())
+    computed = host.projection.exprs if host.projection is not None else {}
+    if any(c.outer not in frame_columns or c.outer in computed for c in comparisons if c is not None):
+        return None
+    body = body.materialized()  # its columns and the hidden ones the predicates read
+    view = cx.register_view(body.df)
+    where = " AND ".join(c.sql() for c in comparisons if c is not None)
+    exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
+    return host.over(host.frame.filter(exists))
 
 
 def _host_column(host: Relation, e: alg.Expression) -> str | None:

@@ -7,11 +7,14 @@ import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ...errors import UnsupportedFeatureError
 from ...walk import contains, local_fields, reference_levels, value_args
-from ..relation import Pending, Projection, Relation, column
+from ..functions import lookup
+from ..functions.comparison import COMPARISON
+from ..relation import ColumnComparison, Pending, Projection, Relation, column
 from ..scope import Scope, Truth
 from ..subqueries import conjunct_paths, predicate_truth, try_filter_conjunct
 
@@ -100,7 +103,58 @@ def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, 
     inner = tuple(dict.fromkeys(scope.rel.names[i] for i in local_fields(c)))
     position = equality_key_position(cx, c)
     equality = scope.rel.names[position] if position is not None else None
-    return Pending(cx.expression(c, scope, path).col, inner, equality)
+    return Pending(cx.expression(c, scope, path).col, inner, equality, column_comparison(cx, c, scope))
+
+
+# Comparison handlers Spark SQL writes with an operator, by that operator.
+_SQL_OPERATORS = {"equal": "=", "not_equal": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
+
+
+def column_comparison(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> ColumnComparison | None:
+    """`c` as a comparison of a plain column of `scope.rel` with a plain column of the enclosing query (one level
+    out), both of one type and named as they stand in their frames; None for any other predicate."""
+    if c.WhichOneof("rex_type") != "scalar_function":
+        return None
+    fn = c.scalar_function
+    ref = cx.extensions.functions.get(fn.function_reference)
+    op = _SQL_OPERATORS.get(ref.base) if ref is not None else None
+    args = value_args(fn)
+    if op is None or ref is None or len(args) != 2 or lookup(cx.scalar_functions, ref) is not COMPARISON[ref.base]:
+        return None
+    host = scope.up(1)
+    sides = [
+        _column_of(scope.rel, a, local=True) or _column_of(host.rel if host else None, a, local=False) for a in args
+    ]
+    if any(s is None for s in sides):
+        return None
+    (left, left_type, left_local), (right, right_type, right_local) = sides  # type: ignore[misc]
+    if left_local == right_local or left_type != right_type:
+        return None
+    return ColumnComparison(left, op, right, right if left_local else left)
+
+
+def _column_of(rel: Relation | None, e: alg.Expression, local: bool) -> tuple[str, T.DataType, bool] | None:
+    """(name, type, local) of the frame column `e` reads in `rel` (a plain field reference, local or one level
+    out as `local` says, that is no pending expression), or None."""
+    if rel is None or e.WhichOneof("rex_type") != "selection":
+        return None
+    sel = e.selection
+    if local and not _plain_local_field(e):
+        return None
+    if not local:
+        if sel.WhichOneof("root_type") != "outer_reference" or sel.outer_reference.steps_out != 1:
+            return None
+        if sel.direct_reference.struct_field.HasField("child"):
+            return None
+    if sel.direct_reference.WhichOneof("reference_type") != "struct_field":
+        return None
+    i = sel.direct_reference.struct_field.field
+    if not 0 <= i < len(rel.names):
+        return None
+    name = rel.names[i]
+    if rel.projection is not None and name in rel.projection.exprs:
+        return None
+    return name, rel.types[i], local
 
 
 def equality_key_position(cx, c: alg.Expression) -> int | None:
