@@ -207,6 +207,12 @@ def datafusion_plan_files(tables_dir: Path = SMALL_DIR) -> dict[int, Path]:
     return {q: made[tpch_name(q)].plan for q in QUERIES}  # type: ignore[misc]
 
 
+# Where DataFusion's plan is not the query of the SQL it was written from: the SQL that is, and why.
+DATAFUSION_SQL_OVERRIDES = {
+    16: ("datafusion/q16.sql", "NOT IN written as a plain LEFT ANTI join: NOT EXISTS"),
+}
+
+
 def _datafusion() -> PlanSet:
     _tests_on_path()
     from producers import datafusion_plans
@@ -216,7 +222,8 @@ def _datafusion() -> PlanSet:
         SetKey.DATAFUSION,
         f"DataFusion {version}",
         datafusion_plan_files(),
-        {q: SQL_DIR / "standard" / f"{qname(q)}.sql" for q in QUERIES},
+        {q: SQL_DIR / DATAFUSION_SQL_OVERRIDES.get(q, (f"standard/{qname(q)}.sql", ""))[0] for q in QUERIES},
+        {q: why for q, (_, why) in DATAFUSION_SQL_OVERRIDES.items()},
         source=f".data/producers/datafusion-{version}/tpch-qNN.bin (from tests/tpch_sql/standard at sf0.01)",
         null_order=NullOrder.HIGH,
     )
