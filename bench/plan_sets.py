@@ -217,6 +217,8 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
     SetKey.ISTHMUS: {
         **{q: (f"consumer-testing/isthmus-{qname(q)}.sql", _CALCITE_TYPES) for q in _ISTHMUS_TYPED},
         12: ("consumer-testing/isthmus-q12.sql", f"{_CALCITE_TYPES}; IN for an OR of equalities"),
+        18: ("consumer-testing/isthmus-q18.sql", "an alias for the unnamed sum(l_quantity) output (the plan names it)"),
+        20: ("consumer-testing/isthmus-q20.sql", _CALCITE_TYPES),
     },
     SetKey.DATAFUSION: {16: ("datafusion/q16.sql", "NOT IN written as a plain LEFT ANTI join: NOT EXISTS")},
 }

@@ -99,6 +99,9 @@ def parse_tree(plan_text: str) -> Node | None:
 # --------------------------------------------------------------------------------------------------
 
 _ATTR = re.compile(r"\b[A-Za-z_][\w$]*#\d+L?\b")  # l_quantity#12, _s3#55L, sum#304
+# A name Spark generates from an aggregate's text (HAVING sum(l_quantity) > 300: `sum(l_quantity#12)#707`), once
+# the attributes inside are erased: a name like any other.
+_GENERATED = re.compile(r"\b[A-Za-z_]\w*\(#(?:, #)*\)#\d+L?\b")
 _IDS = [
     (re.compile(r"plan_id=\d+"), "plan_id=?"),
     (re.compile(r"\[id=#\d+\]"), "[id=?]"),
@@ -115,7 +118,7 @@ def normalise_text(text: str) -> str:
     """Expression ids and attribute/alias names erased (a rename is a name too); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    return _RENAME.sub("#", _ATTR.sub("#", text))
+    return _RENAME.sub("#", _GENERATED.sub("#", _ATTR.sub("#", text)))
 
 
 def _bracket(text: str, key: str) -> str | None:
