@@ -220,6 +220,13 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
         18: ("consumer-testing/isthmus-q18.sql", "an alias for the unnamed sum(l_quantity) output (the plan names it)"),
         20: ("consumer-testing/isthmus-q20.sql", _CALCITE_TYPES),
     },
+    SetKey.DUCKDB: {
+        6: ("consumer-testing/duckdb-q06.sql", "the decimal(18,4) DuckDB declares; the filter's conjuncts as written")
+    },
+    SetKey.IBIS: {
+        q: (f"ibis/typed-{qname(q)}.sql", "the decimal(15,2) ibis declares for every decimal result")
+        for q in (3, 5, 10, 14, 19)
+    },
     SetKey.DATAFUSION: {16: ("datafusion/q16.sql", "NOT IN written as a plain LEFT ANTI join: NOT EXISTS")},
 }
 
