@@ -87,6 +87,24 @@ def sql_text(q: int) -> str:
     return "\n".join(lines).strip().rstrip(";")
 
 
+def split_top(s: str) -> list[str]:
+    """Split on commas outside brackets/parentheses."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
 def parse_queries(spec: str | None) -> list[int]:
     """``"1,3,5-7"`` -> [1, 3, 5, 6, 7]; None or "" -> all 22."""
     if not spec:
@@ -179,6 +197,16 @@ def translated(spark, plan, resolver) -> Iterator[Any]:
         c.close()
 
 
+def repo_relative(p: Path) -> str:
+    """`p` relative to the repository (as RESULTS.md names files), `corpus/...` in the corpus, else as given."""
+    for root, prefix in ((REPO_ROOT, ""), (CORPUS_DIR.resolve(), "corpus/")):
+        try:
+            return prefix + str(p.resolve().relative_to(root))
+        except ValueError:
+            continue
+    return str(p)
+
+
 def first_line(exc: BaseException, limit: int = 200) -> str:
     text = f"{type(exc).__name__}: {exc}".strip().splitlines()[0] if str(exc) else type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -197,8 +225,15 @@ def _assert_same_result():
     return assert_same_result
 
 
-def verify_same_query(spark, queries: list[int], plans: dict[int, Any], tables_dir: Path = SMALL_DIR) -> dict[int, str]:
-    """Run plan and SQL of each query at ``tables_dir`` (sf0.01) and compare the results.
+def verify_same_query(
+    spark,
+    queries: list[int],
+    plans: dict[int, Any],
+    tables_dir: Path = SMALL_DIR,
+    sql_for: Callable[[int], str] = sql_text,
+) -> dict[int, str]:
+    """Run plan and SQL (``sql_for(q)``; IBM's by default) of each query at ``tables_dir`` (sf0.01) and compare
+    the results.
 
     Returns query -> "ok" or a one-line reason. Leaves the temp views pointing at ``tables_dir``.
     """
@@ -208,7 +243,7 @@ def verify_same_query(spark, queries: list[int], plans: dict[int, Any], tables_d
     out: dict[int, str] = {}
     for q in queries:
         try:
-            expected = spark.sql(sql_text(q))
+            expected = spark.sql(sql_for(q))
             e_rows = [tuple(r) for r in expected.collect()]
         except Exception as exc:
             out[q] = f"SQL failed: {first_line(exc)}"

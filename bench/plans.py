@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,15 +37,18 @@ from common import (
     SF1_DIR,
     SMALL_DIR,
     first_line,
-    load_plans,
     parse_queries,
     qname,
     register_views,
+    repo_relative,
     resolver_for,
     spark_session,
+    split_top,
     sql_text,
     translated,
+    verify_same_query,
 )
+from plan_sets import PlanSet, SetKey, plan_set
 
 # --------------------------------------------------------------------------------------------------
 # Plan text -> tree
@@ -95,6 +99,9 @@ def parse_tree(plan_text: str) -> Node | None:
 # --------------------------------------------------------------------------------------------------
 
 _ATTR = re.compile(r"\b[A-Za-z_][\w$]*#\d+L?\b")  # l_quantity#12, _s3#55L, sum#304
+# A name Spark generates from an aggregate's text (HAVING sum(l_quantity) > 300: `sum(l_quantity#12)#707`), once
+# the attributes inside are erased: a name like any other.
+_GENERATED = re.compile(r"\b[A-Za-z_]\w*\(#(?:, #)*\)#\d+L?\b")
 _IDS = [
     (re.compile(r"plan_id=\d+"), "plan_id=?"),
     (re.compile(r"\[id=#\d+\]"), "[id=?]"),
@@ -111,25 +118,7 @@ def normalise_text(text: str) -> str:
     """Expression ids and attribute/alias names erased (a rename is a name too); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    return _RENAME.sub("#", _ATTR.sub("#", text))
-
-
-def split_top(s: str) -> list[str]:
-    """Split on commas outside brackets/parentheses."""
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
+    return _RENAME.sub("#", _GENERATED.sub("#", _ATTR.sub("#", text)))
 
 
 def _bracket(text: str, key: str) -> str | None:
@@ -281,14 +270,17 @@ def physical_plan(df) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 
 
-def run(spark, queries: list[int], plans: dict, tables_dir: Path) -> list[PlanComparison]:
+def run(
+    spark, queries: list[int], plans: dict, tables_dir: Path, sql_for: Callable[[int], str] = sql_text
+) -> list[PlanComparison]:
+    """Compare our plan of each query with Spark SQL's for ``sql_for(q)`` (IBM's SQL by default)."""
     register_views(spark, tables_dir)
     resolver = resolver_for(tables_dir)
     out = []
     for q in queries:
         r = PlanComparison(q)
         try:
-            r.sql_plan = physical_plan(spark.sql(sql_text(q)))
+            r.sql_plan = physical_plan(spark.sql(sql_for(q)))
         except Exception as exc:
             r.verdict, r.note = "error", f"SQL: {first_line(exc)}"
             out.append(r)
@@ -331,22 +323,74 @@ def markdown(results: list[PlanComparison]) -> str:
     return "\n".join(lines)
 
 
+def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int, str]) -> str:
+    """One producer's section: identical N of the plans compared, what is absent or not compared and why, which
+    SQL states which plan's query, and the per-query table with the sf0.01 result check."""
+    c = counts(results)
+    lines = [
+        f"Identical optimized physical plan (modulo names/ids): **{c['identical']} of {len(results)}** compared "
+        f"({len(ps.plans)} of 22 TPC-H queries have a plan here that is compared); same shape, expressions differ: "
+        f"{c['same shape']}; same shape except Project nodes: {c['same shape except Project']}; "
+        f"different: {c['different']}; errors: {c['error']}.",
+        "",
+        f"Plans: `{ps.source}`.",
+    ]
+    if ps.absent:
+        lines.append(f"No plan: {', '.join(qname(q) for q in ps.absent)}.")
+    lines += [f"Not compared, {qname(q)}: {why}." for q, why in sorted(ps.excluded.items())]
+    if ps.null_order is not None:
+        lines.append(
+            f"ORDER BY keys: with the null order these plans state on every sort field ({ps.null_order.value}: "
+            f"ASC {ps.null_order.clause('asc')}, DESC {ps.null_order.clause('desc')}; "
+            "tests/test_bench_plan_sets.py checks it against the plans), not Spark SQL's default."
+        )
+    folders = ", ".join(sorted({f"`{repo_relative(p.parent)}`" for p in ps.sql.values()}))
+    notes = "; ".join(f"{qname(q)} `{repo_relative(ps.sql[q])}` ({why})" for q, why in sorted(ps.sql_notes.items()))
+    lines.append(f"SQL: {folders}; where the SQL is not the set's usual text: {notes or 'none'}.")
+    lines += [
+        "",
+        "| query | same result as SQL (sf0.01) | verdict | nodes ours / sql | first difference |",
+        "|---|---|---|---:|---|",
+    ]
+    for r in results:
+        note = r.note.replace("|", "\\|")
+        ok = verified.get(r.query, "not checked").replace("|", "/")
+        lines.append(f"| {qname(r.query)} | {ok} | {r.verdict} | {r.ours_nodes} / {r.sql_nodes} | {note} |")
+    return "\n".join(lines)
+
+
+def compare_set(spark, ps: PlanSet, queries: list[int], tables_dir: Path) -> tuple[list[PlanComparison], dict]:
+    """Check each SQL returns its plan's result at sf0.01, then compare the plans at `tables_dir`."""
+    queries = [q for q in queries if q in ps.plans]
+    plans = ps.load_plans(queries)
+    verified = verify_same_query(spark, queries, plans, SMALL_DIR, ps.sql_text)
+    return run(spark, queries, plans, tables_dir, ps.sql_text), verified
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tables-dir", type=Path, default=SF1_DIR if SF1_DIR.is_dir() else SMALL_DIR)
     ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
     ap.add_argument("--show", help="print both physical plans of these queries, e.g. 5,21")
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        choices=[k.value for k in SetKey],
+        help="the producer's plan set (repeatable; default ibm)",
+    )
     args = ap.parse_args(argv)
     queries = parse_queries(args.queries)
     show = set(parse_queries(args.show)) if args.show else set()
     spark = spark_session()
     try:
-        plans = load_plans(queries)
-        results = run(spark, queries, plans, args.tables_dir)
-        for r in results:
-            if r.query in show:
-                print(f"==== {qname(r.query)} ours\n{r.ours_plan}\n==== {qname(r.query)} sql\n{r.sql_plan}\n")
-        print(markdown(results))
+        for key in args.sets or [SetKey.IBM.value]:
+            ps = plan_set(key)
+            results, verified = compare_set(spark, ps, queries, args.tables_dir)
+            for r in results:
+                if r.query in show:
+                    print(f"==== {key} {qname(r.query)} ours\n{r.ours_plan}\n==== {qname(r.query)} sql\n{r.sql_plan}\n")
+            print(f"### {ps.title}\n\n{set_markdown(ps, results, verified)}\n")
     finally:
         spark.stop()
     return 0

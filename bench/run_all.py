@@ -44,12 +44,14 @@ from common import (
     plan_path,
     qname,
     replace_section,
+    repo_relative,
     require_data,
     section,
     spark_session,
     sql_path,
     verify_same_query,
 )
+from plan_sets import SetKey, plan_set
 
 
 def _loadavg() -> str:
@@ -57,13 +59,6 @@ def _loadavg() -> str:
         return " / ".join(f"{x:.1f}" for x in os.getloadavg())
     except OSError:
         return "?"
-
-
-def _rel(p: Path) -> str:
-    try:
-        return str(p.resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return str(p)
 
 
 class Section:
@@ -188,6 +183,44 @@ def _replace_connect_section(args: argparse.Namespace) -> int:
     return 0
 
 
+def _producers_heading(bench_dir: Path) -> str:
+    return f"## (c) Physical plans of the other producers' TPC-H plans ({bench_dir.name})"
+
+
+def _producers_markdown(producers: list, bench_dir: Path) -> str:
+    out = [
+        _producers_heading(bench_dir),
+        "",
+        "As (c) above, for each producer's plans against the SQL that states each plan's query "
+        "(`bench/plan_sets.py`); each SQL was first run next to its plan at sf0.01 and the results compared.",
+        "",
+    ]
+    for ps, compared, checked, s_ps in producers:
+        out += [f"### {ps.title}", "", plan_bench.set_markdown(ps, compared, checked), "", s_ps.footer(), ""]
+    return "\n".join(out)
+
+
+def _replace_producers_section(args: argparse.Namespace, queries: list[int]) -> int:
+    """Re-measure only the other producers' physical plans (sf1 when present) and replace their section of
+    --output; every other section (and the Summary) is kept as measured at the date it states."""
+    bench_dir = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else SMALL_DIR
+    spark = spark_session()
+    producers = []
+    try:
+        for key in args.plan_sets:
+            with Section(f"physical plans, {key} ({bench_dir.name})") as s_ps:
+                ps = plan_set(key)
+                compared, checked = plan_bench.compare_set(spark, ps, queries, bench_dir)
+            producers.append((ps, compared, checked, s_ps))
+    finally:
+        spark.stop()
+    env = environment()
+    body = _producers_markdown(producers, bench_dir) + f"\n_Measured {env['date']}, commit {env['commit']}._\n"
+    replace_section(args.output, _producers_heading(bench_dir), body)
+    log(f"replaced the other producers' plan section of {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
@@ -218,6 +251,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli-rounds", type=int, default=3)
     ap.add_argument("--cli-warmup", type=int, default=1)
     ap.add_argument("--output", type=Path, default=BENCH_DIR / "RESULTS.md")
+    ap.add_argument(
+        "--producer-plans-only",
+        action="store_true",
+        help="compare only the other producers' physical plans and replace their section in --output",
+    )
+    ap.add_argument(
+        "--plan-set",
+        dest="plan_sets",
+        action="append",
+        choices=[k.value for k in SetKey if k is not SetKey.IBM],
+        help="other producers' plan sets whose physical plans are compared too (repeatable; default all)",
+    )
     args = ap.parse_args(argv)
 
     if args.connect_only:
@@ -225,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cli_only:
         return _replace_cli_section(args)
     queries = parse_queries(args.queries)
+    args.plan_sets = args.plan_sets or [k.value for k in SetKey if k is not SetKey.IBM]
+    if args.producer_plans_only:
+        return _replace_producers_section(args, queries)
     require_data(SMALL_DIR, "data")
     big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else None
     if big is None and not args.skip_execution:
@@ -243,6 +291,12 @@ def main(argv: list[str] | None = None) -> int:
             tr = translation.run(spark, queries, plans, bench_dir, args.translation_warmup, args.translation_runs)
         with Section(f"physical plans ({bench_dir.name})") as s_pl:
             pl = plan_bench.run(spark, queries, plans, bench_dir)
+        producers = []  # (plan set, comparisons, sf0.01 check, section timing)
+        for key in args.plan_sets:
+            with Section(f"physical plans, {key} ({bench_dir.name})") as s_ps:
+                ps = plan_set(key)
+                compared, checked = plan_bench.compare_set(spark, ps, queries, bench_dir)
+            producers.append((ps, compared, checked, s_ps))
         ex = None
         if not args.skip_execution:
             with Section(f"execution ({bench_dir.name})") as s_ex:
@@ -288,6 +342,16 @@ def main(argv: list[str] | None = None) -> int:
         f"(+{pl_c['same shape']} same shape, {pl_c['same shape except Project']} same except Project nodes) "
         "| >= 20 |",
         f"| SQL returns the plan's result (sf0.01) | {n_ok} of {len(verified)} | all |",
+    ]
+    for ps, compared, checked, _ in producers:
+        pc = plan_bench.counts(compared)
+        n_checked = sum(1 for v in checked.values() if v == "ok")
+        out.append(
+            f"| (c) {ps.title}: identical physical plan | {pc['identical']} of {len(compared)} compared "
+            f"({len(ps.plans)} of 22 queries with a compared plan; SQL returns the plan's result: {n_checked}) "
+            "| >= 18 of 22 |"
+        )
+    out += [
         "",
         "## Machine and versions",
         "",
@@ -303,8 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         "## Queries",
         "",
         f"Ours: `corpus/{plan_path(1).parent.name}/qNN.json` (IBM compliance suite, Isthmus). SQL: "
-        f"`{_rel(sql_path(2).parent)}/qNN.sql` (TPC-H validation parameters = the plans' literals)"
-        + "".join(f"; {qname(q)}: `{_rel(sql_path(q))}` ({why})" for q, (_, why) in SQL_OVERRIDES.items())
+        f"`{repo_relative(sql_path(2).parent)}/qNN.sql` (TPC-H validation parameters = the plans' literals)"
+        + "".join(f"; {qname(q)}: `{repo_relative(sql_path(q))}` ({why})" for q, (_, why) in SQL_OVERRIDES.items())
         + ". Each SQL was run next to its plan at sf0.01 and the results compared (multiset, decimal-scale aware):",
         "",
         "| query | same result |",
@@ -330,6 +394,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
         s_pl.footer(),
         "",
+    ]
+    if producers:
+        out += [_producers_markdown(producers, bench_dir)]
+    out += [
         "## (b) Execution (sf1)",
         "",
     ]

@@ -9,8 +9,9 @@ Plan sets (under ``../shared/corpus``) and their oracles:
   filters ``l_shipdate <= 1998-09-01``, the CSV holds the TPC-H ``<= 1998-09-02`` result).
 * ``consumer-testing-tpch-snapshots`` — 21 Isthmus, 21 "validate" Isthmus, 15 DuckDB 1.1.3 plans.
   Oracle: its own ``sql/qNN.sql`` (q01 uses 120 days, q11 JAPAN — as the plans do) run by DuckDB.
-  Exceptions: the validate q01 plan subtracts 10368 *seconds*, not 120 days, and DuckDB's q13 plan writes
-  ``NOT LIKE`` as ``not_equal`` (see tpch_sql/consumer-testing).
+  Exceptions: the validate q01 plan subtracts 10368 *seconds*, not 120 days, DuckDB's q01 plan averages in
+  double (its avg of a decimal is fp64) and DuckDB's q13 plan writes ``NOT LIKE`` as ``not_equal`` (see
+  tpch_sql/consumer-testing).
 * ``ibis-substrait-tpch`` — tpc_h01..22. Oracle: TPC-H SQL with the validation parameters
   (``tpch_sql/standard``), run by DuckDB; where the ibis plan says otherwise (a literal, column order,
   a year cast to string, a fraction cast to decimal(38,2)) the plan wins and ``tpch_sql/ibis/qNN.sql``
@@ -140,6 +141,12 @@ def _ct_cases() -> list[Case]:
                     "sql",
                     "tests:tpch_sql/consumer-testing/validate-isthmus-q01.sql",
                     "interval encoded as 10368 seconds",
+                )
+            elif producer == "duckdb" and q == 1:
+                oracle = Oracle(
+                    "sql",
+                    "tests:tpch_sql/consumer-testing/duckdb-q01.sql",
+                    "DuckDB 1.1.3 declares avg of a decimal fp64: averages in double",
                 )
             elif producer == "duckdb" and q == 13:
                 oracle = Oracle(

@@ -4,7 +4,7 @@ from (
     select
         n1.n_name as supp_nation,
         n2.n_name as cust_nation,
-        cast(extract(year from l_shipdate) as varchar) as l_year,
+        cast(extract(year from l_shipdate) as string) as l_year,
         l_extendedprice * (1 - l_discount) as volume
     from supplier, lineitem, orders, customer, nation n1, nation n2
     where s_suppkey = l_suppkey

@@ -4,7 +4,7 @@ select
     sum(case when nation = 'BRAZIL' then volume else 0 end) / sum(volume) as mkt_share
 from (
     select
-        cast(extract(year from o_orderdate) as varchar) as o_year,
+        cast(extract(year from o_orderdate) as string) as o_year,
         l_extendedprice * (1 - l_discount) as volume,
         n2.n_name as nation
     from part, supplier, lineitem, orders, customer, nation n1, nation n2, region

@@ -5,7 +5,7 @@ select nation, o_year, sum(amount) as sum_profit
 from (
     select
         n_name as nation,
-        cast(extract(year from o_orderdate) as varchar) as o_year,
+        cast(extract(year from o_orderdate) as string) as o_year,
         l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity as amount
     from part, supplier, lineitem, partsupp, orders, nation
     where s_suppkey = l_suppkey

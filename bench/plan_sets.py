@@ -1,0 +1,280 @@
+"""The TPC-H plan sets the plan comparison covers, one per producer, each with the SQL that states its query.
+
+Which SQL text is a plan's query is decided once, by the corpus acceptance test (``tests/test_tpch_corpus.py``:
+its ``CASES`` hold each plan with its oracle SQL and, where that SQL is not the set's usual text, why) and by the
+DataFusion producer test (``tests/test_datafusion_producer.py``: the plans are written by DataFusion from
+``tests/tpch_sql/standard``). The benchmarks read those choices here instead of keeping a second list, and
+``common.verify_same_query`` checks again, on Spark SQL, that each text returns its plan's result.
+
+* ``ibm`` — IBM's compliance suite (Isthmus 0.80), the set the translation and execution benchmarks use;
+* ``isthmus`` — consumer-testing's 2025 Isthmus plans (21: Isthmus cannot plan q15's CREATE VIEW);
+* ``duckdb`` — consumer-testing's DuckDB 1.1.3 plans (15: the snapshot holds no others);
+* ``datafusion`` — DataFusion's plans at the version the ``test`` extra pins, generated into
+  ``.data/producers/datafusion-<version>/`` from the standard SQL over the sf0.01 files (as the producer test does);
+* ``ibis`` — ibis-substrait's plans (spec 0.56). Six of them the engine refuses by design (correlation written
+  without outer references) and two are not TPC-H's query (a self-join defect): those are listed, not compared.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from pathlib import Path
+
+from common import (
+    CORPUS_DIR,
+    QUERIES,
+    SMALL_DIR,
+    SQL_DIR,
+    SQL_OVERRIDES,
+    TESTS_DIR,
+    plan_path,
+    qname,
+    split_top,
+    sql_path,
+)
+
+
+class NullOrder(Enum):
+    """Where a producer's ORDER BY puts nulls, which its plans state on every sort field (Spark SQL's defaults,
+    ASC NULLS FIRST and DESC NULLS LAST, are no producer's here)."""
+
+    HIGH = "high"  # nulls sort as the largest value: ASC NULLS LAST, DESC NULLS FIRST (Calcite, DataFusion)
+    LAST = "last"  # NULLS LAST either way (DuckDB 1.1)
+    FIRST = "first"  # NULLS FIRST either way (ibis-substrait)
+
+    def clause(self, direction: str) -> str:
+        first = {NullOrder.HIGH: direction == "desc", NullOrder.LAST: False, NullOrder.FIRST: True}[self]
+        return "nulls first" if first else "nulls last"
+
+
+_QUOTED_IDENTIFIER = re.compile(r'"(\w+)"')
+_KEY_DIRECTION = re.compile(r"\s+(asc|desc)\s*$", re.IGNORECASE)
+_WORD = re.compile(r"\b(order\s+by|limit)\b", re.IGNORECASE)
+
+
+def with_null_order(sql: str, order: NullOrder) -> str:
+    """`sql` with each key of its outermost ORDER BY followed by the NULLS clause `order` gives it (the TPC-H
+    texts have one ORDER BY, at the end, before an optional LIMIT; a key with a NULLS clause is kept)."""
+    depth, marks = 0, []
+    for i, ch in enumerate(sql):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and ch.isalpha() and (i == 0 or not (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+            m = _WORD.match(sql, i)
+            if m:
+                marks.append((m.group(1).lower().split()[0], m.start(), m.end()))
+    order_by = [m for m in marks if m[0] == "order"]
+    if not order_by:
+        return sql
+    _, _, start = order_by[-1]
+    end = next((s for kind, s, _ in marks if kind == "limit" and s > start), len(sql))
+    keys = []
+    for key in split_top(sql[start:end]):
+        if re.search(r"\bnulls\s+(first|last)\b", key, re.IGNORECASE):
+            keys.append(key)
+            continue
+        m = _KEY_DIRECTION.search(key)
+        direction = m.group(1).lower() if m else "asc"
+        keys.append(f"{key} {order.clause(direction)}" if m else f"{key} asc {order.clause(direction)}")
+    return f"{sql[:start]} {', '.join(keys)}\n{sql[end:]}".rstrip()
+
+
+class SetKey(StrEnum):
+    IBM = "ibm"
+    ISTHMUS = "isthmus"
+    DUCKDB = "duckdb"
+    DATAFUSION = "datafusion"
+    IBIS = "ibis"
+
+
+@dataclass(frozen=True)
+class PlanSet:
+    """One producer's TPC-H plans and, per query, the SQL file that is the plan's query."""
+
+    key: SetKey
+    title: str
+    plans: dict[int, Path]
+    sql: dict[int, Path]
+    # Where a query's SQL is not the set's usual text (or the plan is not compared), why.
+    sql_notes: dict[int, str] = field(default_factory=dict)
+    excluded: dict[int, str] = field(default_factory=dict)
+    source: str = ""  # where the plans come from, for RESULTS.md
+    null_order: NullOrder | None = None  # stated on the SQL's ORDER BY keys (None: the SQL text's own)
+
+    @property
+    def queries(self) -> list[int]:
+        return sorted(self.plans)
+
+    @property
+    def absent(self) -> list[int]:
+        """TPC-H queries the producer wrote no plan for."""
+        return [q for q in QUERIES if q not in self.plans and q not in self.excluded]
+
+    def plan_path(self, q: int) -> Path:
+        return self.plans[q]
+
+    def sql_text(self, q: int) -> str:
+        """The SQL as Spark SQL runs it: consumer-testing's ``'{table}'`` placeholders made view names, standard
+        double-quoted identifiers (``AS "value"``) Spark's backticks (Spark reads ``"value"`` as a string), comment
+        lines and the trailing semicolon removed, and the ORDER BY keys with the null order the plans state."""
+        from oracles import substitute_placeholders
+
+        text = substitute_placeholders(self.sql[q].read_text(encoding="utf-8"))
+        lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("--")]
+        text = _QUOTED_IDENTIFIER.sub(r"`\1`", "\n".join(lines).strip().rstrip(";"))
+        return with_null_order(text, self.null_order) if self.null_order else text
+
+    def load_plans(self, queries: list[int]) -> dict[int, object]:
+        from substrait_spark.consumer import load_plan
+
+        return {q: load_plan(str(self.plan_path(q))).plan for q in queries if q in self.plans}
+
+
+def _tests_on_path() -> None:
+    if str(TESTS_DIR) not in sys.path:
+        sys.path.insert(0, str(TESTS_DIR))
+
+
+def _ibm() -> PlanSet:
+    return PlanSet(
+        SetKey.IBM,
+        "IBM compliance suite (Isthmus 0.80)",
+        {q: plan_path(q) for q in QUERIES},
+        {q: sql_path(q) for q in QUERIES},
+        {q: why for q, (_, why) in SQL_OVERRIDES.items()},
+        source=f"corpus/{plan_path(1).parent.name}/qNN.json",
+    )
+
+
+def _from_corpus_cases(
+    key: SetKey, title: str, prefix: str, source: str, excluded: dict[int, str], null_order: NullOrder
+) -> PlanSet:
+    """A corpus set as test_tpch_corpus.CASES lists it: plan, oracle SQL and the oracle's note."""
+    _tests_on_path()
+    import test_tpch_corpus as corpus_test
+
+    cases = [c for c in corpus_test.CASES if c.id.startswith(prefix)]
+    return PlanSet(
+        key,
+        title,
+        {c.query: CORPUS_DIR / c.plan for c in cases},
+        {c.query: c.oracle.resolve(CORPUS_DIR) for c in cases},
+        {c.query: c.oracle.note for c in cases if c.oracle.note},
+        excluded,
+        source,
+        null_order,
+    )
+
+
+def _ibis() -> PlanSet:
+    _tests_on_path()
+    import test_tpch_corpus as corpus_test
+
+    excluded = {
+        q: "refused by design: the plan correlates without outer references (test_tpch_corpus)"
+        for q in corpus_test.IBIS_REFUSED_UNMARKED_CORRELATION
+    }
+    excluded.update(
+        {
+            q: "not TPC-H's query: a self-joined nation read with the other table's column indexes (test_tpch_corpus)"
+            for q in corpus_test.IBIS_SELF_JOIN_DEFECT
+        }
+    )
+    return _from_corpus_cases(
+        SetKey.IBIS,
+        "ibis-substrait (spec 0.56)",
+        "ibis-",
+        "corpus/ibis-substrait-tpch/tpc_hNN.json",
+        excluded,
+        NullOrder.FIRST,
+    )
+
+
+def datafusion_plan_files(tables_dir: Path = SMALL_DIR) -> dict[int, Path]:
+    """DataFusion's plans of the standard SQL, from the producer cache (written now when missing or stale)."""
+    _tests_on_path()
+    from producers import datafusion_plans
+    from test_datafusion_producer import TPCH_SQL, tpch_name
+
+    sqls = {tpch_name(q): (TPCH_SQL / f"{qname(q)}.sql").read_text() for q in QUERIES}
+    made = datafusion_plans.plans(tables_dir, sqls)
+    errors = {name: g.error for name, g in made.items() if g.plan is None}
+    if errors:
+        raise RuntimeError(f"DataFusion did not write every TPC-H plan: {errors}")
+    return {q: made[tpch_name(q)].plan for q in QUERIES}  # type: ignore[misc]
+
+
+_ISTHMUS_TYPED = (1, 3, 5, 6, 9, 10, 11, 14, 17, 19)
+_CALCITE_TYPES = "the plan's decimal literals and casts to the decimal types it declares (Calcite's)"
+# Where a plan's own query is not the text the corpus test (or the DataFusion test) runs as its oracle, in what the
+# physical plan shows though not in the result at sf0.01 (a type the plan declares, a literal's form, NOT IN
+# written as an anti join): the SQL stating the plan's query (under tests/tpch_sql), and why. As SQL_OVERRIDES for
+# IBM's set.
+PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
+    SetKey.ISTHMUS: {
+        **{q: (f"consumer-testing/isthmus-{qname(q)}.sql", _CALCITE_TYPES) for q in _ISTHMUS_TYPED},
+        12: ("consumer-testing/isthmus-q12.sql", f"{_CALCITE_TYPES}; IN for an OR of equalities"),
+        18: ("consumer-testing/isthmus-q18.sql", "an alias for the unnamed sum(l_quantity) output (the plan names it)"),
+        20: ("consumer-testing/isthmus-q20.sql", _CALCITE_TYPES),
+    },
+    SetKey.DUCKDB: {
+        6: ("consumer-testing/duckdb-q06.sql", "the decimal(18,4) DuckDB declares; the filter's conjuncts as written")
+    },
+    SetKey.IBIS: {
+        q: (f"ibis/typed-{qname(q)}.sql", "the decimal(15,2) ibis declares for every decimal result")
+        for q in (3, 5, 10, 14, 19)
+    },
+    SetKey.DATAFUSION: {16: ("datafusion/q16.sql", "NOT IN written as a plain LEFT ANTI join: NOT EXISTS")},
+}
+
+
+def _datafusion() -> PlanSet:
+    _tests_on_path()
+    from producers import datafusion_plans
+
+    version = datafusion_plans.version()
+    return PlanSet(
+        SetKey.DATAFUSION,
+        f"DataFusion {version}",
+        datafusion_plan_files(),
+        {q: SQL_DIR / "standard" / f"{qname(q)}.sql" for q in QUERIES},
+        source=f".data/producers/datafusion-{version}/tpch-qNN.bin (from tests/tpch_sql/standard at sf0.01)",
+        null_order=NullOrder.HIGH,
+    )
+
+
+_BUILDERS: dict[SetKey, Callable[[], PlanSet]] = {
+    SetKey.IBM: _ibm,
+    SetKey.ISTHMUS: lambda: _from_corpus_cases(
+        SetKey.ISTHMUS,
+        "consumer-testing Isthmus (2025)",
+        "ct-isthmus-",
+        "corpus/consumer-testing-tpch-snapshots/qNN-isthmus_plan.json (21: Isthmus cannot plan q15's CREATE VIEW)",
+        {},
+        NullOrder.HIGH,
+    ),
+    SetKey.DUCKDB: lambda: _from_corpus_cases(
+        SetKey.DUCKDB,
+        "consumer-testing DuckDB 1.1.3",
+        "ct-duckdb-",
+        "corpus/consumer-testing-tpch-snapshots/qNN-duckdb_plan.json (15: the snapshot holds no others)",
+        {},
+        NullOrder.LAST,
+    ),
+    SetKey.DATAFUSION: _datafusion,
+    SetKey.IBIS: _ibis,
+}
+
+
+def plan_set(key: SetKey | str) -> PlanSet:
+    """The plan set named `key`, with excluded queries removed from its plans."""
+    built = _BUILDERS[SetKey(key)]()
+    plans = {q: p for q, p in built.plans.items() if q not in built.excluded}
+    overrides = PLAN_QUERY_SQL.get(built.key, {})
+    sql = {**built.sql, **{q: SQL_DIR / rel for q, (rel, _) in overrides.items()}}
+    notes = {**built.sql_notes, **{q: why for q, (_, why) in overrides.items()}}
+    notes = {q: why for q, why in notes.items() if q in plans}
+    return PlanSet(built.key, built.title, plans, sql, notes, built.excluded, built.source, built.null_order)
