@@ -10,6 +10,7 @@ applied once by the retry; conditions Spark cannot take as a DELETE's rewrite th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,10 +33,11 @@ from plan_builder import (
     virtual,
     write,
 )
-from substrait_spark.consumer.errors import ConcurrentCommitError
+from substrait_spark.consumer.errors import ConcurrentCommitError, ExecutionError
 from substrait_spark.consumer.loading.loader import LoadedPlan
 from substrait_spark.consumer.running.runner import run_loaded
 from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.consumer.running.steps import writes
 from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.hooks import iceberg_jvm, iceberg_stage
 from substrait_spark.hooks.iceberg import Catalogs
@@ -239,6 +241,69 @@ def test_update_by_key_touches_one_file(lake, catalogs, ns, oracle, update, merg
     assert [step.commit[k] for k in ("method", "statement", "mode")] == ["row-level", statement, mode]
     assert ("note" in step.commit) == noted
     assert step.details == {"update_key": ["id"], "update_key_source": "caller"}
+
+
+def update_plan(ns: str, after: list[tuple]):
+    return PlanBuilder().plan(write([ns, "t"], virtual(NAMES, TYPES, after), NAMES, TYPES, op=W.WRITE_OP_UPDATE),
+                              NAMES)  # fmt: skip
+
+
+def counting(monkeypatch, seen: dict[str, Any], fail: bool = False) -> None:
+    """Record where the step's count of updated rows runs (a copy-on-write UPDATE counts them: Iceberg's
+    summary counts the rewritten files' rows); with `fail`, the count fails once it has run."""
+    matched = writes._matched_rows
+
+    def matched_rows(*args, **kwargs):
+        count = matched(*args, **kwargs)
+
+        def observed() -> int:
+            seen["thread"] = threading.current_thread()
+            seen["group"] = args[0].sparkSession.sparkContext.getLocalProperty("spark.jobGroup.id")
+            n = count()
+            if fail:
+                raise ExecutionError("the count failed")
+            return n
+
+        return observed
+
+    monkeypatch.setattr(writes, "_matched_rows", matched_rows)
+
+
+def test_the_update_count_runs_beside_the_statement_in_the_run_job_group(lake, catalogs, ns, oracle, monkeypatch):
+    """The count of rows a copy-on-write UPDATE replaces runs while its statement runs — on a thread of its own,
+    in the caller's Spark job group (cancelling the run's jobs cancels it too) — and stays exact."""
+    pinned = make_table(lake, ns).current_snapshot().snapshot_id
+    seen: dict[str, Any] = {}
+    counting(monkeypatch, seen)
+    after = [(i, "updated", 1.0) for i in (0, 50, 100, 1999)] + [(-5, "nobody", 0.0)]  # 0, 50, 100: twice each
+    context = lake.spark.sparkContext
+    context.setJobGroup(f"group-{ns}", "the run's jobs")
+    try:
+        report = run(lake, catalogs, update_plan(ns, after), run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
+    committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
+    assert seen["thread"] is not threading.main_thread() and seen["group"] == f"group-{ns}"
+    step = report.steps[0]
+    assert step.rows == oracle.count("SELECT count(*) FROM source WHERE id IN (0, 50, 100, 1999)") == 7
+    expected = oracle.after("UPDATE t SET grp = 'updated', amount = 1.0 WHERE id IN (0, 50, 100, 1999)")
+    assert content(lake, ns) == expected
+
+
+def test_an_update_whose_count_fails_publishes_nothing(lake, catalogs, ns, oracle, monkeypatch):
+    """The count is awaited before publishing: when it fails the step fails, the staged commit is discarded and the
+    table stays at the pinned snapshot."""
+    pinned = make_table(lake, ns).current_snapshot().snapshot_id
+    counting(monkeypatch, {}, fail=True)
+    plan = update_plan(ns, [(1200, "updated", 1.0)])
+    with pytest.raises(ExecutionError, match="the count failed") as info:
+        run(lake, catalogs, plan, run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
+    assert info.value.report.steps[0].status == "failed"
+    after = lake.catalog.load_table(f"{ns}.t")
+    assert after.current_snapshot().snapshot_id == pinned and set(after.refs()) == {"main"}
+    assert all(KEY_PROPERTY not in (s.summary.additional_properties if s.summary else {}) for s in after.snapshots())
+    assert content(lake, ns) == oracle.after()
 
 
 @pytest.mark.parametrize("mode", MODES)

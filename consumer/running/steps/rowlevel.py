@@ -19,17 +19,23 @@ from the plan.
 
 Rows affected come from the commit's snapshot summary where that is exact (no delete files at the pinned snapshot:
 a DELETE removes `deleted-records - added-records` rows plus the positions it marks; a merge-on-read UPDATE one
-position per row), else from a count over the pinned snapshot before staging. The step's `commit` record says
+position per row), else from a count over the pinned snapshot (a copy-on-write UPDATE: Iceberg's summary counts
+the rewritten files' rows). That count runs beside the statement, on a thread of its own (`_beside`): it reads
+the pinned snapshot, which the statement on the staging branch leaves as it is, so the step's wall time is the
+statement's, not the statement's plus the count's; and it is awaited before publishing, so a failed count
+publishes nothing. The step's `commit` record says
 how it was committed — row-level (the statement, the write mode, the isolation level) or a rewrite, and why — and
 the data and delete files the commit added and removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame
 
 from ...translation.relation import quote
@@ -38,6 +44,9 @@ from .targets import RowLevelCommand, RowLevelWriter, WriteMode
 if TYPE_CHECKING:
     from ..resolver import ResolvedTable
     from .writes import WriteJob
+
+
+Count = Callable[[], int]  # counts the rows a step changes, over the pinned snapshot (run beside the statement)
 
 
 class Change(Enum):
@@ -97,12 +106,12 @@ def rewrite_committed(job: WriteJob) -> None:
 def delete_where(job: WriteJob, found: RowLevelWriter, resolved: ResolvedTable, hit: Column) -> int:
     """Delete the rows of the table where `hit` (a condition over its own column names); rows deleted."""
     change = Change.DELETE_WHERE
-    rows = None if counts_rows(found, change, resolved) else resolved.df.filter(hit).count()
+    rows = None if counts_rows(found, change, resolved) else resolved.df.filter(hit).count
     return _apply(job, found, resolved, change, rows, hit)
 
 
 def delete_matching(
-    job: WriteJob, found: RowLevelWriter, resolved: ResolvedTable, rows: DataFrame, count: Callable[[], int]
+    job: WriteJob, found: RowLevelWriter, resolved: ResolvedTable, rows: DataFrame, count: Count
 ) -> int:
     """Delete the table's rows equal (null-safe) to a row of `rows` (the table's column names); `count` counts
     them (when the commit will not)."""
@@ -114,7 +123,7 @@ def delete_matching(
         return f"DELETE FROM {target} AS t WHERE {exists}"
 
     change = Change.DELETE_MATCHING
-    return _apply(job, found, resolved, change, None if counts_rows(found, change, resolved) else count(), statement)
+    return _apply(job, found, resolved, change, None if counts_rows(found, change, resolved) else count, statement)
 
 
 def update_by_key(
@@ -123,11 +132,11 @@ def update_by_key(
     resolved: ResolvedTable,
     after: DataFrame,
     keys: Sequence[str],
-    check: Callable[[bool], int | None],
+    check: Callable[[bool], Count | None],
 ) -> int:
     """Replace the table's rows whose `keys` equal an after-image's by that after-image (`after`: the table's
     column names; read several times, so best persisted by the caller). `check(count)` refuses several
-    after-images for one key and, if `count`, returns the number of table rows they match.
+    after-images for one key and, if `count`, returns what counts the table rows they match.
 
     `MERGE INTO … WHEN MATCHED THEN UPDATE` — one join — where the table writes MERGE as it writes UPDATE
     (`write.merge.mode` = `write.update.mode`, Iceberg's default). Where they differ, the mode of UPDATE is
@@ -166,20 +175,21 @@ def _apply(
     found: RowLevelWriter,
     resolved: ResolvedTable,
     change: Change,
-    rows: int | None,
+    rows: Count | None,
     statement: Callable[[str], str] | Column,
     note: str | None = None,
 ) -> int:
     """Stage, run the statement (SQL naming the staging copy, or a DELETE condition over it), publish; the rows
-    it changed (`rows` when counted before, else from the commit's summary)."""
+    it changed (`rows()`, run beside the statement, when the commit's summary cannot tell)."""
     pinned = resolved.snapshot_id
     assert pinned is not None  # `writer` sends tables without a snapshot to the rewrite
     settings = found.settings(change.command)
-    with found.stage(pinned, job.log.snapshot_properties(job.step)) as stage:
+    with _beside(rows) as counted, found.stage(pinned, job.log.snapshot_properties(job.step)) as stage:
         if isinstance(statement, Column):
             stage.delete_where(stage.read().filter(statement))
         else:
             stage.sql(statement(stage.spark_name))
+        changed = counted()  # before publishing: a count that fails leaves the table as it was
     summary = found.summary(stage.snapshot_id) if stage.snapshot_id is not None else {}
     job.step.commit = {
         "method": Method.ROW_LEVEL.value,
@@ -190,7 +200,39 @@ def _apply(
         **_files(summary),
         **({"note": note} if note else {}),
     }
-    return rows if rows is not None else _rows_changed(change, summary)
+    return changed if changed is not None else _rows_changed(change, summary)
+
+
+@contextmanager
+def _beside(count: Count | None) -> Iterator[Callable[[], int | None]]:
+    """Run `count` on a thread of its own (one that inherits this thread's Spark job group and local properties,
+    so cancelling the run cancels it too) while the block runs; the block calls what this yields for its
+    result (or its error). Leaving the block waits for the thread: no Spark job outlives the step."""
+    if count is None:
+        yield lambda: None
+        return
+    outcome: list[int] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(count())
+        except BaseException as exc:  # handed to the step's thread
+            failure.append(exc)
+
+    thread = InheritableThread(target=run, name="substrait-spark row count", daemon=True)
+    thread.start()
+
+    def result() -> int:
+        thread.join()
+        if failure:
+            raise failure[0]
+        return outcome[0]
+
+    try:
+        yield result
+    finally:
+        thread.join()
 
 
 def counts_rows(found: RowLevelWriter, change: Change, resolved: ResolvedTable) -> bool:

@@ -329,9 +329,9 @@ def _update(job: WriteJob) -> Result:
     if row_level is not None:
         named = c.named(inp, columns).persist()  # checked, counted and read by the statement: computed once
 
-        def check(count: bool) -> int | None:
-            """Refuse duplicate keys (computing the after-images into the cache); with `count`, the table rows
-            they match."""
+        def check(count: bool) -> rowlevel.Count | None:
+            """Refuse duplicate keys (computing the after-images into the cache); with `count`, what counts the
+            table rows they match."""
             if not count:
                 _refuse_duplicate_keys(named, keys, keys, job.path)
                 return None
@@ -392,9 +392,9 @@ def _key_positions(job: WriteJob, key: update_key.UpdateKey, columns: list[str])
     return list(dict.fromkeys(lowered.index(k.lower()) for k in key.columns))
 
 
-def _matched_rows(after: DataFrame, before: DataFrame, at: list[int], keys: list[str], path: str) -> int:
-    """The rows of `before` (`__t<i>` columns) whose key equals an after-image's (`after`: the table's column
-    names, cached), refusing duplicate keys on the way. One pass over the after-images gives both the duplicate
+def _matched_rows(after: DataFrame, before: DataFrame, at: list[int], keys: list[str], path: str) -> rowlevel.Count:
+    """What counts the rows of `before` (`__t<i>` columns) whose key equals an after-image's (`after`: the table's
+    column names, cached), refusing duplicate keys now. One pass over the after-images gives both the duplicate
     check and each key column's range: the count then reads only the table's files whose statistics overlap the
     range (an UPDATE of clustered keys touches few), and joins what it reads with the keys."""
     per_key = after.groupBy(*[c.column(k) for k in keys]).agg(c.count_rows().alias("__n"))
@@ -404,12 +404,12 @@ def _matched_rows(after: DataFrame, before: DataFrame, at: list[int], keys: list
     if (found[0] or 0) > 1:
         _refuse_duplicate_keys(after, keys, keys, path)
     if found[0] is None:  # no after-images
-        return 0
+        return lambda: 0
     bounds = iter(found[1:])
     within = [c.column(f"__t{i}").between(F.lit(next(bounds)), F.lit(next(bounds))) for i, _ in ranged]
     matched = after.select(*[c.column(k).alias(f"__u{i}") for i, k in zip(at, keys, strict=True)])
     match = _all([c.column(f"__t{i}") == c.column(f"__u{i}") for i in at])
-    return before.filter(_all(within)).join(matched, match, "left_semi").count()
+    return before.filter(_all(within)).join(matched, match, "left_semi").count
 
 
 # Key types whose values come back from Spark and compare by range exactly as by equality (floating point has NaN
