@@ -52,6 +52,8 @@ SQL_OVERRIDES = {
     4: ("ibm/q04.sql", _PLAN_TYPES),
     5: ("ibm/q05.sql", _PLAN_TYPES),
     6: ("ibm/q06.sql", _PLAN_TYPES),
+    7: ("ibm/q07.sql", _PLAN_TYPES),
+    8: ("ibm/q08.sql", _PLAN_TYPES),
     10: ("ibm/q10.sql", _PLAN_TYPES),
     9: ("ibm/q09.sql", _PLAN_TYPES),
     11: ("ibm/q11.sql", _PLAN_TYPES),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,6 +47,9 @@ class ResolvedTable:
     # nullability), where files are only checked for columns whose values convert without loss.
     strict_schema: bool = False
     view_version: int | None = None  # a view: the version of its definition this run read
+    # Another read of the same data as a new relation (new attribute ids), or None when the source cannot give
+    # one: a table the plan reads twice then needs no renaming Project (relations/read.py `conform`).
+    reopen: Callable[[], DataFrame] | None = field(default=None, compare=False, repr=False)
 
     def report(self, name: str) -> TableRead:
         """What the run report records about this table."""
@@ -159,7 +162,10 @@ class TableMapResolver:
             raise ResolutionError(f"table {'.'.join(names)!r} not found (known tables: {known})")
         key = (id(spark), binding)
         if key not in self._opened:
-            self._opened[key] = ResolvedTable(_open(spark, binding), binding.uri, binding.format)
+            df = _open(spark, binding)
+            # Files read again with the schema the first read found: no inference, the same data.
+            reopen = None if binding.format in ("table", "csv") else partial(_reload, spark, binding, df)
+            self._opened[key] = ResolvedTable(df, binding.uri, binding.format, reopen=reopen)
         return self._opened[key]
 
 
@@ -168,9 +174,18 @@ def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
         return spark.table(binding.uri)
     if binding.format == "csv":  # typed by inference here; a read parses it as the plan declares (relations/read)
         return spark.read.options(**CSV_OPTIONS, inferSchema="true").csv(binding.uri)
-    reader = spark.read.format(binding.format)
     schema = footer_schema(binding.uri) if binding.format == "parquet" and not is_connect(spark) else None
-    if schema is not None:  # the footer's schema, as Spark would infer it, without the job inference runs
+    # With the footer's schema, as Spark would infer it, without the job inference runs.
+    return _load(spark, binding, schema)
+
+
+def _reload(spark: SparkSession, binding: TableBinding, first: DataFrame) -> DataFrame:
+    return _load(spark, binding, first.schema)
+
+
+def _load(spark: SparkSession, binding: TableBinding, schema: T.StructType | None) -> DataFrame:
+    reader = spark.read.format(binding.format)
+    if schema is not None:
         reader = reader.schema(schema)
     try:
         return reader.load(binding.uri)

@@ -169,10 +169,13 @@ UNCORRELATED = Correlation()
 class Projection:
     """A projection not applied yet (see `Relation`): `exprs` maps some of the relation's names (visible or
     hidden) to Columns over its frame, the others being frame columns of that name; `frame_names` are the
-    frame's own columns (they need not be unique)."""
+    frame's own columns (they need not be unique). `bound` are the (lower-case) frame columns that `exprs` and
+    the relation refer to only through DataFrame-bound columns (`df[name]`, by attribute id, never by name): a
+    frame beside another holding the same names still resolves them (a table read twice, `side_by_side`)."""
 
     exprs: Mapping[str, Column]
     frame_names: tuple[str, ...]
+    bound: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -312,7 +315,8 @@ class Relation:
             n: exprs[n] if n in exprs else inherited[n] for n in (*names, *hidden) if n in exprs or n in inherited
         }
         correlation = replace(self.correlation, hidden=hidden)
-        return Relation(self.frame, tuple(names), tuple(types), correlation, Projection(pending, self.columns()))
+        projection = Projection(pending, self.columns(), _bound(self))
+        return Relation(self.frame, tuple(names), tuple(types), correlation, projection)
 
     def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
         """Keep the given positions in order; repeated positions get fresh names so they stay distinct."""
@@ -343,26 +347,51 @@ class Relation:
         """The same rows with all-new column names: for a subtree used twice in one plan."""
         assert not self.hidden and not self.pending, "only uncorrelated relations are shared"
         new = [names.fresh() for _ in self.names]
-        return self.project(new, self.types, {n: self.col(i) for i, n in enumerate(new)})
+        out = self.project(new, self.types, {n: self.col(i) for i, n in enumerate(new)})
+        # The same frame (the same attribute ids) twice: bound columns would not tell the two uses apart.
+        assert out.projection is not None
+        return replace(out, projection=replace(out.projection, bound=frozenset()))
 
 
 def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
     """Two uncorrelated relations whose frames can be joined: pending projections are applied (right first)
     while the frames share a column name, which Spark could not resolve (a table read twice keeps its own
-    names in its frame until then)."""
-    if _clash(left, right):
+    names in its frame until then) — unless the right one refers to the shared names only by attribute
+    (`Projection.bound`, a table read again as a new relation): then the left one is bound too and neither needs
+    a renaming Project, as Spark SQL tells two reads of one table apart by attribute id alone."""
+    clash = _clash(left, right)
+    if clash and clash <= _bound(right):
+        bound = _bind(left, clash)
+        if bound is not None:
+            return bound, right
+    if clash:
         right = right.materialized()
         if _clash(left, right):
             left = left.materialized()
     return left, right
 
 
+def _bind(rel: Relation, clash: frozenset[str]) -> Relation | None:
+    """`rel` with its columns among `clash` referred to by attribute (`Projection.bound`); None if it refers to
+    one of them by name in a pending expression (which cannot be rewritten)."""
+    if clash <= _bound(rel):
+        return rel
+    if rel.projection is not None:
+        return None
+    exprs = {n: rel.frame[n] for n in rel.names if n.lower() in clash}
+    return Relation(rel.frame, rel.names, rel.types, rel.correlation, Projection(exprs, rel.columns(), clash))
+
+
 def _exprs(rel: Relation) -> Mapping[str, Column]:
     return rel.projection.exprs if rel.projection is not None else {}
 
 
-def _clash(left: Relation, right: Relation) -> bool:
-    return bool({n.lower() for n in left.columns()} & {n.lower() for n in right.columns()})
+def _bound(rel: Relation) -> frozenset[str]:
+    return rel.projection.bound if rel.projection is not None else frozenset()
+
+
+def _clash(left: Relation, right: Relation) -> frozenset[str]:
+    return frozenset({n.lower() for n in left.columns()} & {n.lower() for n in right.columns()})
 
 
 def beside(
@@ -373,4 +402,5 @@ def beside(
     if left.projection is None and right.projection is None:
         return Relation(frame, names, types)
     exprs = {**_exprs(left), **_exprs(right)}
-    return Relation(frame, names, types, projection=Projection(exprs, (*left.columns(), *right.columns())))
+    bound = _bound(left) | _bound(right)
+    return Relation(frame, names, types, projection=Projection(exprs, (*left.columns(), *right.columns()), bound))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
@@ -17,7 +17,7 @@ from ...running.report import TableRead
 from ...running.resolver import CSV_OPTIONS
 from ...types import cast, compatible, nullable, schema_of
 from ..conversions import Conversion, conversion
-from ..relation import Projection, Relation, column, union_all
+from ..relation import Projection, Relation, column, quote, union_all
 from ..scope import Scope, Typed
 
 if TYPE_CHECKING:
@@ -151,9 +151,13 @@ def conform(
     path: str,
     what: str,
     fields: list[T.StructField] | None = None,
+    reopen: Callable[[], DataFrame] | None = None,
 ) -> Relation:
     """Bind the plan's base-schema columns to the DataFrame's columns (case-insensitively), fresh names each,
-    cast to the declared types where they differ (lossy casts only with `cx.cast_to_plan_types`, each recorded)."""
+    cast to the declared types where they differ (lossy casts only with `cx.cast_to_plan_types`, each recorded).
+    A table read again (its own names taken) is read through `reopen` when given: a new relation whose columns
+    the fresh names refer to by attribute (`Projection.bound`), so no renaming Project is needed to join it with
+    the first read — the plan Spark SQL makes for a self-join."""
     fields = fields if fields is not None else df.schema.fields
     by_lower = fields_by_lower(fields)
     problems = schema_problems(names, types, by_lower, lossy_ok=cx.cast_to_plan_types)
@@ -167,12 +171,21 @@ def conform(
         return Relation(df, own, list(types))
     # Fresh names (and casts to the declared types), pending until an operation needs them (see Relation).
     fresh = [cx.names.fresh() for _ in names]
+    bound: frozenset[str] = frozenset()
+    ref = column
+    if reopen is not None:
+        df = again = reopen()
+        bound = frozenset(f.name.lower() for f in fields)
+
+        def ref(name: str) -> Column:
+            return again[quote(name)]
+
     exprs = {}
     for name, f, declared, new, kind in zip(names, found, types, fresh, kinds, strict=True):
-        exprs[new] = column(f.name) if kind is Conversion.SAME else cast(column(f.name), declared)
+        exprs[new] = ref(f.name) if kind is Conversion.SAME else cast(ref(f.name), declared)
         if kind is Conversion.LOSSY:
             cx.record_lossy_cast(what, name, f.dataType, declared, path)
-    return Relation(df, fresh, list(types), projection=Projection(exprs, tuple(f.name for f in fields)))
+    return Relation(df, fresh, list(types), projection=Projection(exprs, tuple(f.name for f in fields), bound))
 
 
 def read_named_table(
@@ -192,7 +205,7 @@ def read_named_table(
         options = {**CSV_OPTIONS, "mode": _text_mode(cx, what, names, types, path)}
         df = cx.spark.read.options(**options).schema(T.StructType(fields)).csv(resolved.identity)
         return conform(cx, df, names, types, path, what, fields)
-    return conform(cx, resolved.df, names, types, path, what, resolved.fields)
+    return conform(cx, resolved.df, names, types, path, what, resolved.fields, resolved.reopen)
 
 
 def _text_mode(cx: SubstraitConsumer, what: str, names: list[str], types: list[T.DataType], path: str) -> str:
