@@ -207,7 +207,7 @@ def datafusion_plan_files(tables_dir: Path = SMALL_DIR) -> dict[int, Path]:
     return {q: made[tpch_name(q)].plan for q in QUERIES}  # type: ignore[misc]
 
 
-_ISTHMUS_TYPED = (1, 3, 5, 6, 9, 10, 11, 14, 17, 19)
+_ISTHMUS_TYPED = (1, 3, 5, 6, 7, 8, 9, 10, 11, 14, 17, 19)
 _CALCITE_TYPES = "the plan's decimal literals and casts to the decimal types it declares (Calcite's)"
 # Where a plan's own query is not the text the corpus test (or the DataFusion test) runs as its oracle, in what the
 # physical plan shows though not in the result at sf0.01 (a type the plan declares, a literal's form, NOT IN
