@@ -133,7 +133,8 @@ def join_comparison(
     cx: SubstraitConsumer, c: alg.Expression, left: Relation, right: Relation
 ) -> ColumnComparison | None:
     """`c`, a conjunct of a join condition over `left`'s then `right`'s columns, as a comparison of a plain column
-    of `right` with a plain column of `left` (the outer one), both of one type; None for any other predicate."""
+    of `right` with a plain column of `left` (the outer one), both of one type; None for any other predicate.
+    Names as the relations name them (`spark_exists` refuses an outer one its frame does not hold)."""
     compared = _sql_comparison(cx, c)
     if compared is None:
         return None
@@ -147,7 +148,7 @@ def join_comparison(
     sides = []
     for f in fields:
         rel, i = (left, f) if f < width else (right, f - width)
-        if not 0 <= i < len(rel.names) or (rel.projection is not None and rel.names[i] in rel.projection.exprs):
+        if not 0 <= i < len(rel.names):
             return None
         sides.append((rel.names[i], rel.types[i], rel is right))
     (a_name, a_type, a_right), (b_name, b_type, b_right) = sides

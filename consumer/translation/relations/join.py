@@ -158,7 +158,7 @@ def _spark_semi(
     if any(contains(c, alg.Expression.Subquery) or reference_levels(c) - {0} for c in parts):
         return None
     comparisons = [join_comparison(cx, c, left, right) for c in parts]
-    return spark_exists(cx, left, right, comparisons, negated)
+    return spark_exists(cx, left.materialized(), right, comparisons, negated)
 
 
 def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
