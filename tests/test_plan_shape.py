@@ -14,6 +14,7 @@ import pytest
 from plan_builder import (
     ASC_NULLS_FIRST,
     DESC_NULLS_LAST,
+    JoinRel,
     PlanBuilder,
     aggregate,
     cast,
@@ -239,6 +240,42 @@ def test_table_read_twice_has_spark_sqls_plan(spark, tmp_path):
         assert tuples(ours.collect()) == tuples(sql.collect()) == [("bob", "ann"), ("cy", "ann"), ("di", "bob")]
     finally:
         spark.catalog.dropTempView("people")
+
+
+@pytest.mark.parametrize("negated", [False, True], ids=["semi", "anti"])
+def test_explicit_semi_or_anti_join_is_spark_sqls_exists(spark, negated):
+    """DataFusion writes a decorrelated (NOT) EXISTS as an explicit LEFT SEMI / LEFT ANTI JoinRel: on column
+    comparisons it runs as Spark SQL's own EXISTS, so the physical plan is Spark SQL's for the same WHERE
+    clause (no inferred not-null filters a `left_semi` join would get); same rows, NULL keys included (an anti
+    join keeps a row whose key is NULL: NOT EXISTS, not NOT IN)."""
+    b = PlanBuilder()
+    other = named("shape_u", ["k", "mode"], [i32(), string()])
+    cond = b.call("and", b.call("equal", field(0), field(2)), b.call("not_equal", field(1), field(3)))
+    jt = JoinRel.JOIN_TYPE_LEFT_ANTI if negated else JoinRel.JOIN_TYPE_LEFT_SEMI
+    ours = run(b.plan(join(_table(), other, jt, cond), ["k", "mode"]), spark)
+    sql = spark.sql(
+        f"SELECT k, mode FROM shape_t t WHERE {'NOT ' if negated else ''}EXISTS "
+        "(SELECT * FROM shape_u u WHERE u.k = t.k AND u.mode <> t.mode)"
+    )
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    got = sorted(tuples(ours.collect()), key=repr)
+    assert got == sorted(tuples(sql.collect()), key=repr)
+    if negated:
+        assert (None, None) in got  # the NULL key finds no match: kept
+
+
+def test_explicit_anti_join_on_null_safe_equality_stays_a_join(spark):
+    """A condition that is no plain comparison (`IS NOT DISTINCT FROM`: NULL matches NULL) is not written as
+    EXISTS: the anti join keeps its meaning, the NULL key finds shape_u's NULL key and is dropped."""
+    b = PlanBuilder()
+    other = named("shape_u", ["k", "mode"], [i32(), string()])
+    cond = b.call("is_not_distinct_from", field(0), field(2))
+    ours = run(b.plan(join(_table(), other, JoinRel.JOIN_TYPE_LEFT_ANTI, cond), ["k", "mode"]), spark)
+    sql = spark.sql("SELECT t.* FROM shape_t t LEFT ANTI JOIN shape_u u ON t.k <=> u.k")
+    got = sorted(tuples(ours.collect()), key=repr)
+    assert got == sorted(tuples(sql.collect()), key=repr)
+    assert (None, None) not in got and got
 
 
 # IBM TPC-H queries whose physical plan is Spark SQL's (bench/plans.py gives the same at sf1); the others

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import Column
@@ -28,7 +29,7 @@ from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..walk import children, descendants, value_args
 from . import marks
 from .functions import COMPARISONS
-from .relation import Relation, all_of, column, conjunction, quote, side_by_side
+from .relation import ColumnComparison, Relation, all_of, column, conjunction, quote, side_by_side
 from .scope import Hosted, Scope, Truth, Typed
 
 if TYPE_CHECKING:
@@ -295,7 +296,21 @@ def _spark_exists(cx: SubstraitConsumer, host: Relation, body: Relation, negated
     `Pending.comparison`) as Spark SQL's own EXISTS subquery over a per-run temp view of the body; None when it
     is not one. As for IN (`_spark_in`): Spark decorrelates it into the same semi or anti join, after inferring
     filters, so the plan is the one Spark SQL runs for the same WHERE clause."""
-    comparisons = [p.comparison for p in body.pending]
+    return spark_exists(cx, host, body, [p.comparison for p in body.pending], negated)
+
+
+def spark_exists(
+    cx: SubstraitConsumer,
+    host: Relation,
+    body: Relation,
+    comparisons: Sequence[ColumnComparison | None],
+    negated: bool,
+) -> Relation | None:
+    """`host` filtered by Spark SQL's (NOT) EXISTS over a per-run temp view of `body`, where `comparisons` (each
+    a body column against a host column) all hold; None when they cannot be written so: none, one that is not a
+    plain column comparison, a host column that is computed, that the body's frame also names (it would bind to
+    the body's column inside the subquery) or that the host's frame names twice. Also the explicit semi and anti
+    JoinRels (`relations/join.py`)."""
     if not comparisons or any(c is None for c in comparisons):
         return None
     frame_columns = set(host.columns())
@@ -303,6 +318,9 @@ def _spark_exists(cx: SubstraitConsumer, host: Relation, body: Relation, negated
     if any(c.outer not in frame_columns or c.outer in computed for c in comparisons if c is not None):
         return None
     body = body.materialized()  # its columns and the hidden ones the predicates read
+    inner, outer = body.df.columns, host.frame.columns
+    if any(c.outer in inner or outer.count(c.outer) != 1 for c in comparisons if c is not None):
+        return None
     view = cx.register_view(body.df)
     where = " AND ".join(c.sql() for c in comparisons if c is not None)
     exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")

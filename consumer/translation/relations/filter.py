@@ -113,14 +113,10 @@ _SQL_OPERATORS = {"equal": "=", "not_equal": "<>", "lt": "<", "lte": "<=", "gt":
 def column_comparison(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> ColumnComparison | None:
     """`c` as a comparison of a plain column of `scope.rel` with a plain column of the enclosing query (one level
     out), both of one type and named as they stand in their frames; None for any other predicate."""
-    if c.WhichOneof("rex_type") != "scalar_function":
+    compared = _sql_comparison(cx, c)
+    if compared is None:
         return None
-    fn = c.scalar_function
-    ref = cx.extensions.functions.get(fn.function_reference)
-    op = _SQL_OPERATORS.get(ref.base) if ref is not None else None
-    args = value_args(fn)
-    if op is None or ref is None or len(args) != 2 or lookup(cx.scalar_functions, ref) is not COMPARISON[ref.base]:
-        return None
+    op, args = compared
     host = scope.up(1)
     sides = [
         _column_of(scope.rel, a, local=True) or _column_of(host.rel if host else None, a, local=False) for a in args
@@ -131,6 +127,47 @@ def column_comparison(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) ->
     if left_local == right_local or left_type != right_type:
         return None
     return ColumnComparison(left, op, right, right if left_local else left)
+
+
+def join_comparison(
+    cx: SubstraitConsumer, c: alg.Expression, left: Relation, right: Relation
+) -> ColumnComparison | None:
+    """`c`, a conjunct of a join condition over `left`'s then `right`'s columns, as a comparison of a plain column
+    of `right` with a plain column of `left` (the outer one), both of one type; None for any other predicate.
+    Names as the relations name them (`spark_exists` refuses an outer one its frame does not hold)."""
+    compared = _sql_comparison(cx, c)
+    if compared is None:
+        return None
+    op, args = compared
+    width = len(left.names)
+    fields = []
+    for a in args:
+        if not _plain_local_field(a) or a.selection.direct_reference.WhichOneof("reference_type") != "struct_field":
+            return None
+        fields.append(a.selection.direct_reference.struct_field.field)
+    sides = []
+    for f in fields:
+        rel, i = (left, f) if f < width else (right, f - width)
+        if not 0 <= i < len(rel.names):
+            return None
+        sides.append((rel.names[i], rel.types[i], rel is right))
+    (a_name, a_type, a_right), (b_name, b_type, b_right) = sides
+    if a_right == b_right or a_type != b_type:
+        return None
+    return ColumnComparison(a_name, op, b_name, b_name if a_right else a_name)
+
+
+def _sql_comparison(cx: SubstraitConsumer, c: alg.Expression) -> tuple[str, list[alg.Expression]] | None:
+    """(Spark SQL operator, its two arguments) for a call of a standard comparison function, else None."""
+    if c.WhichOneof("rex_type") != "scalar_function":
+        return None
+    fn = c.scalar_function
+    ref = cx.extensions.functions.get(fn.function_reference)
+    op = _SQL_OPERATORS.get(ref.base) if ref is not None else None
+    args = value_args(fn)
+    if op is None or ref is None or len(args) != 2 or lookup(cx.scalar_functions, ref) is not COMPARISON[ref.base]:
+        return None
+    return op, list(args)
 
 
 def _column_of(rel: Relation | None, e: alg.Expression, local: bool) -> tuple[str, T.DataType, bool] | None:

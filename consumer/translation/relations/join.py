@@ -24,8 +24,8 @@ from .. import marks
 from ..expressions import comparable
 from ..relation import Correlation, Relation, beside, column, conjunction, side_by_side
 from ..scope import Hosted, Scope, Truth
-from ..subqueries import conjunct_paths, predicate_truth
-from .filter import filter_relation
+from ..subqueries import conjunct_paths, predicate_truth, spark_exists
+from .filter import filter_relation, join_comparison
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -109,6 +109,9 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
     if marked is not None:
         return marked
     parts = conjunct_paths(cx, rel.expression, f"{path}.expression") if rel.HasField("expression") else []
+    native = _spark_semi(cx, rel, left, right, [c for c, _ in parts])
+    if native is not None:
+        return native
     post_parts = []
     if rel.HasField("post_join_filter"):
         post_parts = conjunct_paths(cx, rel.post_join_filter, f"{path}.post_join_filter")
@@ -128,6 +131,34 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
     post = None if post_nested or not rel.HasField("post_join_filter") else rel.post_join_filter
     out = join_inputs(cx, left, right, rel.type, _conjunction(cx, plain, flags), post, [], path, outer)
     return filter_relation(cx, out.materialized(), post_parts, outer) if post_nested else out
+
+
+# Semi and anti joins Spark SQL writes as (NOT) EXISTS, by whether they are negated.
+_EXISTS = {JoinRel.JOIN_TYPE_LEFT_SEMI: False, JoinRel.JOIN_TYPE_LEFT_ANTI: True}
+
+
+def _spark_semi(
+    cx: SubstraitConsumer,
+    rel: JoinRel,
+    left: Relation,
+    right: Relation,
+    parts: list[alg.Expression],
+) -> Relation | None:
+    """A LEFT SEMI / LEFT ANTI join (DataFusion's decorrelated IN and EXISTS) whose condition compares plain
+    columns of the two inputs as Spark SQL's own (NOT) EXISTS subquery (`subqueries.spark_exists`): Spark infers
+    filters before it rewrites a subquery into its join, not after, so a `left_semi` join built here gets
+    not-null filters Spark SQL's plan has not. The rows are the same: a semi join keeps a left row when some
+    right row makes the condition TRUE, EXISTS likewise; an anti join keeps it when none does, which is NOT
+    EXISTS (not NOT IN: a NULL key makes the comparison unknown, never TRUE). None for any other join."""
+    negated = _EXISTS.get(rel.type)
+    if negated is None or not parts or rel.HasField("post_join_filter"):
+        return None
+    if not (left.can_defer() and right.can_defer()):  # correlated inputs: the join's own checks apply
+        return None
+    if any(contains(c, alg.Expression.Subquery) or reference_levels(c) - {0} for c in parts):
+        return None
+    comparisons = [join_comparison(cx, c, left, right) for c in parts]
+    return spark_exists(cx, left.materialized(), right, comparisons, negated)
 
 
 def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
