@@ -38,7 +38,6 @@ from plan_builder import (
     varchar,
     view,
 )
-from substrait.algebra_pb2 import JoinRel
 
 BENCH_DIR = Path(__file__).resolve().parent.parent / "bench"
 if str(BENCH_DIR) not in sys.path:
