@@ -136,7 +136,7 @@ def _replace_cli_section(args: argparse.Namespace) -> int:
     tables_dir = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else SMALL_DIR
     cli = _cli_section(args, tables_dir)
     lines = [ln for ln in args.output.read_text(encoding="utf-8").split("\n") if not ln.startswith(_CLI_ROW)]
-    at = next(i for i, ln in enumerate(lines) if ln.startswith("| (c) same physical plan shape"))
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(_SQL_ROW))
     lines[at:at] = [_cli_row(cli, tables_dir)]
     args.output.write_text("\n".join(lines), encoding="utf-8")
     replace_section(args.output, cli_bench.HEADING, cli["markdown"])
@@ -201,13 +201,43 @@ def _producers_markdown(producers: list, bench_dir: Path) -> str:
     return "\n".join(out)
 
 
-def _replace_producers_section(args: argparse.Namespace, queries: list[int]) -> int:
-    """Re-measure only the other producers' physical plans (sf1 when present) and replace their section of
-    --output; every other section (and the Summary) is kept as measured at the date it states."""
+_SQL_ROW = "| SQL returns the plan's result (sf0.01)"
+_PLAN_ROW = "| (c) "
+
+
+def _plan_rows(pl: list, producers: list) -> list[str]:
+    """The Summary table's rows for the physical-plan comparisons (c): the IBM set's, then each producer's."""
+    pl_c = plan_bench.counts(pl)
+    rows = [
+        f"{_PLAN_ROW}identical physical plan (ids and names normalised) | {pl_c['identical']} of {len(pl)} "
+        f"(+{pl_c['same shape']} same shape, {pl_c['same shape except Project']} same except Project nodes) "
+        "| >= 20 |"
+    ]
+    for ps, compared, checked, _ in producers:
+        pc = plan_bench.counts(compared)
+        n_checked = sum(1 for v in checked.values() if v == "ok")
+        rows.append(
+            f"{_PLAN_ROW}{ps.title}: identical physical plan | {pc['identical']} of {len(compared)} compared "
+            f"({len(ps.plans)} of 22 queries with a compared plan; SQL returns the plan's result: {n_checked}) "
+            "| >= 18 of 22 |"
+        )
+    return rows
+
+
+def _ibm_plans_markdown(pl: list, s_pl: Section, bench_dir: Path) -> str:
+    return "\n".join([f"## (c) Physical plans ({bench_dir.name})", "", plan_bench.markdown(pl), "", s_pl.footer()])
+
+
+def _replace_plan_sections(args: argparse.Namespace, queries: list[int]) -> int:
+    """Re-measure only the physical-plan comparisons (c), the IBM set's and the other producers' (sf1 when
+    present): their sections of --output and their Summary rows are replaced; every other section is kept as
+    measured at the date it states."""
     bench_dir = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else SMALL_DIR
     spark = spark_session()
     producers = []
     try:
+        with Section(f"physical plans ({bench_dir.name})") as s_pl:
+            pl = plan_bench.run(spark, queries, load_plans(queries), bench_dir)
         for key in args.plan_sets:
             with Section(f"physical plans, {key} ({bench_dir.name})") as s_ps:
                 ps = plan_set(key)
@@ -216,9 +246,16 @@ def _replace_producers_section(args: argparse.Namespace, queries: list[int]) -> 
     finally:
         spark.stop()
     env = environment()
-    body = _producers_markdown(producers, bench_dir) + f"\n_Measured {env['date']}, commit {env['commit']}._\n"
-    replace_section(args.output, _producers_heading(bench_dir), body)
-    log(f"replaced the other producers' plan section of {args.output}")
+    stamp = f"\n_Measured {env['date']}, commit {env['commit']}._\n"
+    lines = [ln for ln in args.output.read_text(encoding="utf-8").split("\n") if not ln.startswith(_PLAN_ROW)]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(_SQL_ROW)) + 1
+    lines[at:at] = _plan_rows(pl, producers)
+    args.output.write_text("\n".join(lines), encoding="utf-8")
+    replace_section(
+        args.output, f"## (c) Physical plans ({bench_dir.name})", _ibm_plans_markdown(pl, s_pl, bench_dir) + stamp
+    )
+    replace_section(args.output, _producers_heading(bench_dir), _producers_markdown(producers, bench_dir) + stamp)
+    log(f"replaced the physical-plan sections (c) of {args.output}")
     return 0
 
 
@@ -253,9 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli-warmup", type=int, default=1)
     ap.add_argument("--output", type=Path, default=BENCH_DIR / "RESULTS.md")
     ap.add_argument(
-        "--producer-plans-only",
+        "--plans-only",
         action="store_true",
-        help="compare only the other producers' physical plans and replace their section in --output",
+        help="compare only the physical plans (c), the IBM set's and the other producers', and replace their "
+        "sections and Summary rows in --output",
     )
     ap.add_argument(
         "--plan-set",
@@ -272,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         return _replace_cli_section(args)
     queries = parse_queries(args.queries)
     args.plan_sets = args.plan_sets or [k.value for k in SetKey if k is not SetKey.IBM]
-    if args.producer_plans_only:
-        return _replace_producers_section(args, queries)
+    if args.plans_only:
+        return _replace_plan_sections(args, queries)
     require_data(SMALL_DIR, "data")
     big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else None
     if big is None and not args.skip_execution:
@@ -310,7 +348,6 @@ def main(argv: list[str] | None = None) -> int:
     env["total bench time"] = f"{time.perf_counter() - started:.0f} s"
 
     tr_s = translation.summary(tr)
-    pl_c = plan_bench.counts(pl)
     n_ok = sum(1 for v in verified.values() if v == "ok")
     out: list[str] = [
         "# Benchmark results",
@@ -339,20 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         out.append(_cli_row(cli, bench_dir))
     if connect is not None:
         out += _connect_rows(connect)
-    out += [
-        f"| (c) identical physical plan (ids and names normalised) | {pl_c['identical']} of {len(pl)} "
-        f"(+{pl_c['same shape']} same shape, {pl_c['same shape except Project']} same except Project nodes) "
-        "| >= 20 |",
-        f"| SQL returns the plan's result (sf0.01) | {n_ok} of {len(verified)} | all |",
-    ]
-    for ps, compared, checked, _ in producers:
-        pc = plan_bench.counts(compared)
-        n_checked = sum(1 for v in checked.values() if v == "ok")
-        out.append(
-            f"| (c) {ps.title}: identical physical plan | {pc['identical']} of {len(compared)} compared "
-            f"({len(ps.plans)} of 22 queries with a compared plan; SQL returns the plan's result: {n_checked}) "
-            "| >= 18 of 22 |"
-        )
+    out += [f"{_SQL_ROW} | {n_ok} of {len(verified)} | all |", *_plan_rows(pl, producers)]
     out += [
         "",
         "## Machine and versions",
@@ -390,11 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         s_tr.footer(),
         "",
-        f"## (c) Physical plans ({bench_dir.name})",
-        "",
-        plan_bench.markdown(pl),
-        "",
-        s_pl.footer(),
+        _ibm_plans_markdown(pl, s_pl, bench_dir),
         "",
     ]
     if producers:
