@@ -16,6 +16,7 @@ from pyspark.sql import types as T
 from substrait_spark.consumer import TableMapResolver
 from substrait_spark.consumer.running.parquet_footer import footer_schema, local_files
 from substrait_spark.consumer.running.resolver import TableBinding
+from substrait_spark.hooks.spark import job_group
 
 pytestmark = pytest.mark.spark
 
@@ -148,13 +149,10 @@ def test_resolver_opens_a_table_without_a_job(spark, tmp_path):
     path = tmp_path / "flat.parquet"
     spark.createDataFrame([FLAT_ROW] * 3, FLAT).write.parquet(str(path))
     tracker, group = spark.sparkContext.statusTracker(), "substrait-test-footer"
-    spark.sparkContext.setJobGroup(group, "footer")
-    try:
+    with job_group(spark, group, "footer"):
         table = TableMapResolver({"flat": TableBinding(str(path))}).resolve(spark, ["flat"])
         schema = table.df.schema
         jobs = list(tracker.getJobIdsForGroup(group))
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert jobs == []
     expected = spark.read.parquet(str(path))
     assert schema == expected.schema

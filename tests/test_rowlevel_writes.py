@@ -42,6 +42,7 @@ from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.hooks import iceberg_jvm, iceberg_stage
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
+from substrait_spark.hooks.spark import job_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 
@@ -276,13 +277,8 @@ def test_the_update_count_runs_beside_the_statement_in_the_run_job_group(lake, c
     seen: dict[str, Any] = {}
     counting(monkeypatch, seen)
     after = [(i, "updated", 1.0) for i in (0, 50, 100, 1999)] + [(-5, "nobody", 0.0)]  # 0, 50, 100: twice each
-    context = lake.spark.sparkContext
-    context.setJobGroup(f"group-{ns}", "the run's jobs")
-    try:
+    with job_group(lake.spark, f"group-{ns}", "the run's jobs"):
         report = run(lake, catalogs, update_plan(ns, after), run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
-        context.setLocalProperty("spark.job.description", None)
     committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
     assert seen["thread"] is not threading.main_thread() and seen["group"] == f"group-{ns}"
     step = report.steps[0]

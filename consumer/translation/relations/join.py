@@ -236,11 +236,12 @@ def join_inputs(
         raise UnsupportedFeatureError(SUBQUERY_IN_CONDITION, path)
     deferred = jt in _NULLABLE and left.can_defer() and right.can_defer()
     if deferred:
-        # Pending projections stay pending through the join, except on a side the join may fill with NULLs.
-        sides = list(side_by_side(left, right))
+        # Pending projections stay pending through the join, except on a side the join may fill with NULLs
+        # (materialised first: side_by_side then sees the frames the join will join).
+        sides = [left, right]
         for side in _NULLABLE[jt]:
             sides[side] = sides[side].materialized()
-        left, right = sides
+        left, right = side_by_side(sides[0], sides[1])
     else:
         left, right = left.materialized(), right.materialized()
     if (left.correlated() or right.correlated()) and jt != JoinRel.JOIN_TYPE_INNER:
