@@ -224,8 +224,15 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
         6: ("consumer-testing/duckdb-q06.sql", "the decimal(18,4) DuckDB declares; the filter's conjuncts as written")
     },
     SetKey.IBIS: {
-        q: (f"ibis/typed-{qname(q)}.sql", "the decimal(15,2) ibis declares for every decimal result")
-        for q in (3, 5, 10, 14, 19)
+        **{
+            q: (f"ibis/typed-{qname(q)}.sql", "the decimal(15,2) ibis declares for every decimal result")
+            for q in (1, 3, 5, 10, 14, 19)
+        },
+        6: (
+            "ibis/typed-q06.sql",
+            "the discount bounds as the fp64 literals ibis writes; the decimal(15,2) it declares",
+        ),
+        12: ("ibis/case-q12.sql", "each priority count a CASE with one WHEN per value, as ibis writes it"),
     },
     SetKey.DATAFUSION: {16: ("datafusion/q16.sql", "NOT IN written as a plain LEFT ANTI join: NOT EXISTS")},
 }

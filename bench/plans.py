@@ -99,9 +99,10 @@ def parse_tree(plan_text: str) -> Node | None:
 # --------------------------------------------------------------------------------------------------
 
 _ATTR = re.compile(r"\b[A-Za-z_][\w$]*#\d+L?\b")  # l_quantity#12, _s3#55L, sum#304
-# A name Spark generates from an aggregate's text (HAVING sum(l_quantity) > 300: `sum(l_quantity#12)#707`), once
-# the attributes inside are erased: a name like any other.
-_GENERATED = re.compile(r"\b[A-Za-z_]\w*\(#(?:, #)*\)#\d+L?\b")
+# A name Spark generates from an expression's text (HAVING sum(l_quantity) > 300: `sum(l_quantity#12)#707`, once
+# the attributes inside are erased; an unaliased scalar subquery's `max(total_revenue)#29076`): a name like any
+# other. Only such a name has `#<id>` right after a closing parenthesis.
+_GENERATED = re.compile(r"\b[A-Za-z_]\w*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)#\d+L?\b")
 _IDS = [
     (re.compile(r"plan_id=\d+"), "plan_id=?"),
     (re.compile(r"\[id=#\d+\]"), "[id=?]"),

@@ -97,6 +97,20 @@ def local_fields(msg: Message) -> list[int]:
     ]
 
 
+def plain_field(e: alg.Expression) -> int | None:
+    """The position `e` reads when it is a plain field of the input record (no nesting, no outer reference)."""
+    if e.WhichOneof("rex_type") != "selection":
+        return None
+    sel = e.selection
+    ref = sel.direct_reference
+    if (
+        sel.WhichOneof("root_type") not in ("root_reference", None)
+        or ref.WhichOneof("reference_type") != "struct_field"
+    ):
+        return None
+    return None if ref.struct_field.HasField("child") else ref.struct_field.field
+
+
 def record_fields(msg: Message) -> set[int]:
     """Positions of the record an expression stands over that it reads: its own field references, and the outer
     references of subqueries inside it that reach back to its level."""

@@ -315,8 +315,8 @@ def test_ibm_tpch_physical_plan_is_spark_sqls(spark, tpch_views, q):
 PRODUCER_IDENTICAL = {
     "isthmus": (1, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 16, 17, 18, 19),
     "duckdb": (6,),
-    "datafusion": (1, 3, 5, 6, 10, 13),
-    "ibis": (3, 5, 10, 13, 14, 16, 19),
+    "datafusion": (1, 3, 5, 6, 10, 13, 15, 18),
+    "ibis": (1, 3, 5, 6, 10, 12, 13, 14, 16, 19),
 }
 
 
@@ -336,3 +336,50 @@ def test_producer_tpch_physical_plan_is_spark_sqls(spark, tpch_views, key, q):
         ours_plan = physical_plan(df)
     verdict, note = compare(ours_plan, sql_plan)
     assert verdict == "identical", f"{note}\n--- ours\n{ours_plan}\n--- sql\n{sql_plan}"
+
+
+def _max_k_by_mode(b: PlanBuilder):
+    """`SELECT max(k), mode FROM shape_u GROUP BY mode`, columns in that order (DataFusion's SubqueryAlias)."""
+    other = named("shape_u", ["k", "mode"], [i32(), string()])
+    grouped = aggregate(other, keys=[field(1)], measures=[b.agg("max", field(0), out=i32())])
+    return project(grouped, field(1), field(0), emit=[2, 3])
+
+
+def test_semi_join_onto_a_grouped_aggregate_is_spark_sqls_scalar_subquery(spark):
+    """DataFusion writes `k = (SELECT max(k) FROM u WHERE u.mode = t.mode)` as a LEFT SEMI join onto the aggregate
+    grouped by mode, on mode and the maximum: each row matches at most one group, so it runs as the INNER join
+    Spark SQL makes of the scalar subquery — Spark SQL's physical plan, the same rows."""
+    b = PlanBuilder()
+    cond = b.call("and", b.call("equal", field(1), field(3)), b.call("equal", field(0), field(2)))
+    ours = run(b.plan(join(_table(), _max_k_by_mode(b), JoinRel.JOIN_TYPE_LEFT_SEMI, cond), ["k", "mode"]), spark)
+    sql = spark.sql("SELECT k, mode FROM shape_t t WHERE k = (SELECT max(k) FROM shape_u u WHERE u.mode = t.mode)")
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    assert "LeftSemi" not in physical_plan(ours)
+    assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr) == [(1, "MAIL")]
+
+
+def test_semi_join_not_on_the_whole_group_key_stays_a_semi_join(spark):
+    """Equating only the aggregate's value (two modes share the count 1), not its group key: a left row may match
+    several groups, so the join stays a semi join and keeps the row once."""
+    b = PlanBuilder()
+    other = named("shape_u", ["k", "mode"], [i32(), string()])
+    counts = aggregate(other, keys=[field(1)], measures=[b.agg("count", field(0), out=i64())])
+    cond = b.call("equal", cast(field(0), i64()), field(3))
+    ours = run(b.plan(join(_table(), counts, JoinRel.JOIN_TYPE_LEFT_SEMI, cond), ["k", "mode"]), spark)
+    sql = spark.sql("SELECT k, mode FROM shape_t WHERE k IN (SELECT count(k) FROM shape_u GROUP BY mode)")
+    assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr) == [(1, "MAIL")]
+
+
+def test_semi_join_on_equalities_is_spark_sqls_in_subquery(spark):
+    """DataFusion writes `k IN (SELECT k FROM u WHERE mode = 'MAIL')` as a LEFT SEMI join on `k = u.k`: it runs
+    as Spark SQL's IN subquery (Spark infers from an IN what it does not from an EXISTS), the same rows."""
+    b = PlanBuilder()
+    other = named("shape_u", ["k", "mode"], [i32(), string()])
+    mail = project(filter_(other, b.call("equal", field(1), lit("MAIL"))), field(0), emit=[2])
+    cond = b.call("equal", field(0), field(2))
+    ours = run(b.plan(join(_table(), mail, JoinRel.JOIN_TYPE_LEFT_SEMI, cond), ["k", "mode"]), spark)
+    sql = spark.sql("SELECT k, mode FROM shape_t WHERE k IN (SELECT k FROM shape_u WHERE mode = 'MAIL')")
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr) == [(1, "MAIL")]

@@ -283,11 +283,20 @@ def _spark_in(
     types = dict(zip(host.names, host.types, strict=True))
     if any(types[n] != t for n, t in zip(names, body.types, strict=True)):  # type: ignore[index]
         return None
+    return spark_in(cx, host, [n for n in names if n is not None], body, body.names)
+
+
+def spark_in(
+    cx: SubstraitConsumer, host: Relation, needles: Sequence[str], body: Relation, columns: Sequence[str]
+) -> Relation:
+    """`host` filtered by Spark SQL's `needles IN (SELECT columns FROM <a per-run temp view of body>)`: host frame
+    columns against body columns, pairwise of one type. Also the explicit semi JoinRel on equalities
+    (`relations/join.py`), which is what an IN subquery means."""
     body = body.materialized()
-    view = cx.register_view(body.df.select(*[column(n) for n in body.names]))
-    left = ", ".join(quote(n) for n in names if n is not None)
-    right = ", ".join(quote(n) for n in body.names)
-    needle = left if len(names) == 1 else f"({left})"
+    view = cx.register_view(body.df.select(*[column(n) for n in columns]))
+    left = ", ".join(quote(n) for n in needles)
+    right = ", ".join(quote(n) for n in columns)
+    needle = left if len(needles) == 1 else f"({left})"
     return host.over(host.frame.filter(F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")))
 
 
@@ -307,24 +316,32 @@ def spark_exists(
     negated: bool,
 ) -> Relation | None:
     """`host` filtered by Spark SQL's (NOT) EXISTS over a per-run temp view of `body`, where `comparisons` (each
-    a body column against a host column) all hold; None when they cannot be written so: none, one that is not a
-    plain column comparison, a host column that is computed, that the body's frame also names (it would bind to
-    the body's column inside the subquery) or that the host's frame names twice. Also the explicit semi and anti
-    JoinRels (`relations/join.py`)."""
+    a body column against a host column) all hold; None when they cannot be written so (`correlation_sql`). Also
+    the explicit semi and anti JoinRels (`relations/join.py`)."""
+    body = body.materialized()  # its columns and the hidden ones the predicates read
+    where = correlation_sql(host, body.df.columns, comparisons)
+    if where is None:
+        return None
+    view = cx.register_view(body.df)
+    exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
+    return host.over(host.frame.filter(exists))
+
+
+def correlation_sql(host: Relation, inner: Sequence[str], comparisons: Sequence[ColumnComparison | None]) -> str | None:
+    """The WHERE clause of a Spark SQL subquery over a view with columns `inner`, correlated with `host` by
+    `comparisons` (each a view column against a host column, by quoted name); None when they cannot be written
+    so: none, one that is not a plain column comparison, a host column that is computed, that the view also names
+    (it would bind to the view's column inside the subquery) or that the host's frame names twice."""
     if not comparisons or any(c is None for c in comparisons):
         return None
     frame_columns = set(host.columns())
     computed = host.projection.exprs if host.projection is not None else {}
-    if any(c.outer not in frame_columns or c.outer in computed for c in comparisons if c is not None):
-        return None
-    body = body.materialized()  # its columns and the hidden ones the predicates read
-    inner, outer = body.df.columns, host.frame.columns
-    if any(c.outer in inner or outer.count(c.outer) != 1 for c in comparisons if c is not None):
-        return None
-    view = cx.register_view(body.df)
-    where = " AND ".join(c.sql() for c in comparisons if c is not None)
-    exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
-    return host.over(host.frame.filter(exists))
+    outer = host.frame.columns
+    for c in comparisons:
+        assert c is not None
+        if c.outer not in frame_columns or c.outer in computed or c.outer in inner or outer.count(c.outer) != 1:
+            return None
+    return " AND ".join(c.sql() for c in comparisons if c is not None)
 
 
 def _host_column(host: Relation, e: alg.Expression) -> str | None:

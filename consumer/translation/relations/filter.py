@@ -11,7 +11,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ...errors import UnsupportedFeatureError
-from ...walk import contains, local_fields, reference_levels, value_args
+from ...walk import contains, local_fields, plain_field, record_fields, reference_levels, value_args
 from ..functions import lookup
 from ..functions.comparison import COMPARISON
 from ..relation import ColumnComparison, Pending, Projection, Relation, column
@@ -157,6 +157,25 @@ def join_comparison(
     return ColumnComparison(a_name, op, b_name, b_name if a_right else a_name)
 
 
+def right_key_of_equality(cx: SubstraitConsumer, c: alg.Expression, width: int) -> int | None:
+    """For a join conjunct `right column = <left expression>` (either side; `width` left columns), the right
+    column's position in the right input; None for any other predicate."""
+    compared = _sql_comparison(cx, c)
+    if compared is None or compared[0] != "=":
+        return None
+    args = compared[1]
+    for mine, other in (args, args[::-1]):
+        f = plain_field(mine)
+        if (
+            f is not None
+            and f >= width
+            and reference_levels(other) <= {0}
+            and max(record_fields(other), default=-1) < width
+        ):
+            return f - width
+    return None
+
+
 def _sql_comparison(cx: SubstraitConsumer, c: alg.Expression) -> tuple[str, list[alg.Expression]] | None:
     """(Spark SQL operator, its two arguments) for a call of a standard comparison function, else None."""
     if c.WhichOneof("rex_type") != "scalar_function":
@@ -216,11 +235,4 @@ def equality_key_position(cx, c: alg.Expression) -> int | None:
 
 
 def _plain_local_field(e: alg.Expression) -> bool:
-    if e.WhichOneof("rex_type") != "selection":
-        return False
-    ref = e.selection
-    return (
-        ref.WhichOneof("root_type") in ("root_reference", None)
-        and ref.direct_reference.WhichOneof("reference_type") == "struct_field"
-        and not ref.direct_reference.struct_field.HasField("child")
-    )
+    return plain_field(e) is not None

@@ -24,8 +24,9 @@ from .. import marks
 from ..expressions import comparable
 from ..relation import Correlation, Relation, beside, column, conjunction, side_by_side
 from ..scope import Hosted, Scope, Truth
-from ..subqueries import conjunct_paths, predicate_truth, spark_exists
-from .filter import filter_relation, join_comparison
+from ..subqueries import conjunct_paths, predicate_truth, spark_exists, spark_in
+from ..unique_keys import keyed
+from .filter import filter_relation, join_comparison, right_key_of_equality
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -109,6 +110,9 @@ def translate_join(cx: SubstraitConsumer, rel: JoinRel, path: str, outer: Scope 
     if marked is not None:
         return marked
     parts = conjunct_paths(cx, rel.expression, f"{path}.expression") if rel.HasField("expression") else []
+    inner = _semi_onto_unique(cx, rel, left, right, parts, path, outer)
+    if inner is not None:
+        return inner
     native = _spark_semi(cx, rel, left, right, [c for c, _ in parts])
     if native is not None:
         return native
@@ -149,7 +153,10 @@ def _spark_semi(
     filters before it rewrites a subquery into its join, not after, so a `left_semi` join built here gets
     not-null filters Spark SQL's plan has not. The rows are the same: a semi join keeps a left row when some
     right row makes the condition TRUE, EXISTS likewise; an anti join keeps it when none does, which is NOT
-    EXISTS (not NOT IN: a NULL key makes the comparison unknown, never TRUE). None for any other join."""
+    EXISTS (not NOT IN: a NULL key makes the comparison unknown, never TRUE). A semi join on equalities alone is
+    Spark SQL's IN subquery instead (what DataFusion writes for `x IN (SELECT ...)`, TPC-H q18, q20): Spark
+    infers from an IN, not from an EXISTS, the same IN on the other side of an equi-join. None for any other
+    join."""
     negated = _EXISTS.get(rel.type)
     if negated is None or not parts or rel.HasField("post_join_filter"):
         return None
@@ -158,7 +165,52 @@ def _spark_semi(
     if any(contains(c, alg.Expression.Subquery) or reference_levels(c) - {0} for c in parts):
         return None
     comparisons = [join_comparison(cx, c, left, right) for c in parts]
-    return spark_exists(cx, left.materialized(), right, comparisons, negated)
+    host = left.materialized()
+    if not negated and all(c is not None and c.op == "=" for c in comparisons):
+        needles = [c.outer for c in comparisons if c is not None]
+        if all(host.frame.columns.count(n) == 1 for n in needles):
+            inner = [c.right if c.outer == c.left else c.left for c in comparisons if c is not None]
+            return spark_in(cx, host, needles, right, inner)
+    return spark_exists(cx, host, right, comparisons, negated)
+
+
+def _semi_onto_unique(
+    cx: SubstraitConsumer,
+    rel: JoinRel,
+    left: Relation,
+    right: Relation,
+    parts: list[tuple[alg.Expression, str]],
+    path: str,
+    outer: Scope | None,
+) -> Relation | None:
+    """A LEFT SEMI join whose condition equates every column of a unique key of the right input
+    (`unique_keys.keyed`) with left values, as an INNER join keeping the left columns: each left row matches at
+    most one right row, so the rows are the semi join's. It is the join Spark SQL makes of a correlated scalar
+    subquery compared with a left value, which DataFusion writes as a semi join onto its grouped aggregate (TPC-H
+    q02, q17, q20). None for any other join."""
+    if rel.type != JoinRel.JOIN_TYPE_LEFT_SEMI or not parts or rel.HasField("post_join_filter"):
+        return None
+    if not (left.can_defer() and right.can_defer()):
+        return None
+    if any(contains(c, alg.Expression.Subquery) or reference_levels(c) - {0} for c, _ in parts):
+        return None
+    shape = keyed(rel.right)
+    if shape is None or shape.key is None or shape.width != len(right.names):
+        return None
+    width = len(left.names)
+    on_key = [(c, p) for c, p in parts if right_key_of_equality(cx, c, width) in shape.key]
+    equated = {right_key_of_equality(cx, c, width) for c, _ in on_key}
+    read = {f - width for c, _ in parts for f in record_fields(c) if f >= width}
+    # Reading only key columns is an IN or EXISTS, which Spark SQL runs as a semi join (TPC-H q18): kept.
+    if not shape.key <= equated or read <= shape.key:
+        return None
+    others = [part for part in parts if part not in on_key]
+    # Spark SQL's order: the comparison with the subquery's value (its filter, pushed into the join) before
+    # the correlation's equalities.
+    cond = _conjunction(cx, others + on_key, [])
+    # The subquery's columns in its own order (a Project Spark folds into the aggregate, as for the SQL text).
+    out = join_inputs(cx, left, right.materialized(), JoinRel.JOIN_TYPE_INNER, cond, None, [], path, outer)
+    return out.select_positions(range(width), cx.names)
 
 
 def condition_subquery(rel: Any, path: str) -> Iterator[tuple[str, str]]:
