@@ -213,6 +213,7 @@ _CALCITE_TYPES = "the plan's decimal literals and casts to the decimal types it 
 # physical plan shows though not in the result at sf0.01 (a type the plan declares, a literal's form, NOT IN
 # written as an anti join): the SQL stating the plan's query (under tests/tpch_sql), and why. As SQL_OVERRIDES for
 # IBM's set.
+_DATAFUSION_SWAPS = "l_commitdate < l_receiptdate written with its operands swapped"
 PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
     SetKey.ISTHMUS: {
         **{q: (f"consumer-testing/isthmus-{qname(q)}.sql", _CALCITE_TYPES) for q in _ISTHMUS_TYPED},
@@ -227,7 +228,17 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
         q: (f"ibis/typed-{qname(q)}.sql", "the decimal(15,2) ibis declares for every decimal result")
         for q in (3, 5, 10, 14, 19)
     },
-    SetKey.DATAFUSION: {16: ("datafusion/q16.sql", "NOT IN written as a plain LEFT ANTI join: NOT EXISTS")},
+    SetKey.DATAFUSION: {
+        4: ("datafusion/q04.sql", _DATAFUSION_SWAPS),
+        7: ("datafusion/q07.sql", "the filter DataFusion derives on each nation read (an IN list to us)"),
+        12: ("datafusion/q12.sql", f"IN for an OR of equalities; {_DATAFUSION_SWAPS}"),
+        15: ("datafusion/q15.sql", "an alias for the unnamed max(total_revenue) (the plan names it)"),
+        16: (
+            "datafusion/q16.sql",
+            "NOT IN written as a plain LEFT ANTI join: NOT EXISTS; count(distinct) written as two aggregates",
+        ),
+        19: ("datafusion/q19.sql", "the conjuncts DataFusion factors out of the OR and the filters it derives per input"),
+    },
 }
 
 
