@@ -315,7 +315,7 @@ def test_ibm_tpch_physical_plan_is_spark_sqls(spark, tpch_views, q):
 PRODUCER_IDENTICAL = {
     "isthmus": (1, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 16, 17, 18, 19),
     "duckdb": (6,),
-    "datafusion": (1, 3, 5, 6, 10, 13),
+    "datafusion": (1, 3, 4, 5, 6, 10, 12, 13, 15, 16, 19),
     "ibis": (3, 5, 10, 13, 14, 16, 19),
 }
 
