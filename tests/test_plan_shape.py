@@ -336,3 +336,20 @@ def test_producer_tpch_physical_plan_is_spark_sqls(spark, tpch_views, key, q):
         ours_plan = physical_plan(df)
     verdict, note = compare(ours_plan, sql_plan)
     assert verdict == "identical", f"{note}\n--- ours\n{ours_plan}\n--- sql\n{sql_plan}"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("key", ["isthmus", "duckdb", "datafusion", "ibis"])
+def test_sql_stating_a_plans_query_returns_its_result(spark, tpch_views, key):
+    """Each SQL that states a producer plan's query in place of the set's usual text (`PLAN_QUERY_SQL`: an
+    operand order, a derived filter, count(distinct) as two aggregates...) returns the plan's rows at sf0.01: an
+    override may write the query in the plan's form, never change its result."""
+    from common import verify_same_query
+    from plan_sets import PLAN_QUERY_SQL, SetKey, plan_set
+
+    ps = plan_set(key)
+    queries = sorted(q for q in PLAN_QUERY_SQL[SetKey(key)] if q in ps.plans)
+    assert queries
+    # It registers the views the module's fixture holds (the same files), which drops them at the end.
+    verified = verify_same_query(spark, queries, ps.load_plans(queries), tpch_views, ps.sql_text)
+    assert verified == dict.fromkeys(queries, "ok")
