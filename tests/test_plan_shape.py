@@ -315,7 +315,7 @@ def test_ibm_tpch_physical_plan_is_spark_sqls(spark, tpch_views, q):
 PRODUCER_IDENTICAL = {
     "isthmus": (1, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 16, 17, 18, 19),
     "duckdb": (6,),
-    "datafusion": (1, 3, 5, 6, 10, 13, 15, 18),
+    "datafusion": (1, 3, 4, 5, 6, 10, 12, 13, 15, 16, 18, 19),
     "ibis": (1, 3, 5, 6, 10, 12, 13, 14, 16, 19),
 }
 
@@ -383,3 +383,20 @@ def test_semi_join_on_equalities_is_spark_sqls_in_subquery(spark):
     verdict, note = compare(physical_plan(ours), physical_plan(sql))
     assert verdict == "identical", note
     assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr) == [(1, "MAIL")]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("key", ["isthmus", "duckdb", "datafusion", "ibis"])
+def test_sql_stating_a_plans_query_returns_its_result(spark, tpch_views, key):
+    """Each SQL that states a producer plan's query in place of the set's usual text (`PLAN_QUERY_SQL`: an
+    operand order, a derived filter, count(distinct) as two aggregates...) returns the plan's rows at sf0.01: an
+    override may write the query in the plan's form, never change its result."""
+    from common import verify_same_query
+    from plan_sets import PLAN_QUERY_SQL, SetKey, plan_set
+
+    ps = plan_set(key)
+    queries = sorted(q for q in PLAN_QUERY_SQL[SetKey(key)] if q in ps.plans)
+    assert queries
+    # It registers the views the module's fixture holds (the same files), which drops them at the end.
+    verified = verify_same_query(spark, queries, ps.load_plans(queries), tpch_views, ps.sql_text)
+    assert verified == dict.fromkeys(queries, "ok")
