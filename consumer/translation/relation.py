@@ -362,7 +362,9 @@ def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
     clash = _clash(left, right)
     if clash and clash <= _bound(right):
         bound = _bind(left, clash)
-        if bound is not None:
+        if bound is None:  # the left one's pending expressions name them: its own columns instead
+            bound = left.materialized()
+        if not _clash(bound, right) or _clash(bound, right) <= _bound(bound):
             return bound, right
     if clash:
         right = right.materialized()
