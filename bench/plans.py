@@ -100,9 +100,30 @@ def parse_tree(plan_text: str) -> Node | None:
 
 _ATTR = re.compile(r"\b[A-Za-z_][\w$]*#\d+L?\b")  # l_quantity#12, _s3#55L, sum#304
 # A name Spark generates from an expression's text (HAVING sum(l_quantity) > 300: `sum(l_quantity#12)#707`, once
-# the attributes inside are erased; an unaliased scalar subquery's `max(total_revenue)#29076`): a name like any
-# other. Only such a name has `#<id>` right after a closing parenthesis.
-_GENERATED = re.compile(r"\b[A-Za-z_]\w*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)#\d+L?\b")
+# the attributes inside are erased; an unaliased scalar subquery's `max(total_revenue)#29076`,
+# `(0.5 * sum(l_quantity))#436`, `CAST((CAST(sum(...) ...) AS DECIMAL(38,12))#662`): a name like any other. Only
+# such a name has `#<id>` right after a closing parenthesis; it starts at the matching one (or the function name
+# before it).
+_GENERATED_END = re.compile(r"\)#\d+L?\b")
+_NAME_CHAR = re.compile(r"[\w$]")
+
+
+def _erase_generated(text: str) -> str:
+    while (m := _GENERATED_END.search(text)) is not None:
+        depth, i = 0, m.start()
+        while i >= 0:
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+            i -= 1
+        if i < 0:  # unbalanced: leave the rest as it is
+            return text
+        while i > 0 and _NAME_CHAR.match(text[i - 1]):
+            i -= 1
+        text = text[:i] + "#" + text[m.end() :]
+    return text
+
+
 _IDS = [
     (re.compile(r"plan_id=\d+"), "plan_id=?"),
     (re.compile(r"\[id=#\d+\]"), "[id=?]"),
@@ -119,7 +140,7 @@ def normalise_text(text: str) -> str:
     """Expression ids and attribute/alias names erased (a rename is a name too); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    return _RENAME.sub("#", _GENERATED.sub("#", _ATTR.sub("#", text)))
+    return _RENAME.sub("#", _erase_generated(_ATTR.sub("#", text)))
 
 
 def _bracket(text: str, key: str) -> str | None:

@@ -1,6 +1,6 @@
 -- consumer-testing q20-isthmus_plan.json (Isthmus 2025) as its plan computes it: sql/q20.sql with the types the
--- plan declares for the correlated threshold, 0.5 * sum(l_quantity) as decimal(22,3) (Calcite), and
--- ps_availqty cast to it for the comparison.
+-- plan declares for the comparison (Calcite): ps_availqty and the correlated threshold, 0.5 * sum(l_quantity),
+-- each cast to decimal(22,3) where the plan casts them (the threshold outside its subquery).
 SELECT
     s_name,
     s_address
@@ -20,16 +20,16 @@ WHERE
                     '{part}'
                 WHERE
                     p_name LIKE 'forest%')
-                AND cast(ps_availqty AS decimal(22,3)) > (
+                AND cast(ps_availqty AS decimal(22,3)) > cast((
                     SELECT
-                        cast(0.5 * sum(l_quantity) AS decimal(22,3))
+                        0.5 * sum(l_quantity)
                     FROM
                         '{lineitem}'
                     WHERE
                         l_partkey = ps_partkey
                         AND l_suppkey = ps_suppkey
                         AND l_shipdate >= CAST('1994-01-01' AS date)
-                        AND l_shipdate < CAST('1995-01-01' AS date)))
+                        AND l_shipdate < CAST('1995-01-01' AS date)) AS decimal(22,3)))
             AND s_nationkey = n_nationkey
             AND n_name = 'CANADA'
         ORDER BY
