@@ -250,6 +250,7 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
             "datafusion/q19.sql",
             "the conjuncts DataFusion factors out of the OR, and the filters it derives per input, as it writes them",
         ),
+        20: ("datafusion/q20.sql", "the correlated threshold in fp64, as DataFusion computes and compares it"),
     },
 }
 
