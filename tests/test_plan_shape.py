@@ -22,6 +22,7 @@ from plan_builder import (
     fetch,
     field,
     filter_,
+    fp64,
     i32,
     i64,
     in_subquery,
@@ -315,7 +316,7 @@ def test_ibm_tpch_physical_plan_is_spark_sqls(spark, tpch_views, q):
 PRODUCER_IDENTICAL = {
     "isthmus": (1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20),
     "duckdb": (6,),
-    "datafusion": (1, 3, 4, 5, 6, 10, 12, 13, 15, 16, 18, 19),
+    "datafusion": (1, 3, 4, 5, 6, 10, 12, 13, 15, 16, 18, 19, 20),
     "ibis": (1, 3, 5, 6, 10, 12, 13, 14, 16, 19),
 }
 
@@ -400,3 +401,16 @@ def test_sql_stating_a_plans_query_returns_its_result(spark, tpch_views, key):
     # It registers the views the module's fixture holds (the same files), which drops them at the end.
     verified = verify_same_query(spark, queries, ps.load_plans(queries), tpch_views, ps.sql_text)
     assert verified == dict.fromkeys(queries, "ok")
+
+
+def test_float_division_by_a_literal_is_spark_sqls(spark):
+    """`k / 7.0` in fp64 (DataFusion's q17 average): IEEE division keeps its zero-divisor branches, which fold
+    away for a non-zero literal divisor — Spark SQL's own `k / 7.0D`, no CASE left; same values."""
+    b = PlanBuilder()
+    rel = project(_table(), b.call("divide", cast(field(0), fp64()), lit(7.0, fp64())), emit=[2])
+    ours = run(b.plan(rel, ["q"]), spark)
+    sql = spark.sql("SELECT CAST(k AS DOUBLE) / 7.0D AS q FROM shape_t")
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    assert "CASE" not in physical_plan(ours)
+    assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr)
