@@ -228,7 +228,7 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
     SetKey.IBIS: {
         **{
             q: (f"ibis/typed-{qname(q)}.sql", "the decimal(15,2) ibis declares for every decimal result")
-            for q in (1, 3, 5, 10, 14, 19)
+            for q in (1, 3, 5, 10, 11, 14, 19)
         },
         6: (
             "ibis/typed-q06.sql",
