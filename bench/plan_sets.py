@@ -210,6 +210,11 @@ def datafusion_plan_files(tables_dir: Path = SMALL_DIR) -> dict[int, Path]:
 _ISTHMUS_TYPED = (1, 3, 5, 6, 7, 8, 9, 10, 11, 14, 17, 19)
 _CALCITE_TYPES = "the plan's decimal literals and casts to the decimal types it declares (Calcite's)"
 _DATAFUSION_SWAPS = "l_commitdate < l_receiptdate written with its operands swapped"
+# DuckDB 1.1.3's plans are its optimizer's output: the plan's query is that, not the TPC-H text.
+_DUCKDB_JOINS = "DuckDB's join order and sides, as explicit JOIN ... ON"
+_DUCKDB_BOUND = "c_custkey <= 14999 (a bound DuckDB took from o_custkey's statistics at sf0.01)"
+_DUCKDB_TYPES = "the decimal types DuckDB declares (1.00 - l_discount decimal(16,2), the product decimal(18,4))"
+_DUCKDB_SCALAR_JOIN = "the scalar subquery as DuckDB writes it: an inner join with the one row of any_value(...)"
 # Where a plan's own query is not the text the corpus test (or the DataFusion test) runs as its oracle, in what the
 # physical plan shows though not in the result at sf0.01 (a type the plan declares, a literal's form, NOT IN
 # written as an anti join, an operand order, a filter the producer derived and wrote into the plan): the SQL stating
@@ -223,7 +228,38 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
         20: ("consumer-testing/isthmus-q20.sql", _CALCITE_TYPES),
     },
     SetKey.DUCKDB: {
-        6: ("consumer-testing/duckdb-q06.sql", "the decimal(18,4) DuckDB declares; the filter's conjuncts as written")
+        **{
+            q: (f"consumer-testing/duckdb-{qname(q)}.sql", f"{_DUCKDB_JOINS}; {_DUCKDB_BOUND}; {_DUCKDB_TYPES}")
+            for q in (5, 7, 8, 10)
+        },
+        3: (
+            "consumer-testing/duckdb-q03.sql",
+            f"{_DUCKDB_JOINS}; {_DUCKDB_BOUND}; grouped by o_orderkey; {_DUCKDB_TYPES}",
+        ),
+        6: ("consumer-testing/duckdb-q06.sql", "the decimal(18,4) DuckDB declares; the filter's conjuncts as written"),
+        9: ("consumer-testing/duckdb-q09.sql", f"{_DUCKDB_JOINS} (the last on l_suppkey = s_suppkey); {_DUCKDB_TYPES}"),
+        11: (
+            "consumer-testing/duckdb-q11.sql",
+            f"{_DUCKDB_SCALAR_JOIN} on value > threshold; {_DUCKDB_JOINS}; {_DUCKDB_TYPES}",
+        ),
+        12: (
+            "consumer-testing/duckdb-q12.sql",
+            "orders JOIN lineitem; the date bounds DuckDB carried over to l_shipdate "
+            "and l_commitdate; IN for an OR of equalities; the sums' decimal(38,0)",
+        ),
+        15: (
+            "consumer-testing/duckdb-q15.sql",
+            f"{_DUCKDB_SCALAR_JOIN} on equal revenue; {_DUCKDB_JOINS}; {_DUCKDB_TYPES}",
+        ),
+        18: (
+            "consumer-testing/duckdb-q18.sql",
+            f"{_DUCKDB_JOINS} (orders LEFT SEMI JOIN the large orders); {_DUCKDB_BOUND}",
+        ),
+        19: (
+            "consumer-testing/duckdb-q19.sql",
+            "lineitem JOIN part; the lower bounds l_quantity >= 1 and p_size >= 1 "
+            f"DuckDB's statistics dropped; l_shipinstruct and l_shipmode filtered on lineitem; {_DUCKDB_TYPES}",
+        ),
     },
     SetKey.IBIS: {
         **{
