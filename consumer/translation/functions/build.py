@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from pyspark.sql import Column
@@ -28,11 +27,25 @@ def binary(fn: Callable[[Column, Column], Column]) -> Handler:
     return build
 
 
+def balanced(fn: Callable[[Column, Column], Column], cols: list[Column]) -> Column:
+    """`cols` combined pairwise as Spark's SQL parser combines a chain `a AND b AND c AND d` (AstBuilder's
+    reduceToExpressionTree: ``(a AND b) AND (c AND d)``), not left-deep: inside an OR the optimizer keeps the tree it
+    is given (the conjuncts it pushes into a scan keep their nesting), so the SQL's shape must be the plan's."""
+    if len(cols) == 1:
+        return cols[0]
+    if len(cols) == 2:
+        return fn(cols[0], cols[1])
+    mid = (len(cols) - 1) // 2 + 1
+    return fn(balanced(fn, cols[:mid]), balanced(fn, cols[mid:]))
+
+
 def variadic(fn: Callable[[Column, Column], Column]) -> Handler:
+    """A variadic boolean operator (and, or) as Spark SQL builds the same chain written as SQL."""
+
     def build(c: Call) -> Column:
         if not c.values:
             raise c.unsupported("needs at least one argument")
-        return functools.reduce(fn, c.cols)
+        return balanced(fn, list(c.cols))
 
     return build
 

@@ -1,5 +1,6 @@
 -- consumer-testing q18-duckdb_plan.json as its plan computes it. DuckDB 1.1.3's optimizer wrote its own join order
--- and sides: lineitem JOIN ((orders LEFT SEMI JOIN the large orders) JOIN customer), and c_custkey <= 14999, a
+-- and sides: lineitem JOIN ((orders LEFT SEMI JOIN the large orders: IN, as the translation writes a semi join on
+-- plain columns) JOIN customer), and c_custkey <= 14999, a
 -- bound DuckDB derived from o_custkey's statistics at the scale it planned at (sf0.01's largest o_custkey); it
 -- groups by o_orderkey and c_custkey (the join keys). 300 as the decimal(38,2) it declares.
 -- The sorts' null order: bench/plan_sets.py (NullOrder.LAST).
@@ -13,14 +14,15 @@ select
 from lineitem
 join (
     (
-        orders
-        left semi join (
-            select l_orderkey as large_orderkey
+        select o_orderkey, o_custkey, o_orderdate, o_totalprice
+        from orders
+        where o_orderkey in (
+            select l_orderkey
             from lineitem
             group by l_orderkey
             having sum(l_quantity) > cast(300 as decimal(38,2))
-        ) on o_orderkey = large_orderkey
-    )
+        )
+    ) as o
     join customer on o_custkey = c_custkey
 ) on l_orderkey = o_orderkey
 where c_custkey <= 14999 and c_custkey is not null
