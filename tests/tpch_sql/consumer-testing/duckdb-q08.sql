@@ -3,17 +3,35 @@
 -- JOIN nation n2; each filter on the table it reads (with the IS NOT NULL it adds), and c_custkey <= 14999, a bound
 -- DuckDB derived from o_custkey's statistics at the scale it planned at (sf0.01's largest o_custkey). The types it
 -- declares: 1.00 as decimal(16,2), 1.00 - l_discount decimal(16,2), the product decimal(18,4) (the CASE's 0 too),
--- and the share a division of doubles. The sorts' null order: bench/plan_sets.py (NullOrder.LAST).
+-- the year a bigint (DuckDB's extract); the plan's Project under its Aggregate inlined, as Spark does with a grouped
+-- SELECT. The share is divide:fp64_fp64 of the two sums cast to double, after the aggregate: IEEE division
+-- (x / 0 is +-Infinity, 0 / 0 NaN), where Spark SQL's `/` gives NULL for a zero divisor, written out as the CASE
+-- the translation builds. The sorts' null order: bench/plan_sets.py (NullOrder.LAST).
 select
     o_year,
-    cast(sum(case when nation = 'BRAZIL' then volume else cast(0 as decimal(18,4)) end) as double)
-        / cast(sum(volume) as double) as mkt_share
+    case
+        when isnan(cast(brazil as double)) or isnan(cast(total as double)) then double('NaN')
+        when (cast(brazil as double) = 0.0D and cast(total as double) = 0.0D)
+            or (abs(cast(brazil as double)) = double('Infinity') and abs(cast(total as double)) = double('Infinity'))
+            then double('NaN')
+        when cast(total as double) = 0.0D then
+            case
+                when not ((cast(brazil as double) < 0.0D) = (atan2(cast(total as double), -1.0D) < 0.0D))
+                    then double('-Infinity')
+                else double('Infinity')
+            end
+        else cast(brazil as double) / cast(total as double)
+    end as mkt_share
 from (
     select
-        extract(year from o_orderdate) as o_year,
-        cast(l_extendedprice * cast(cast(1.00 as decimal(16,2)) - l_discount as decimal(16,2)) as decimal(18,4))
-            as volume,
-        n2.n_name as nation
+        cast(extract(year from o_orderdate) as bigint) as o_year,
+        sum(case
+            when n2.n_name = 'BRAZIL' then cast(l_extendedprice * cast(cast(1.00 as decimal(16,2)) - l_discount
+                as decimal(16,2)) as decimal(18,4))
+            else cast(0 as decimal(18,4))
+        end) as brazil,
+        sum(cast(l_extendedprice * cast(cast(1.00 as decimal(16,2)) - l_discount as decimal(16,2)) as decimal(18,4)))
+            as total
     from (
         supplier
         join (
@@ -38,6 +56,6 @@ from (
         and o_orderdate >= date '1995-01-01' and o_orderdate <= date '1996-12-31' and o_orderdate is not null
         and p_type = 'ECONOMY ANODIZED STEEL' and p_type is not null
         and r_name = 'AMERICA' and r_name is not null
-) as all_nations
-group by o_year
+    group by cast(extract(year from o_orderdate) as bigint)
+) as by_year
 order by o_year
