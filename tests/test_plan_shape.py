@@ -60,6 +60,13 @@ def small_view(spark):
     spark.catalog.dropTempView("shape_u")
 
 
+def _assert_same_plan(ours, sql) -> None:
+    """The whole physical plan text of `ours` is Spark SQL's (bench/plans.py's comparison), both shown if not."""
+    ours_plan, sql_plan = physical_plan(ours), physical_plan(sql)
+    verdict, note = compare(ours_plan, sql_plan)
+    assert verdict == "identical", f"{note}\n--- ours\n{ours_plan}\n--- sql\n{sql_plan}"
+
+
 def _table():
     return named("shape_t", ["k", "mode"], [i32(), string()])
 
@@ -141,9 +148,7 @@ def test_variadic_and_inside_an_or_nests_as_spark_sqls_chain(spark):
         " WHERE (t.mode = 'MAIL' AND u.k > 0 AND u.k < 4 AND u.mode <> 'SHIP')"
         " OR (t.mode = 'SHIP' AND u.k > 1 AND u.k < 9 AND u.mode <> 'AIR')"
     )
-    ours_plan, sql_plan = physical_plan(ours), physical_plan(sql)
-    verdict, note = compare(ours_plan, sql_plan)
-    assert verdict == "identical", f"{note}\n--- ours\n{ours_plan}\n--- sql\n{sql_plan}"
+    _assert_same_plan(ours, sql)
     assert tuples(ours.collect()) == tuples(sql.collect()) == [(1, "MAIL")]
 
 
@@ -297,9 +302,7 @@ def test_table_read_again_after_its_first_read_is_projected_away(spark, tmp_path
             "SELECT t.team, m.name AS member FROM (people p JOIN teams t ON p.id = t.lead)"
             " JOIN people m ON t.lead = m.boss"
         )
-        ours_plan, sql_plan = physical_plan(ours), physical_plan(sql)
-        verdict, note = compare(ours_plan, sql_plan)
-        assert verdict == "identical", f"{note}\n--- ours\n{ours_plan}\n--- sql\n{sql_plan}"
+        _assert_same_plan(ours, sql)
         assert (
             sorted(tuples(ours.collect()))
             == sorted(tuples(sql.collect()))

@@ -146,13 +146,13 @@ def _ct_cases() -> list[Case]:
                 oracle = Oracle(
                     "sql",
                     "tests:tpch_sql/consumer-testing/duckdb-q01.sql",
-                    "DuckDB 1.1.3 declares avg of a decimal fp64: averages in double",
+                    "DuckDB 1.1.3 declares avg of a decimal fp64: averages in double; its decimal types",
                 )
             elif producer == "duckdb" and q == 13:
                 oracle = Oracle(
                     "sql",
                     "tests:tpch_sql/consumer-testing/duckdb-q13.sql",
-                    "DuckDB 1.1.3 wrote NOT LIKE as not_equal",
+                    "DuckDB 1.1.3 wrote NOT LIKE as not_equal; orders RIGHT JOIN customer, its sides",
                 )
             else:
                 oracle = Oracle("sql", f"corpus:{CT}/sql/q{q:02d}.sql")
