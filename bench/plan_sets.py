@@ -247,6 +247,10 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
             "orders JOIN lineitem; the date bounds DuckDB carried over to l_shipdate "
             "and l_commitdate; IN for an OR of equalities; the sums' decimal(38,0)",
         ),
+        14: (
+            "consumer-testing/duckdb-q14.sql",
+            f"the share as the plan's IEEE fp64 division after the aggregate; {_DUCKDB_TYPES}",
+        ),
         15: (
             "consumer-testing/duckdb-q15.sql",
             f"{_DUCKDB_SCALAR_JOIN} on equal revenue; {_DUCKDB_JOINS}; {_DUCKDB_TYPES}",
