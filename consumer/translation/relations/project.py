@@ -8,7 +8,7 @@ from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
 from ...errors import UnsupportedFeatureError
-from ...walk import contains, descendants, emit_mapping, reference_levels
+from ...walk import contains, descendants, emit_mapping, plain_field, reference_levels
 from ..functions import SCALAR
 from ..relation import Relation, column
 from ..scope import Scope, Truth
@@ -45,6 +45,8 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
         else:
             name = cx.names.fresh()
             new[name] = source.col(m) if m < width else exprs[m - width].col
+            if m >= width and plain_field(rel.expressions[m - width]) is None:
+                cx.computed_columns.add(name)
         used.add(name)
         names.append(name)
         types.append(source.types[m] if m < width else exprs[m - width].type)
