@@ -390,13 +390,21 @@ def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
 
 def _bind(rel: Relation, clash: frozenset[str]) -> Relation | None:
     """`rel` with its columns among `clash` referred to by attribute (`Projection.bound`); None if it refers to
-    one of them by name in a pending expression (which cannot be rewritten)."""
+    one of them by name in a pending expression that is more than a rename (which cannot be rewritten)."""
     if clash <= _bound(rel):
         return rel
-    if rel.projection is not None:
+    renames = _renames(rel)
+    if any(n not in renames for n in _exprs(rel)) or _bound(rel):
         return None
-    exprs = {n: rel.frame[n] for n in rel.names if n.lower() in clash}
-    return Relation(rel.frame, rel.names, rel.types, rel.correlation, Projection(exprs, rel.columns(), clash))
+    frame = [c.lower() for c in rel.columns()]
+    exprs = dict(_exprs(rel))
+    for n in (*rel.names, *rel.hidden):
+        f = renames.get(n, n)
+        if f.lower() in clash:
+            if frame.count(f.lower()) != 1:
+                return None
+            exprs[n] = rel.frame[quote(f)]
+    return Relation(rel.frame, rel.names, rel.types, rel.correlation, Projection(exprs, rel.columns(), clash, renames))
 
 
 def _exprs(rel: Relation) -> Mapping[str, Column]:

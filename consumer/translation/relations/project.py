@@ -40,8 +40,9 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     new: dict[str, Column] = {}
     names, types, used = [], [], set()
     for m in range(total) if mapping is None else mapping:
-        if m < width and source.names[m] not in used:
-            name = source.names[m]
+        same = m if m < width else _passed_through(rel.expressions[m - width], len(source.names))
+        if same is not None and source.names[same] not in used:
+            name = source.names[same]  # the input's column again (DataFusion projects each one so): no rename
         else:
             name = cx.names.fresh()
             new[name] = source.col(m) if m < width else exprs[m - width].col
@@ -57,6 +58,14 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     cols = [new[n].alias(n) if n in new else column(n) for n in names]
     df = scope.host().df.select(*cols, *[column(n) for n in hidden])
     return source.derive(df, names, types, hidden)
+
+
+def _passed_through(e: alg.Expression, width: int) -> int | None:
+    """The input column an expression is, when it is a plain reference to one."""
+    if not plain_local_field(e):
+        return None
+    i = e.selection.direct_reference.struct_field.field
+    return i if 0 <= i < width else None
 
 
 def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:
