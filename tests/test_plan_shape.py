@@ -412,9 +412,9 @@ def test_ibm_tpch_physical_plan_is_spark_sqls(spark, tpch_views, q):
 # The other producers' TPC-H plans (bench/plan_sets.py) whose physical plan is Spark SQL's for the SQL stating the
 # plan's query; bench/RESULTS.md (c) gives the others' reasons query by query.
 PRODUCER_IDENTICAL = {
-    "isthmus": (1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20),
+    "isthmus": (1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22),
     "duckdb": (6,),
-    "datafusion": (1, 3, 4, 5, 6, 10, 12, 13, 15, 16, 18, 19, 20),
+    "datafusion": (1, 3, 4, 5, 6, 8, 9, 10, 12, 13, 15, 16, 18, 19, 20, 21),
     "ibis": (1, 3, 5, 6, 10, 11, 12, 13, 14, 16, 19),
 }
 

@@ -62,10 +62,8 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
 
 def _passed_through(e: alg.Expression, width: int) -> int | None:
     """The input column an expression is, when it is a plain reference to one."""
-    if not plain_local_field(e):
-        return None
-    i = e.selection.direct_reference.struct_field.field
-    return i if 0 <= i < width else None
+    i = plain_field(e)
+    return i if i is not None and 0 <= i < width else None
 
 
 def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:
