@@ -378,9 +378,6 @@ def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
             bound = left.materialized()
         if not _clash(bound, right) or _clash(bound, right) <= _bound(bound):
             return bound, right
-        applied = left.materialized()
-        if not _clash(applied, right):  # the names were only in the left frame's pruned columns: a plain select
-            return applied, right
     if clash:
         right = right.materialized()
         if _clash(left, right):
