@@ -331,8 +331,8 @@ def spark_exists(
         # The body's columns only renamed: the subquery reads its frame, with no renaming Project (a table read
         # again keeps its own names there). Both sides qualified, as the names may be the same.
         view, alias = cx.register_view(body.frame), cx.names.fresh()
-        where = " AND ".join(_qualified(c, view, alias, read) for c in given)
-        exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
+        qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
+        exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
         return host.over(host.frame.alias(alias).filter(exists))
     body = body.materialized()  # its columns and the hidden ones the predicates read
     where = correlation_sql(host, body.df.columns, comparisons)
