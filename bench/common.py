@@ -66,6 +66,7 @@ SQL_OVERRIDES = {
     18: ("ibm/q18.sql", _PLAN_TYPES),
     19: ("ibm/q19.sql", _PLAN_TYPES),
     20: ("ibm/q20.sql", _PLAN_TYPES),
+    21: ("ibm/q21.sql", "its sorts' null order"),
     22: ("ibm/q22.sql", _PLAN_TYPES),
 }
 

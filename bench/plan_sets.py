@@ -226,6 +226,7 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
         12: ("consumer-testing/isthmus-q12.sql", f"{_CALCITE_TYPES}; IN for an OR of equalities"),
         18: ("consumer-testing/isthmus-q18.sql", "an alias for the unnamed sum(l_quantity) output (the plan names it)"),
         20: ("consumer-testing/isthmus-q20.sql", _CALCITE_TYPES),
+        22: ("consumer-testing/isthmus-q22.sql", _CALCITE_TYPES),
     },
     SetKey.DUCKDB: {
         **{

@@ -173,6 +173,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self.views: list[str] = []
         self.tables_read: list[TableRead] = []
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
+        self.computed_columns: set[str] = set()  # ProjectRel outputs that compute a value (not a column reference)
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}
         self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run

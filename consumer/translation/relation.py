@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -171,11 +171,14 @@ class Projection:
     hidden) to Columns over its frame, the others being frame columns of that name; `frame_names` are the
     frame's own columns (they need not be unique). `bound` are the (lower-case) frame columns that `exprs` and
     the relation refer to only through DataFrame-bound columns (`df[name]`, by attribute id, never by name): a
-    frame beside another holding the same names still resolves them (a table read twice, `side_by_side`)."""
+    frame beside another holding the same names still resolves them (a table read twice, `side_by_side`).
+    `renames` maps those of `exprs` that only give a frame column a new name to that frame column: SQL over the
+    frame itself can read them without the renaming Project (`subqueries.spark_exists`)."""
 
     exprs: Mapping[str, Column]
     frame_names: tuple[str, ...]
     bound: frozenset[str] = frozenset()
+    renames: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,14 @@ class Relation:
         exprs = _exprs(self)
         return [exprs[n].alias(n) if n in exprs else column(n) for n in names]
 
+    def frame_column(self, name: str) -> str | None:
+        """The column of `frame` that this relation's column `name` is, unchanged (None when it is computed)."""
+        if self.projection is None:
+            return name
+        if name in self.projection.renames:
+            return self.projection.renames[name]
+        return name if name not in self.projection.exprs and name in self.projection.frame_names else None
+
     def col(self, i: int) -> Column:
         return self.ref(self.names[i])
 
@@ -315,7 +326,8 @@ class Relation:
             n: exprs[n] if n in exprs else inherited[n] for n in (*names, *hidden) if n in exprs or n in inherited
         }
         correlation = replace(self.correlation, hidden=hidden)
-        projection = Projection(pending, self.columns(), _bound(self))
+        kept = {n: frame_name for n, frame_name in _renames(self).items() if n in pending and n not in exprs}
+        projection = Projection(pending, self.columns(), _bound(self), kept)
         return Relation(self.frame, tuple(names), tuple(types), correlation, projection)
 
     def select_positions(self, positions: Sequence[int], names: NameSource) -> Relation:
@@ -375,17 +387,29 @@ def side_by_side(left: Relation, right: Relation) -> tuple[Relation, Relation]:
 
 def _bind(rel: Relation, clash: frozenset[str]) -> Relation | None:
     """`rel` with its columns among `clash` referred to by attribute (`Projection.bound`); None if it refers to
-    one of them by name in a pending expression (which cannot be rewritten)."""
+    one of them by name in a pending expression that is more than a rename (which cannot be rewritten)."""
     if clash <= _bound(rel):
         return rel
-    if rel.projection is not None:
+    renames = _renames(rel)
+    if any(n not in renames for n in _exprs(rel)) or _bound(rel):
         return None
-    exprs = {n: rel.frame[n] for n in rel.names if n.lower() in clash}
-    return Relation(rel.frame, rel.names, rel.types, rel.correlation, Projection(exprs, rel.columns(), clash))
+    frame = [c.lower() for c in rel.columns()]
+    exprs = dict(_exprs(rel))
+    for n in (*rel.names, *rel.hidden):
+        f = renames.get(n, n)
+        if f.lower() in clash:
+            if frame.count(f.lower()) != 1:
+                return None
+            exprs[n] = rel.frame[quote(f)]
+    return Relation(rel.frame, rel.names, rel.types, rel.correlation, Projection(exprs, rel.columns(), clash, renames))
 
 
 def _exprs(rel: Relation) -> Mapping[str, Column]:
     return rel.projection.exprs if rel.projection is not None else {}
+
+
+def _renames(rel: Relation) -> Mapping[str, str]:
+    return rel.projection.renames if rel.projection is not None else {}
 
 
 def _bound(rel: Relation) -> frozenset[str]:
@@ -405,4 +429,6 @@ def beside(
         return Relation(frame, names, types)
     exprs = {**_exprs(left), **_exprs(right)}
     bound = _bound(left) | _bound(right)
-    return Relation(frame, names, types, projection=Projection(exprs, (*left.columns(), *right.columns()), bound))
+    renames = {**_renames(left), **_renames(right)}
+    projection = Projection(exprs, (*left.columns(), *right.columns()), bound, renames)
+    return Relation(frame, names, types, projection=projection)

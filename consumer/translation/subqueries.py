@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import Column
@@ -176,16 +176,18 @@ def _values(cx: SubstraitConsumer, msg, path: str, out: dict[str, Truth]) -> Non
 
 
 def _body(
-    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False
+    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, semi: bool = False, applied: bool = True
 ) -> tuple[Relation, Relation]:
     """The host the subquery is joined to (`scope.rel`) and the subquery's relation. For a `semi` (or anti)
     join, which reads the body's columns only in its condition, an uncorrelated body keeps a pending projection
-    (see `Relation`), the two side by side; otherwise it is applied."""
+    (see `Relation`), the two side by side; otherwise it is applied, unless not `applied` is asked for (the
+    caller applies it where it needs to: Spark's own EXISTS reads a body whose columns are only renamed from its
+    frame)."""
     refuse_unmarked_correlation(cx, rel, path)
     body = cx.rel(rel, path, outer=scope)
     if semi and body.can_defer():
         return side_by_side(scope.rel, body)
-    return scope.rel, body.materialized()
+    return scope.rel, body.materialized() if applied else body
 
 
 def refuse_unmarked_correlation(cx: PlanReader, rel: alg.Rel, path: str) -> None:
@@ -239,10 +241,11 @@ def try_filter_conjunct(cx: SubstraitConsumer, e: alg.Expression, scope: Scope, 
     if kind == "set_predicate":
         if sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             return None
-        host, body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True)
+        host, body = _predicate_body(cx, sq.set_predicate.tuples, scope, p, semi=True, applied=False)
         native = _spark_exists(cx, host, body, negated)
         if native is not None:
             return native
+        body = body.materialized()
         return _semi_or_anti(host, body, conjunction(_pending(body)), "left_anti" if negated else "left_semi")
     if kind == "in_predicate":
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(sq.in_predicate.needles)]
@@ -318,6 +321,19 @@ def spark_exists(
     """`host` filtered by Spark SQL's (NOT) EXISTS over a per-run temp view of `body`, where `comparisons` (each
     a body column against a host column) all hold; None when they cannot be written so (`correlation_sql`). Also
     the explicit semi and anti JoinRels (`relations/join.py`)."""
+    given = [c for c in comparisons if c is not None]
+    read = _unrenamed(body, given) if given and len(given) == len(comparisons) else None
+    computed = host.projection.exprs if host.projection is not None else {}
+    if read is not None and all(
+        c.outer in host.columns() and c.outer not in computed and host.frame.columns.count(c.outer) == 1
+        for c in given
+    ):
+        # The body's columns only renamed: the subquery reads its frame, with no renaming Project (a table read
+        # again keeps its own names there). Both sides qualified, as the names may be the same.
+        view, alias = cx.register_view(body.frame), cx.names.fresh()
+        qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
+        exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
+        return host.over(host.frame.alias(alias).filter(exists))
     body = body.materialized()  # its columns and the hidden ones the predicates read
     where = correlation_sql(host, body.df.columns, comparisons)
     if where is None:
@@ -342,6 +358,31 @@ def correlation_sql(host: Relation, inner: Sequence[str], comparisons: Sequence[
         if c.outer not in frame_columns or c.outer in computed or c.outer in inner or outer.count(c.outer) != 1:
             return None
     return " AND ".join(c.sql() for c in comparisons if c is not None)
+
+
+def _unrenamed(body: Relation, comparisons: Sequence[ColumnComparison]) -> dict[str, str] | None:
+    """The frame column each comparison's body column is when the body's pending projection only renames them
+    (each one once in the frame), else None."""
+    if body.projection is None:
+        return None
+    frame = [n.lower() for n in body.frame.columns]
+    read = {}
+    for c in comparisons:
+        inner = c.right if c.left == c.outer else c.left
+        column_name = body.frame_column(inner)
+        if column_name is None or frame.count(column_name.lower()) != 1:
+            return None
+        read[inner] = column_name
+    return read
+
+
+def _qualified(c: ColumnComparison, view: str, outer: str, read: Mapping[str, str]) -> str:
+    """`c` in SQL with the body's column read from `view` and the host's from the relation aliased `outer`."""
+
+    def side(name: str) -> str:
+        return f"{quote(outer)}.{quote(name)}" if name == c.outer else f"{quote(view)}.{quote(read[name])}"
+
+    return f"{side(c.left)} {c.op} {side(c.right)}"
 
 
 def _host_column(host: Relation, e: alg.Expression) -> str | None:
@@ -422,10 +463,16 @@ def _boolean(col: Column) -> Typed:
 
 
 def _predicate_body(
-    cx: SubstraitConsumer, rel: alg.Rel, scope: Scope, path: str, field: str = "tuples", semi: bool = False
+    cx: SubstraitConsumer,
+    rel: alg.Rel,
+    scope: Scope,
+    path: str,
+    field: str = "tuples",
+    semi: bool = False,
+    applied: bool = True,
 ) -> tuple[Relation, Relation]:
     """The host and the body of the predicate subquery at `path` (`field`: where it holds its relation)."""
-    host, body = _body(cx, rel, scope, f"{path}.{field}", semi)
+    host, body = _body(cx, rel, scope, f"{path}.{field}", semi, applied)
     if body.keyed:
         raise UnsupportedFeatureError(KEYED_PREDICATE, path)
     return host, body

@@ -57,3 +57,9 @@ def cast_to_output(fn: Handler) -> Handler:
         return c.declared(fn(c))
 
     return build
+
+
+def substring(s: Column, start: Column, *length: Column) -> Column:
+    """Spark's `substring` by that name: `substr` is its alias, and Catalyst keeps the name it was called by, so
+    only this one prints (and compares) as the expression Spark SQL's `substring(...)` makes."""
+    return F.call_function("substring", s, start, *length)

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..scope import Typed
+from .build import substring
 from .call import Argument, ArgumentRule, Arguments, Call, Handler
 from .options import Option, OptionRule, always
 
@@ -54,7 +55,7 @@ def _from(s: Column, position: Typed | None) -> Column:
     """The input from character `position` on (1-based); the whole input when the position is absent or 1."""
     if position is None or (position.is_literal and position.value == 1):
         return s
-    return F.call_function("substr", s, position.col)
+    return substring(s, position.col)
 
 
 def _is_literal(arg: Typed | None, value: int) -> bool:
@@ -200,20 +201,20 @@ def _replace(c: Call) -> Column:
         every = F.call_function("regexp_replace", _from(s.col, position), regex, replacement)
         if position is None or _is_literal(position, 1):
             return every
-        return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), every)
+        return F.concat(substring(s.col, F.lit(1), position.col - 1), every)
     n = _occurrence(occurrence, 1)
     text = _from(s.col, position)
     offset, match, found = _nth_match(text, regex, n)
     expanded = _expand(c, _java_replacement(r.value), text, regex, n)
     cut = F.concat(
-        F.call_function("substr", text, F.lit(1), offset),
+        substring(text, F.lit(1), offset),
         expanded,
-        F.call_function("substr", text, offset + F.length(match) + 1),
+        substring(text, offset + F.length(match) + 1),
     )
     out = F.when(found, cut).otherwise(text)
     if position is None or _is_literal(position, 1):
         return out
-    return F.concat(F.call_function("substr", s.col, F.lit(1), position.col - 1), out)
+    return F.concat(substring(s.col, F.lit(1), position.col - 1), out)
 
 
 def _string_split(c: Call) -> Column:

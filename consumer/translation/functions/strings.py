@@ -14,7 +14,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .build import cast_to_output, sql, unary
+from .build import cast_to_output, sql, substring, unary
 from .call import UNKNOWN, ArgumentRule, Arguments, Call, Handler
 from .options import Option, OptionRule, always
 from .regex import REGEX, REGEX_OPTIONS, REGEX_RULES
@@ -116,12 +116,12 @@ def _substring(c: Call) -> Column:
     mode = c.read(NEGATIVE_START)
     if mode == "LEFT_OF_BEGINNING":
         if not length:
-            return F.call_function("substr", s, F.greatest(start, F.lit(1)))
+            return substring(s, F.greatest(start, F.lit(1)))
         shortened = F.greatest(length[0] + F.least(start, F.lit(1)) - 1, F.lit(0))
-        return F.when(start < 1, F.call_function("substr", s, F.lit(1), shortened)).otherwise(
-            F.call_function("substr", s, start, length[0])
+        return F.when(start < 1, substring(s, F.lit(1), shortened)).otherwise(
+            substring(s, start, length[0])
         )
-    out = F.call_function("substr", s, start, *length)
+    out = substring(s, start, *length)
     if mode == "ERROR":
         return F.when(start < 0, F.raise_error(F.lit(f"{c.ref.name}: negative start"))).otherwise(out)
     return out
@@ -231,7 +231,7 @@ def _swapcase(upper: Callable[[Column], Column], lower: Callable[[Column], Colum
 
 def _capitalize(upper: Callable[[Column], Column]) -> Callable[[Column], Column]:
     return lambda s: F.concat(
-        upper(F.call_function("substr", s, F.lit(1), F.lit(1))), F.call_function("substr", s, F.lit(2))
+        upper(substring(s, F.lit(1), F.lit(1))), substring(s, F.lit(2))
     )
 
 

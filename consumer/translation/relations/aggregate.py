@@ -14,6 +14,7 @@ from substrait import algebra_pb2 as alg
 from ...errors import PlanInvalidError, UnsupportedFeatureError
 from ...loading.extensions import FunctionRef
 from ...types import spark_type
+from ...walk import plain_field
 from ..expressions import function_arguments, options_of
 from ..functions import Call
 from ..relation import Correlation, Relation, column, union_all
@@ -92,9 +93,25 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
     return Typed(col, out_type or (values[0].type if values else T.LongType()))
 
 
+def _groups_by_computed(cx: SubstraitConsumer, rel: alg.AggregateRel, source: Relation) -> bool:
+    """Whether a grouping key is a column that a projection still pending below computes.
+
+    Then the projection is applied below the aggregate, as a SQL derived table stands below its GROUP BY: Spark
+    SQL evaluates a computed key in a Project under the Aggregate anyway (PullOutGroupingExpressions), and built
+    from the plan's projection that Project holds the plan's columns in the plan's order, the measures' computed
+    arguments included (`sum(amount)` over `... AS amount`). With plain-column keys the projection stays inline:
+    `sum(a * b)` evaluated in the aggregate, as SQL writes it."""
+    if source.projection is None:
+        return False
+    fields = [plain_field(e) for e in rel.grouping_expressions]
+    return any(i is not None and 0 <= i < len(source.names) and source.names[i] in cx.computed_columns for i in fields)
+
+
 def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str, outer: Scope | None) -> Relation:
     rel = cx.quirks.as_written(rel)
     source = cx.rel(rel.input, f"{path}.input", outer)
+    if _groups_by_computed(cx, rel, source):
+        source = source.materialized()
     scope = Scope(source, outer)
     keys, sets = _grouping_keys(cx, rel, scope, path)
     measures = [measure_column(cx, m, scope, f"{path}.measures[{i}]") for i, m in enumerate(rel.measures)]

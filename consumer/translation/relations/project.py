@@ -8,7 +8,7 @@ from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
 from ...errors import UnsupportedFeatureError
-from ...walk import contains, descendants, emit_mapping, reference_levels
+from ...walk import contains, descendants, emit_mapping, plain_field, reference_levels
 from ..functions import SCALAR
 from ..relation import Relation, column
 from ..scope import Scope, Truth
@@ -40,11 +40,14 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     new: dict[str, Column] = {}
     names, types, used = [], [], set()
     for m in range(total) if mapping is None else mapping:
-        if m < width and source.names[m] not in used:
-            name = source.names[m]
+        same = m if m < width else _passed_through(rel.expressions[m - width], len(source.names))
+        if same is not None and source.names[same] not in used:
+            name = source.names[same]  # the input's column again (DataFusion projects each one so): no rename
         else:
             name = cx.names.fresh()
             new[name] = source.col(m) if m < width else exprs[m - width].col
+            if m >= width and plain_field(rel.expressions[m - width]) is None:
+                cx.computed_columns.add(name)
         used.add(name)
         names.append(name)
         types.append(source.types[m] if m < width else exprs[m - width].type)
@@ -55,6 +58,12 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     cols = [new[n].alias(n) if n in new else column(n) for n in names]
     df = scope.host().df.select(*cols, *[column(n) for n in hidden])
     return source.derive(df, names, types, hidden)
+
+
+def _passed_through(e: alg.Expression, width: int) -> int | None:
+    """The input column an expression is, when it is a plain reference to one."""
+    i = plain_field(e)
+    return i if i is not None and 0 <= i < width else None
 
 
 def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:

@@ -180,12 +180,15 @@ def conform(
         def ref(name: str) -> Column:
             return again[quote(name)]
 
-    exprs = {}
+    exprs, renames = {}, {}
     for name, f, declared, new, kind in zip(names, found, types, fresh, kinds, strict=True):
         exprs[new] = ref(f.name) if kind is Conversion.SAME else cast(ref(f.name), declared)
+        if kind is Conversion.SAME:
+            renames[new] = f.name
         if kind is Conversion.LOSSY:
             cx.record_lossy_cast(what, name, f.dataType, declared, path)
-    return Relation(df, fresh, list(types), projection=Projection(exprs, tuple(f.name for f in fields), bound))
+    projection = Projection(exprs, tuple(f.name for f in fields), bound, renames)
+    return Relation(df, fresh, list(types), projection=projection)
 
 
 def read_named_table(
