@@ -325,8 +325,7 @@ def spark_exists(
     read = _unrenamed(body, given) if given and len(given) == len(comparisons) else None
     computed = host.projection.exprs if host.projection is not None else {}
     if read is not None and all(
-        c.outer in host.columns() and c.outer not in computed and host.frame.columns.count(c.outer) == 1
-        for c in given
+        c.outer in host.columns() and c.outer not in computed and host.frame.columns.count(c.outer) == 1 for c in given
     ):
         # The body's columns only renamed: the subquery reads its frame, with no renaming Project (a table read
         # again keeps its own names there). Both sides qualified, as the names may be the same.

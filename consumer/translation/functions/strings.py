@@ -118,9 +118,7 @@ def _substring(c: Call) -> Column:
         if not length:
             return substring(s, F.greatest(start, F.lit(1)))
         shortened = F.greatest(length[0] + F.least(start, F.lit(1)) - 1, F.lit(0))
-        return F.when(start < 1, substring(s, F.lit(1), shortened)).otherwise(
-            substring(s, start, length[0])
-        )
+        return F.when(start < 1, substring(s, F.lit(1), shortened)).otherwise(substring(s, start, length[0]))
     out = substring(s, start, *length)
     if mode == "ERROR":
         return F.when(start < 0, F.raise_error(F.lit(f"{c.ref.name}: negative start"))).otherwise(out)
@@ -230,9 +228,7 @@ def _swapcase(upper: Callable[[Column], Column], lower: Callable[[Column], Colum
 
 
 def _capitalize(upper: Callable[[Column], Column]) -> Callable[[Column], Column]:
-    return lambda s: F.concat(
-        upper(substring(s, F.lit(1), F.lit(1))), substring(s, F.lit(2))
-    )
+    return lambda s: F.concat(upper(substring(s, F.lit(1), F.lit(1))), substring(s, F.lit(2)))
 
 
 def _initcap_ascii(s: Column) -> Column:
