@@ -40,6 +40,7 @@ from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.consumer.running.steps.update_key import UPDATE_KEY_FIELD, enhancement
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
+from substrait_spark.hooks.spark import job_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 
@@ -129,6 +130,27 @@ def test_insert_appends_in_one_commit_carrying_its_key(lake, catalogs, ns):
     assert (step["snapshot_before"], step["snapshot_after"]) == (before, snaps[-1].snapshot_id)
     assert step["idempotency_key"] == "d/r/t/step-0" and step["duration_s"] >= 0
     assert report.outputs[0].rows == 0  # NO_OUTPUT: the table's columns, no rows
+
+
+def test_a_write_runs_the_jobs_of_spark_sqls_insert_and_no_more(lake, catalogs, ns):
+    """A NO_OUTPUT root holds no rows: the run counts them without a job, so an INSERT plan costs the Spark jobs
+    of Spark SQL's own INSERT of the same rows."""
+    table(lake, ns, name="ours")
+    table(lake, ns, name="sql")
+    tracker = lake.spark.sparkContext.statusTracker()
+    with job_group(lake.spark, f"sql-{ns}"):
+        lake.spark.sql(f"INSERT INTO {lake.name}.{ns}.sql VALUES (7, 'n7', 10.5)")
+    sql_jobs = len(tracker.getJobIdsForGroup(f"sql-{ns}"))
+    assert sql_jobs >= 1
+    plan = plan_of(write([ns, "ours"], values(rows_of([7])), NAMES, TYPES))
+    loaded = LoadedPlan(plan, None, "0" * 64, "binary", plan.version.producer, None)
+    for i, sink in enumerate((Sink(), Sink("preview", max_rows=None), Sink("preview", max_rows=5))):
+        with job_group(lake.spark, f"ours-{ns}-{i}"):
+            report = run_loaded(loaded, lake.spark, WritableIcebergResolver(catalogs), sink=sink)
+        assert report.outputs[0].rows == 0
+        assert report.outputs[0].preview == ([] if sink.kind == "preview" else None)
+        assert len(tracker.getJobIdsForGroup(f"ours-{ns}-{i}")) == sql_jobs, sink
+    assert content(lake, ns, "ours") == rows_of([0, 1, 2, 7, 7, 7])
 
 
 def test_insert_modified_records_reach_the_parent(lake, catalogs, ns):

@@ -131,7 +131,7 @@ def run_loaded(
                     # The names the consumer attached: no analysis round trip on Spark Connect, where the server
                     # analyzes the plan once, when `deliver` runs it (a rejection is named below).
                     out = RootOutput(index=n, columns=consumer.root_columns[n])
-                    deliver(df, sink, out, index=n, roots=len(roots))
+                    deliver(df, sink, out, index=n, roots=len(roots), empty=n in consumer.empty_roots)
                 except SubstraitSparkError:
                     raise
                 except AnalysisException as exc:

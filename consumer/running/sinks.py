@@ -81,8 +81,14 @@ class Sink:
         return self
 
 
-def deliver(df: DataFrame, sink: Sink, out: RootOutput, *, index: int = 0, roots: int = 1) -> None:
-    """Run `df` into `sink`, recording rows, location and preview in `out`."""
+def deliver(df: DataFrame, sink: Sink, out: RootOutput, *, index: int = 0, roots: int = 1, empty: bool = False) -> None:
+    """Run `df` into `sink`, recording rows, location and preview in `out`. A root known to be `empty` (a write
+    step's NO_OUTPUT result) is not run for a sink that only reports: no Spark job to count no rows."""
+    if empty and sink.kind in _WRITES_NOTHING:
+        out.rows = 0
+        if sink.kind == "preview":
+            out.preview = []
+        return
     _DELIVER[sink.kind](df, sink, out, _target(sink.target, index, roots))
 
 
@@ -161,6 +167,9 @@ _FILE_WRITERS: dict[str, Callable[[Any, str], None]] = {
     "parquet": lambda w, p: w.parquet(p),
     "jsonl": lambda w, p: w.json(p),
 }
+
+# Sinks that only report (rows, a preview): an empty root needs no job for them. Files and tables are still written.
+_WRITES_NOTHING = frozenset({"discard", "preview"})
 
 _DELIVER: dict[str, Callable[[DataFrame, Sink, RootOutput, str | None], None]] = {
     "discard": _discard,

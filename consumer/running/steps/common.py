@@ -157,6 +157,7 @@ def empty(cx: SubstraitConsumer, names: Sequence[str], types: Sequence[T.DataTyp
     # three JVM calls each), and one empty partition for the job that counts the root.
     record = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
     df = cx.spark.range(0, numPartitions=1).select(F.lit(None).cast(record).alias("__empty")).select("__empty.*")
+    cx.empty_frames.append(df)
     return Relation(df, fresh, list(types))
 
 
