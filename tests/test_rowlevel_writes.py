@@ -249,6 +249,20 @@ def update_plan(ns: str, after: list[tuple]):
                               NAMES)  # fmt: skip
 
 
+@pytest.mark.parametrize(("update", "merge"), list(UPDATE_MODES), ids=lambda m: m.split("-")[0])
+def test_two_after_images_for_one_key_are_refused_and_change_nothing(lake, catalogs, ns, oracle, update, merge):
+    """Which of two after-images for one key is the row's new value cannot be told: the step fails naming the key,
+    in every write mode, and the table stays at the pinned snapshot."""
+    pinned = make_table(lake, ns, update=update, merge=merge).current_snapshot().snapshot_id
+    plan = update_plan(ns, [(1210, "one", 1.0), (1211, "other", 2.0), (1210, "two", 3.0)])
+    with pytest.raises(ExecutionError, match=r"several after-images for key \{'id': 1210\}") as info:
+        run(lake, catalogs, plan, run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
+    assert info.value.report.steps[0].status == "failed"
+    after = lake.catalog.load_table(f"{ns}.t")
+    assert after.current_snapshot().snapshot_id == pinned and set(after.refs()) == {"main"}
+    assert content(lake, ns) == oracle.after()
+
+
 def counting(monkeypatch, seen: dict[str, Any], fail: bool = False) -> None:
     """Record where the step's count of updated rows runs (a copy-on-write UPDATE counts them: Iceberg's
     summary counts the rewritten files' rows); with `fail`, the count fails once it has run."""
