@@ -48,6 +48,7 @@ QUERIES = tuple(range(1, 23))
 _PLAN_TYPES = "the plan's decimal literals, casts to its declared decimal types and its sorts' null order"
 SQL_OVERRIDES = {
     1: ("ibm/q01.sql", f"IBM's plan filters l_shipdate <= date '1998-09-01' (TPC-H: 1998-09-02); {_PLAN_TYPES}"),
+    2: ("ibm/q02.sql", "its sorts' null order"),
     3: ("ibm/q03.sql", _PLAN_TYPES),
     4: ("ibm/q04.sql", _PLAN_TYPES),
     5: ("ibm/q05.sql", _PLAN_TYPES),

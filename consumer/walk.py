@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -119,10 +119,15 @@ def record_fields(msg: Message) -> set[int]:
 
 def shift_record_fields(e: alg.Expression, delta: int) -> alg.Expression:
     """A copy of `e` reading position p + delta wherever it read position p of its record (`record_fields`)."""
+    return map_record_fields(e, lambda p: p + delta)
+
+
+def map_record_fields(e: alg.Expression, position: Callable[[int], int]) -> alg.Expression:
+    """A copy of `e` reading `position(p)` wherever it read position p of its record (`record_fields`)."""
     out = alg.Expression()
     out.CopyFrom(e)
     for ref in _record_references(out):
-        ref.direct_reference.struct_field.field += delta
+        ref.direct_reference.struct_field.field = position(ref.direct_reference.struct_field.field)
     return out
 
 

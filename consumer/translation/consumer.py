@@ -51,7 +51,20 @@ from .ordered_root import distinct, names_fit, ordering_input
 from .parameters import Parameters
 from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
-from .relations import aggregate, exchange, expand, join, lateral, physical_join, project, read, setop, sort, topn
+from .relations import (
+    aggregate,
+    exchange,
+    expand,
+    join,
+    lateral,
+    physical_join,
+    project,
+    read,
+    setop,
+    sort,
+    subquery_placement,
+    topn,
+)
 from .relations import filter as filter_rel
 from .relations import window as window_rel
 from .scope import Scope, Typed
@@ -323,7 +336,8 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         return read.read_iceberg_table(self, table, names, types, path)
 
     def consume_filter(self, rel, path, outer):
-        return filter_rel.translate_filter(self, rel, path, outer)
+        placed = subquery_placement.placed_filter(self, rel, path, outer)
+        return placed if placed is not None else filter_rel.translate_filter(self, rel, path, outer)
 
     def consume_project(self, rel, path, outer):
         return project.translate_project(self, rel, path, outer)

@@ -28,7 +28,14 @@ def translate_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer
     source = cx.rel(rel.input, f"{path}.input", outer)
     if not rel.HasField("condition"):
         return source
-    parts = conjunct_paths(cx, rel.condition, f"{path}.condition")
+    return filter_by(cx, source, conjunct_paths(cx, rel.condition, f"{path}.condition"), outer)
+
+
+def filter_by(
+    cx: SubstraitConsumer, source: Relation, parts: list[tuple[alg.Expression, str]], outer: Scope | None
+) -> Relation:
+    """`source` filtered by conjuncts (with their paths): over its frame, a pending projection kept pending, when
+    none holds a subquery."""
     if (source.projection is not None or source.can_defer()) and not any(contains(c, Subquery) for c, _ in parts):
         return _filter_frame(cx, source, parts, outer)
     return filter_relation(cx, source.materialized(), parts, outer)

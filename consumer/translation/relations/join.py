@@ -357,13 +357,18 @@ def _cartesian(left: DataFrame, right: DataFrame) -> DataFrame:
     return left.join(right)
 
 
+def product(left: Relation, right: Relation) -> Relation:
+    """The cartesian product of two uncorrelated relations, their pending projections still pending."""
+    left, right = side_by_side(left, right)
+    names, types = [*left.names, *right.names], [*left.types, *right.types]
+    return beside(left, right, names, types, _cartesian(left.frame, right.frame))
+
+
 def translate_cross(cx: SubstraitConsumer, rel: alg.CrossRel, path: str, outer: Scope | None) -> Relation:
     left = cx.rel(rel.left, f"{path}.left", outer)
     right = cx.rel(rel.right, f"{path}.right", outer)
     if left.can_defer() and right.can_defer():
-        left, right = side_by_side(left, right)
-        names, types = [*left.names, *right.names], [*left.types, *right.types]
-        return beside(left, right, names, types, _cartesian(left.frame, right.frame))
+        return product(left, right)
     df = _cartesian(left.materialized().df, right.materialized().df)
     return _merge_correlation(left, right, df, [*left.names, *right.names], [*left.types, *right.types], path)
 
