@@ -98,7 +98,8 @@ def parse_tree(plan_text: str) -> Node | None:
 # Normalisation
 # --------------------------------------------------------------------------------------------------
 
-_ATTR = re.compile(r"\b[A-Za-z_][\w$]*#\d+L?\b")  # l_quantity#12, _s3#55L, sum#304
+_ATTR = re.compile(r"\b[A-Za-z_][\w$]*(?:#\d+)+L?\b")  # l_quantity#12, _s3#55L, sum#304, k#52#125 (a key Spark
+# SQL's decorrelation names after the attribute it stands for)
 # A name Spark generates from an expression's text (HAVING sum(l_quantity) > 300: `sum(l_quantity#12)#707`, once
 # the attributes inside are erased; an unaliased scalar subquery's `max(total_revenue)#29076`,
 # `(0.5 * sum(l_quantity))#436`, `CAST((CAST(sum(...) ...) AS DECIMAL(38,12))#662`): a name like any other. Only

@@ -146,8 +146,10 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         grouped = source.frame.groupBy(*group_cols, *extra_in)
         df = grouped.agg(*aggs) if aggs else source.frame.select(*group_cols, *extra_in).distinct()
         present = {key_names[k] for k in index}
-        if not for_union and len(present) == len(key_names):
+        if not for_union and len(present) == len(key_names) and not extra:
             return df  # columns are found by name: no reordering select needed
+        # A correlated body's absorbed keys come after its columns, as in the aggregate Spark SQL decorrelates a
+        # subquery to (a broadcast of it packs the join keys by position).
         fill = [
             (column(n) if n in present else F.lit(None).cast(keys[k].type).alias(n)) for k, n in enumerate(key_names)
         ]

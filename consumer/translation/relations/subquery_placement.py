@@ -8,8 +8,8 @@ the other three). So the tree is built as Spark SQL's optimizer builds it for th
 
 - the inputs and conjuncts are those Spark's `ExtractFiltersAndInnerJoins` collects (a left-deep spine of inner
   and cross joins without an emit; the filter's and the joins' conjuncts);
-- the join order is `ReorderJoin`'s (`spark_join_order`): from the first input, the next input that some
-  conjunct links to those joined, else the next input;
+- the join order is `ReorderJoin`'s (`spark_join_order`; Spark's default, without cost-based join reordering):
+  from the first input, the next input that some conjunct links to those joined, else the next input;
 - the conjunct goes where `PushPredicateThroughJoin` leaves it: on the one input it reads, else above the
   shortest prefix of that order holding every input it reads.
 
@@ -63,10 +63,9 @@ def placed_filter(cx: SubstraitConsumer, rel: alg.FilterRel, path: str, outer: S
     starts = _starts([len(i.names) for i in inputs])
     parts = [*conjuncts, *spine.conjuncts]
     fields = [record_fields(c) for c, _ in parts]
-    group = None
-    if all(i.can_defer() for i in inputs) and all(f < starts[-1] for read in fields for f in read):
-        reads = [_inputs_read(f, starts) for f in fields]
-        group = _group(len(inputs), reads, placed, [not _has_subquery(c) for c, _ in parts])
+    valid = all(i.can_defer() for i in inputs) and all(f < starts[-1] for read in fields for f in read)
+    reads = [_inputs_read(f, starts) for f in fields] if valid else []
+    group = _group(len(inputs), reads, placed, [not _has_subquery(c) for c, _ in parts]) if valid else None
     if group is None or len(group) == len(inputs):
         for (_, p), translated in zip(spine.inputs, inputs, strict=True):
             cx._prebuilt[p] = translated  # the usual translation takes them as they are
