@@ -319,7 +319,7 @@ def spark_exists(
     negated: bool,
 ) -> Relation | None:
     """`host` filtered by Spark SQL's (NOT) EXISTS over a per-run temp view of `body`, where `comparisons` (each
-    a body column against a host column) all hold; None when they cannot be written so (`correlation_sql`). Also
+    a body column against a host column) all hold; None when they cannot be written so (`_correlation_sql`). Also
     the explicit semi and anti JoinRels (`relations/join.py`)."""
     given = [c for c in comparisons if c is not None]
     read = _unrenamed(body, given) if given and len(given) == len(comparisons) else None
@@ -334,7 +334,7 @@ def spark_exists(
         exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
         return host.over(host.frame.alias(alias).filter(exists))
     body = body.materialized()  # its columns and the hidden ones the predicates read
-    where = correlation_sql(host, body.df.columns, comparisons)
+    where = _correlation_sql(host, body.df.columns, comparisons)
     if where is None:
         return None
     view = cx.register_view(body.df)
@@ -342,7 +342,9 @@ def spark_exists(
     return host.over(host.frame.filter(exists))
 
 
-def correlation_sql(host: Relation, inner: Sequence[str], comparisons: Sequence[ColumnComparison | None]) -> str | None:
+def _correlation_sql(
+    host: Relation, inner: Sequence[str], comparisons: Sequence[ColumnComparison | None]
+) -> str | None:
     """The WHERE clause of a Spark SQL subquery over a view with columns `inner`, correlated with `host` by
     `comparisons` (each a view column against a host column, by quoted name); None when they cannot be written
     so: none, one that is not a plain column comparison, a host column that is computed, that the view also names

@@ -147,13 +147,11 @@ def join_comparison(
         return None
     op, args = compared
     width = len(left.names)
-    fields = []
-    for a in args:
-        if not _plain_local_field(a) or a.selection.direct_reference.WhichOneof("reference_type") != "struct_field":
-            return None
-        fields.append(a.selection.direct_reference.struct_field.field)
+    fields = [plain_field(a) for a in args]
     sides = []
     for f in fields:
+        if f is None:
+            return None
         rel, i = (left, f) if f < width else (right, f - width)
         if not 0 <= i < len(rel.names):
             return None
@@ -202,7 +200,7 @@ def _column_of(rel: Relation | None, e: alg.Expression, local: bool) -> tuple[st
     if rel is None or e.WhichOneof("rex_type") != "selection":
         return None
     sel = e.selection
-    if local and not _plain_local_field(e):
+    if local and plain_field(e) is None:
         return None
     if not local:
         if sel.WhichOneof("root_type") != "outer_reference" or sel.outer_reference.steps_out != 1:
@@ -236,10 +234,7 @@ def equality_key_position(cx, c: alg.Expression) -> int | None:
     if len(args) != 2:
         return None
     for mine, other in (args, args[::-1]):
-        if reference_levels(other) == {1} and _plain_local_field(mine):
-            return mine.selection.direct_reference.struct_field.field
+        position = plain_field(mine)
+        if reference_levels(other) == {1} and position is not None:
+            return position
     return None
-
-
-def _plain_local_field(e: alg.Expression) -> bool:
-    return plain_field(e) is not None

@@ -198,8 +198,9 @@ def _semi_onto_unique(
     if shape is None or shape.key is None or shape.width != len(right.names):
         return None
     width = len(left.names)
-    on_key = [(c, p) for c, p in parts if right_key_of_equality(cx, c, width) in shape.key]
-    equated = {right_key_of_equality(cx, c, width) for c, _ in on_key}
+    keys = [right_key_of_equality(cx, c, width) for c, _ in parts]
+    on_key = [part for part, k in zip(parts, keys, strict=True) if k in shape.key]
+    equated = {k for k in keys if k in shape.key}
     read = {f - width for c, _ in parts for f in record_fields(c) if f >= width}
     # Reading only key columns is an IN or EXISTS, which Spark SQL runs as a semi join (TPC-H q18): kept.
     if not shape.key <= equated or read <= shape.key:
