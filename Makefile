@@ -27,6 +27,7 @@ MATRIX_TESTS := tests/test_tpch_corpus.py tests/test_conformance.py tests/test_r
 DATA       := .data
 TPCH_SMALL := $(DATA)/tpch/sf0.01
 TPCH_SF1   := $(DATA)/tpch/sf1
+TPCH_SF10  := $(DATA)/tpch/sf10
 # Written by tools/provision_data.py once every table is in place.
 DATA_STAMP := _PROVISIONED.json
 # Iceberg Spark runtime, relocated Jackson, SQLite/PostgreSQL JDBC drivers; stamped by tools/provision_jars.py.
@@ -47,7 +48,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv venv-spark4 data data-sf1 jars check-java lint typecheck test test-fast demo demo-cli clean browser fuzz
+.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 jars check-java lint typecheck test test-fast demo demo-cli clean browser fuzz
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -61,6 +62,7 @@ help:
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
+	@echo "make data-sf10 TPC-H sf 10 parquet in $(TPCH_SF10) (~3.5 GB; bench-sf10)"
 	@echo "make jars      Iceberg runtime + JDBC driver jars in $(JARS) (apt-get installs the Debian parts)"
 	@echo "make browser   Debian's chromium for the plugin page test (apt-get; nothing to do when present)"
 	@echo "make clean     remove $(VENV), $(DATA) and caches"
@@ -101,6 +103,11 @@ $(TPCH_SF1)/$(DATA_STAMP): $(STAMP) tools/provision_data.py
 data: $(TPCH_SMALL)/$(DATA_STAMP)
 
 data-sf1: $(TPCH_SF1)/$(DATA_STAMP)
+
+$(TPCH_SF10)/$(DATA_STAMP): $(STAMP) tools/provision_data.py
+	$(PY) tools/provision_data.py --scale-factor 10 --output-dir $(TPCH_SF10)
+
+data-sf10: $(TPCH_SF10)/$(DATA_STAMP)
 
 # ---- jars (the embedded Iceberg stack) -------------------------------------------------------------
 
@@ -200,10 +207,14 @@ clean:
 
 # Translation time, execution time at sf1 and physical plans vs Spark SQL; regenerates bench/RESULTS.md.
 # BENCH_ROUNDS / BENCH_WARMUP (execution rounds per query, default 3 / 1); see bench/README.md.
-.PHONY: bench bench-rowlevel
+.PHONY: bench bench-rowlevel bench-sf10
 bench: venv data data-sf1
 	$(PY) bench/run_all.py
 
 # Row-level DELETE/UPDATE at sf1 in Iceberg vs Spark SQL's own statements: section (d) of bench/RESULTS.md.
 bench-rowlevel: venv data-sf1 jars
 	$(PY) bench/rowlevel.py
+
+# Execution at sf10 vs Spark SQL (BENCH_ROUNDS / BENCH_WARMUP): its own section of bench/RESULTS.md.
+bench-sf10: venv data-sf10
+	$(PY) bench/run_all.py --sf10-only

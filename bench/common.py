@@ -40,6 +40,7 @@ IBM_DIR = CORPUS_DIR / "ibm-substrait-compliance-tpch"
 DATA_DIR = REPO_ROOT / ".data" / "tpch"
 SMALL_DIR = DATA_DIR / "sf0.01"
 SF1_DIR = DATA_DIR / "sf1"
+SF10_DIR = DATA_DIR / "sf10"
 
 TPCH_TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
 QUERIES = tuple(range(1, 23))

@@ -1,7 +1,11 @@
 """Benchmark (b): full execution of each TPC-H query at scale factor 1, ours vs Spark SQL, same session.
 
-Per query: ``--warmup`` untimed runs of each path, then ``--rounds`` timed rounds, each running both paths,
-which one first alternating round by round (ours first in even rounds). One run:
+Per query: ``--warmup`` untimed runs of each path, then at least ``--rounds`` timed rounds, each running both
+paths, which one first alternating round by round (ours first in even rounds); a query whose rounds have not yet
+run ``--min-seconds`` of execution per path gets more rounds (sub-second queries are the noisiest, and the worst
+query's ratio is a target). Nothing is done between runs: a forced JVM garbage collection shrinks the heap (to
+under 200 MB at sf1) and slows the next execution of either path by 30-40%, which would flatten the ratios. One
+run:
 
 * ours: ``SubstraitConsumer(spark, plan, resolver).root(0)`` (build), then
   ``df.write.format("noop").mode("overwrite").save()`` (execute: every operator runs, nothing is sent to the
@@ -12,6 +16,7 @@ Reported per query: median execute time of each path and their ratio (the target
 ratios <= 1.02, no query above 1.10 — issue 19), and the end-to-end ratio (build + execute) for reference.
 
     .venv/bin/python bench/execution.py [--tables-dir .data/tpch/sf1] [--queries 1-22] [--rounds 3] [--warmup 1]
+        [--min-seconds 10]
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from common import (
 
 TARGET_GEOMEAN = 1.02
 TARGET_WORST = 1.10
+MIN_SECONDS = 10.0
 
 
 @dataclass
@@ -99,8 +105,19 @@ def _run_sql(spark, text: str) -> tuple[float, float]:
     return build_s, exec_s
 
 
+def _enough(r: ExecutionResult, rounds: int, min_seconds: float) -> bool:
+    done = min(len(r.ours_exec), len(r.sql_exec))
+    return done >= rounds and min(sum(r.ours_exec), sum(r.sql_exec)) >= min_seconds
+
+
 def run(
-    spark, queries: list[int], plans: dict, tables_dir: Path, rounds: int = 3, warmup: int = 1
+    spark,
+    queries: list[int],
+    plans: dict,
+    tables_dir: Path,
+    rounds: int = 3,
+    warmup: int = 1,
+    min_seconds: float = MIN_SECONDS,
 ) -> list[ExecutionResult]:
     register_views(spark, tables_dir)
     resolver = resolver_for(tables_dir)
@@ -108,7 +125,8 @@ def run(
     for q in queries:
         r = ExecutionResult(q)
         text = sql_text(q)
-        for i in range(warmup + rounds):
+        i = 0
+        while not r.error and (i < warmup or not _enough(r, rounds, min_seconds)):
             timed_round = i >= warmup
             # Which path runs first alternates round by round: the first of a pair pays for what the other left
             # (garbage to collect, colder caches), so a fixed order biases the ratio.
@@ -129,10 +147,10 @@ def run(
                             r.sql_exec.append(e)
                     except Exception as exc:
                         r.error = r.error or f"sql: {first_line(exc)}"
-            if r.error and r.error.startswith("sql:"):
-                break
+            i += 1
         print(
-            f"[bench] execution {qname(q)}: ours {median(r.ours_exec):.2f} s, sql {median(r.sql_exec):.2f} s, "
+            f"[bench] execution {qname(q)}: {len(r.ours_exec)} rounds, ours {median(r.ours_exec):.2f} s, "
+            f"sql {median(r.sql_exec):.2f} s, "
             f"ratio {r.ratio:.3f}{'  ERROR ' + r.error if r.error else ''}",
             file=sys.stderr,
             flush=True,
@@ -153,7 +171,7 @@ def summary(results: list[ExecutionResult]) -> dict[str, float]:
     }
 
 
-def markdown(results: list[ExecutionResult], rounds: int, warmup: int) -> str:
+def markdown(results: list[ExecutionResult], rounds: int, warmup: int, min_seconds: float = MIN_SECONDS) -> str:
     s = summary(results)
     met = s["geomean_ratio"] <= TARGET_GEOMEAN and s["worst_ratio"] <= TARGET_WORST and not s["failed"]
     lines = [
@@ -164,20 +182,22 @@ def markdown(results: list[ExecutionResult], rounds: int, warmup: int) -> str:
         f"End to end (build + execute): geometric mean {s['geomean_total_ratio']:.3f}."
         + (f" **{int(s['failed'])} query(ies) failed.**" if s["failed"] else ""),
         "",
-        f"{rounds} timed round(s) after {warmup} warm-up round(s), each running both paths, which one first "
-        "alternating round by round; medians in seconds.",
+        f"At least {rounds} timed round(s), and at least {min_seconds:g} s of execution per path, after {warmup} "
+        "warm-up round(s); each round runs both paths, which one first alternating round by round; medians in "
+        "seconds.",
         "",
-        "| query | ours execute s | sql execute s | ours/sql | ours build s | sql build s | end-to-end ours/sql "
-        "| note |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| query | rounds | ours execute s | sql execute s | ours/sql | ours build s | sql build s "
+        "| end-to-end ours/sql | note |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         if not r.ok:
-            lines.append(f"| {qname(r.query)} | — | — | — | — | — | — | error: {r.error} |")
+            lines.append(f"| {qname(r.query)} | — | — | — | — | — | — | — | error: {r.error} |")
             continue
         flag = "**above 1.10**" if r.ratio > TARGET_WORST else ("slower" if r.ratio > TARGET_GEOMEAN else "")
         lines.append(
-            f"| {qname(r.query)} | {median(r.ours_exec):.2f} | {median(r.sql_exec):.2f} | {r.ratio:.3f} | "
+            f"| {qname(r.query)} | {len(r.ours_exec)} | {median(r.ours_exec):.2f} | {median(r.sql_exec):.2f} | "
+            f"{r.ratio:.3f} | "
             f"{median(r.ours_build):.3f} | {median(r.sql_build):.3f} | {r.total_ratio:.3f} | {flag} |"
         )
     return "\n".join(lines)
@@ -189,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--min-seconds", type=float, default=MIN_SECONDS)
     args = ap.parse_args(argv)
     if args.tables_dir == SF1_DIR:
         require_data(SF1_DIR, "data-sf1")
@@ -196,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     spark = spark_session()
     try:
         plans = load_plans(queries)
-        results = run(spark, queries, plans, args.tables_dir, args.rounds, args.warmup)
-        print(markdown(results, args.rounds, args.warmup))
+        results = run(spark, queries, plans, args.tables_dir, args.rounds, args.warmup, args.min_seconds)
+        print(markdown(results, args.rounds, args.warmup, args.min_seconds))
     finally:
         spark.stop()
     return 0

@@ -33,6 +33,7 @@ from common import (
     REPO_ROOT,
     ROWLEVEL_HEADING,
     SF1_DIR,
+    SF10_DIR,
     SMALL_DIR,
     SQL_OVERRIDES,
     TPCH_TABLES,
@@ -201,50 +202,62 @@ def _producers_markdown(producers: list, bench_dir: Path) -> str:
     return "\n".join(out)
 
 
-_EXEC_ROW = "| (b) execution sf1"
-_EXEC_HEADING = "## (b) Execution (sf1)"
+def _exec_row(tables_dir: Path) -> str:
+    """How the Summary table's row for the execution on `tables_dir`'s data (b) starts."""
+    return f"| (b) execution {tables_dir.name},"
 
 
-def _execution_row(ex: list | None) -> str:
-    """The Summary table's row for the execution at sf1 (b)."""
+def _exec_heading(tables_dir: Path) -> str:
+    return f"## (b) Execution ({tables_dir.name})"
+
+
+def _execution_row(ex: list | None, tables_dir: Path = SF1_DIR) -> str:
+    """The Summary table's row for the execution (b) on `tables_dir`'s data."""
     target = f"<= {execution.TARGET_GEOMEAN}, no query above {execution.TARGET_WORST}"
     if ex is None:
-        return f"{_EXEC_ROW} | not run (--skip-execution) | {target} |"
+        return f"{_exec_row(tables_dir)} not run (--skip-execution) | | {target} |"
     ex_s = execution.summary(ex)
     return (
-        f"{_EXEC_ROW}, geometric mean ours/sql | {ex_s['geomean_ratio']:.3f} "
+        f"{_exec_row(tables_dir)} geometric mean ours/sql | {ex_s['geomean_ratio']:.3f} "
         f"(end to end {ex_s['geomean_total_ratio']:.3f}; worst query {ex_s['worst_ratio']:.2f}) | {target} |"
     )
 
 
-def _replace_execution_section(args: argparse.Namespace, queries: list[int]) -> int:
-    """Re-measure only the execution at sf1 (b): its section of --output and its Summary row are replaced; every
-    other section is kept as measured at the date it states."""
-    require_data(SF1_DIR, "data-sf1")
+def _replace_execution_section(args: argparse.Namespace, queries: list[int], tables_dir: Path = SF1_DIR) -> int:
+    """Re-measure only the execution (b) on `tables_dir`'s data: its section of --output and its Summary row are
+    replaced (or added, after the other execution rows); every other section is kept as measured at the date it
+    states."""
+    require_data(tables_dir, f"data-{tables_dir.name}")
+    load_before = _loadavg()
     spark = spark_session()
     try:
-        with Section(f"execution ({SF1_DIR.name})") as s_ex:
-            ex = execution.run(spark, queries, load_plans(queries), SF1_DIR, args.rounds, args.warmup)
+        with Section(f"execution ({tables_dir.name})") as s_ex:
+            ex = execution.run(spark, queries, load_plans(queries), tables_dir, args.rounds, args.warmup)
     finally:
         spark.stop()
     env = environment()
-    lines = [ln for ln in args.output.read_text(encoding="utf-8").split("\n") if not ln.startswith(_EXEC_ROW)]
-    at = next(i for i, ln in enumerate(lines) if ln.startswith("| (a) translation, slowest plan")) + 1
-    lines[at:at] = [_execution_row(ex)]
+    lines = [
+        ln for ln in args.output.read_text(encoding="utf-8").split("\n") if not ln.startswith(_exec_row(tables_dir))
+    ]
+    at = max(
+        i for i, ln in enumerate(lines) if ln.startswith(("| (a) translation, slowest plan", "| (b) execution sf"))
+    )
+    lines[at + 1 : at + 1] = [_execution_row(ex, tables_dir)]
     args.output.write_text("\n".join(lines), encoding="utf-8")
     body = "\n".join(
         [
-            _EXEC_HEADING,
+            _exec_heading(tables_dir),
             "",
             execution.markdown(ex, args.rounds, args.warmup),
             "",
             s_ex.footer(),
             "",
-            f"_Measured {env['date']}, commit {env['commit']}._",
+            f"_Measured {env['date']}, commit {env['commit']}; {env['cpu']}, {env['nproc']} cores, "
+            f"{env['memory']}; load average (1/5/15 min) at the start {load_before}._",
         ]
     )
-    replace_section(args.output, _EXEC_HEADING, body)
-    log(f"replaced the execution section (b) of {args.output}")
+    replace_section(args.output, _exec_heading(tables_dir), body)
+    log(f"replaced the execution section (b, {tables_dir.name}) of {args.output}")
     return 0
 
 
@@ -342,6 +355,12 @@ def main(argv: list[str] | None = None) -> int:
         help="measure only the execution at sf1 (b) and replace its section and Summary row in --output",
     )
     ap.add_argument(
+        "--sf10-only",
+        action="store_true",
+        help="measure only the execution at sf10 (b; `make data-sf10`) and replace its section and Summary row "
+        "in --output (a full run keeps them as measured)",
+    )
+    ap.add_argument(
         "--plans-only",
         action="store_true",
         help="compare only the physical plans (c), the IBM set's and the other producers', and replace their "
@@ -366,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         return _replace_plan_sections(args, queries)
     if args.execution_only:
         return _replace_execution_section(args, queries)
+    if args.sf10_only:
+        return _replace_execution_section(args, queries, SF10_DIR)
     require_data(SMALL_DIR, "data")
     big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else None
     if big is None and not args.skip_execution:
@@ -418,6 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         "| every plan < 100 ms |",
     ]
     out.append(_execution_row(ex))
+    previous = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+    sf10 = section(previous, _exec_heading(SF10_DIR))  # written by --sf10-only: kept as it is
+    out += [ln for ln in previous.split("\n") if sf10 is not None and ln.startswith(_exec_row(SF10_DIR))]
     if cli is not None:
         out.append(_cli_row(cli, bench_dir))
     if connect is not None:
@@ -465,14 +489,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if producers:
         out += [_producers_markdown(producers, bench_dir)]
-    out += [_EXEC_HEADING, ""]
+    out += [_exec_heading(SF1_DIR), ""]
     if ex is not None:
         out += [execution.markdown(ex, args.rounds, args.warmup), "", s_ex.footer(), ""]
     else:
         out += ["Not run (`--skip-execution`).", ""]
+    if sf10 is not None:
+        out += [sf10]
     if cli is not None:
         out += [cli["markdown"].rstrip(), ""]
-    kept = section(args.output.read_text(encoding="utf-8"), ROWLEVEL_HEADING) if args.output.exists() else None
+    kept = section(previous, ROWLEVEL_HEADING)
     if kept is not None:  # written by bench/rowlevel.py (its own Iceberg session): kept as it is
         out += [kept]
     if connect is not None:
