@@ -228,7 +228,6 @@ def _replace_execution_section(args: argparse.Namespace, queries: list[int], tab
     replaced (or added, after the other execution rows); every other section is kept as measured at the date it
     states."""
     require_data(tables_dir, f"data-{tables_dir.name}")
-    load_before = _loadavg()
     spark = spark_session()
     try:
         with Section(f"execution ({tables_dir.name})") as s_ex:
@@ -252,8 +251,7 @@ def _replace_execution_section(args: argparse.Namespace, queries: list[int], tab
             "",
             s_ex.footer(),
             "",
-            f"_Measured {env['date']}, commit {env['commit']}; {env['cpu']}, {env['nproc']} cores, "
-            f"{env['memory']}; load average (1/5/15 min) at the start {load_before}._",
+            f"_Measured {env['date']}, commit {env['commit']}; {env['cpu']}, {env['nproc']} cores, {env['memory']}._",
         ]
     )
     replace_section(args.output, _exec_heading(tables_dir), body)
