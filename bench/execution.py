@@ -2,8 +2,8 @@
 
 Per query: ``--warmup`` untimed runs of each path, then at least ``--rounds`` timed rounds, each running both
 paths, which one first alternating round by round (ours first in even rounds); a query whose rounds have not yet
-run ``--min-seconds`` of execution per path gets more rounds (sub-second queries are the noisiest, and the worst
-query's ratio is a target). Nothing is done between runs: a forced JVM garbage collection shrinks the heap (to
+run ``--min-seconds`` of execution per path gets more rounds, in pairs (sub-second queries are the noisiest, and
+the worst query's ratio is a target). Nothing is done between runs: a forced JVM garbage collection shrinks the heap (to
 under 200 MB at sf1) and slows the next execution of either path by 30-40%, which would flatten the ratios. One
 run:
 
@@ -106,8 +106,12 @@ def _run_sql(spark, text: str) -> tuple[float, float]:
 
 
 def _enough(r: ExecutionResult, rounds: int, min_seconds: float) -> bool:
+    """At least `rounds` and `min_seconds` per path; rounds added beyond `rounds` come in pairs, so each path goes
+    first as often as the other."""
     done = min(len(r.ours_exec), len(r.sql_exec))
-    return done >= rounds and min(sum(r.ours_exec), sum(r.sql_exec)) >= min_seconds
+    if done < rounds:
+        return False
+    return min(sum(r.ours_exec), sum(r.sql_exec)) >= min_seconds and (done == rounds or done % 2 == rounds % 2)
 
 
 def run(
