@@ -184,6 +184,33 @@ def tpch_resolver(tpch_dir):
     return TableMapResolver.from_tables_dir(str(tpch_dir))
 
 
+@pytest.fixture(scope="session")
+def shop_dir() -> Path:
+    """``<repo>/.data/shop``: a new user's own data (``shop.py``: customers, products, orders, order_items)."""
+    from shop import write_shop
+
+    return write_shop(Path(__file__).resolve().parents[1] / ".data" / "shop")
+
+
+@pytest.fixture(scope="session")
+def shop_plans(shop_dir):
+    """DataFusion's plans of ``shop.SHOP_SQL`` by query name (``producers/shop_plans.py``)."""
+    from producers import shop_plans as generate
+
+    return generate.plans(shop_dir)
+
+
+@pytest.fixture(scope="session")
+def shop_oracle(shop_dir):
+    """DuckDB over the shop's parquet files: the answer a shop plan must give."""
+    from oracles import DuckDBOracle
+    from shop import SHOP_TABLES
+
+    db = DuckDBOracle(shop_dir, SHOP_TABLES)
+    yield db
+    db.close()
+
+
 # --------------------------------------------------------------------------------------------------
 # Plan corpus
 # --------------------------------------------------------------------------------------------------
