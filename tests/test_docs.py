@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 VENV_BIN = Path(sys.executable).parent
@@ -45,7 +44,9 @@ class Needs:
     option: str
 
     def missing(self) -> bool:
-        done = subprocess.run([str(VENV_BIN / "substrait-spark"), *self.probe, "--help"], capture_output=True, text=True)
+        done = subprocess.run(
+            [str(VENV_BIN / "substrait-spark"), *self.probe, "--help"], capture_output=True, text=True
+        )
         return self.option not in done.stdout
 
 
@@ -101,10 +102,9 @@ def run_regions(tmp_path: Path, *bodies: str, env: dict[str, str] | None = None)
         }
     )
     full_env.pop("PYSPARK_PYTHON", None)  # the activated venv's python, as for a reader
-    done = subprocess.run(
-        ["bash", "-c", text], cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, f"exit {done.returncode}\n--- script\n{text}\n--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-6000:]}"
+    done = subprocess.run(["bash", "-c", text], cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600)
+    output = f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-6000:]}"
+    assert done.returncode == 0, f"exit {done.returncode}\n--- script\n{text}\n{output}"
     return done.stdout, dropped
 
 
