@@ -11,7 +11,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Touched after a successful `pip install -e '.[test,airflow,connect,dagster]'`; pip runs again only when these files change.
+# Touched after a successful `pip install -e '.[test,airflow,connect,dagster,docs]'`; pip runs again only when these files change.
 STAMP  := $(VENV)/.installed
 INSTALL_INPUTS := setup.cfg pyproject.toml
 
@@ -48,17 +48,18 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 jars check-java lint typecheck test test-fast demo demo-cli clean browser fuzz
+.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
 	@echo "               example DAGs with airflow dags test; prints the run reports and results"
 	@echo "make demo-cli  run a few TPC-H plans from \$$CORPUS ($(CORPUS)) through the CLI and show the results"
-	@echo "make test      set up, then ruff check and pytest (PYTEST_ARGS='-k q01' to narrow)"
+	@echo "make test      set up, then ruff check, mypy, the docs site and pytest (PYTEST_ARGS='-k q01' to narrow)"
+	@echo "make docs      the documentation site (MkDocs, strict: a broken link fails) in $(SITE); open $(SITE)/index.html"
 	@echo "make test-fast the inner loop (about a minute): ruff, mypy, the unit tests and a few Spark test modules"
 	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
 	@echo "make lint      ruff check and mypy (typecheck)"
-	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
+	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
@@ -73,7 +74,7 @@ $(PY):
 	bash tools/make_venv.sh "$(PYTHON)" $(VENV)
 
 $(STAMP): $(INSTALL_INPUTS) tools/constraints-spark35.txt | $(PY)
-	$(PY) -m pip install -e '.[test,airflow,connect,dagster]' -c tools/constraints-spark35.txt
+	$(PY) -m pip install -e '.[test,airflow,connect,dagster,docs]' -c tools/constraints-spark35.txt
 	touch $@
 
 venv: $(STAMP)
@@ -134,6 +135,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) tools/typecheck.py
 
+# The documentation site (mkdocs.yml): docs/ and its generated pages, built strictly (a broken link, anchor or
+# nav entry fails) and offline (no fonts or plugins that fetch). tests/test_docs.py runs the pages' examples.
+SITE := $(DATA)/site
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(SITE)  # not --quiet: it hides the warnings strict counts
+	@echo "docs: $(SITE)/index.html"
+
 # The developer's inner loop: lint, the `unit` tier (no JVM, no Airflow, no browser) and FAST_SPARK_TESTS on one
 # Spark session. About a minute; `make test` before sending a change (every tier, four Spark configurations).
 FAST_SPARK_TESTS := tests/test_expressions.py tests/test_outer_references.py tests/test_lambdas.py
@@ -154,7 +163,7 @@ if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5); treated
 echo "== $(1): exit $$rc in $$(( $$(date +%s) - start ))s"; [ $$status -ne 0 ] || status=$$rc
 endef
 
-test: setup browser lint
+test: setup browser lint docs
 	@status=0; \
 	$(call pytest_run,classic Spark 3.5 (all tests),$(PY) -m pytest $(PYTEST_ARGS)); \
 	$(call pytest_run,classic Spark 4,SUBSTRAIT_SPARK_TEST_MODE=classic PYSPARK_PYTHON=$(CURDIR)/$(PY4) \

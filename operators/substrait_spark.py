@@ -55,7 +55,7 @@ class SubstraitSparkOperator(BaseOperator):
         `"iceberg:NS.TABLE"`, `"jsonl:/path"`, a mapping, or `"off"` (see `hooks/audit.py`).
     :param audit_strict: fail the task when its audit record cannot be written (default: a warning and a note).
     :param policy: what the plan may read, write and run (templated): a policy file's path or its rules as a
-        mapping (`consumer/analysis/policy.py`; README "Running untrusted plans"). The Spark connection's `policy` extra
+        mapping (`consumer/analysis/policy.py`; docs/reference/policy.md). The Spark connection's `policy` extra
         applies as well. A refused plan fails the task with exit code 5 before Spark starts, not retried.
     :param cast_to_plan_types: cast read columns to the plan's declared types even where that can lose
         information (e.g. `decimal(10,2)` data the plan declares `decimal(5,2)`); without it such a column is a

@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument(
             "--policy",
             metavar="FILE",
-            help="what plans may read, write and run (YAML/JSON; README: Running untrusted plans): exit 5 if refused",
+            help="what plans may read, write and run (YAML/JSON; docs/reference/policy.md): exit 5 if refused",
         )
 
     run = sub.add_parser("run", help="run plans and write or print their results")

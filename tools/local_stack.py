@@ -4,10 +4,21 @@ mode) on 127.0.0.1 holding the example plans, local Spark, and Airflow with SQLi
 Airflow sees everything through environment variables only (`AIRFLOW_CONN_*`, `AIRFLOW_VAR_*`), as a
 deployment would set them; DAGs come from `dags_examples/`. Runs are `airflow dags test` subprocesses, and
 their outcome is read back from Airflow's metadata database: task states and XCom values.
+
+A library for the demo and the tests, and a CLI for the S3-compatible server by hand (docs/guides/local-s3.md):
+
+    .venv/bin/python tools/local_stack.py s3 start        # start it in the background; prints `export AWS_...`
+    .venv/bin/python tools/local_stack.py s3 put FILE s3://BUCKET/KEY   # upload (a versioned bucket, made if missing)
+    .venv/bin/python tools/local_stack.py s3 env | status | stop
+
+The running server is recorded in `$SUBSTRAIT_SPARK_LOCAL_STACK_DIR` (default `.data/local-stack`): `s3.json`
+(PID, endpoint) and `s3.log`; `stop` ends that PID's process group and nothing else.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import signal
@@ -18,7 +29,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,27 +75,36 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _start_moto(port: int, stderr: Any, recording: Path) -> subprocess.Popen:
+    """moto's server on 127.0.0.1:`port` in a session of its own (no `AWS_*` of ours leaks into it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    # Where the server's request recorder writes when a test starts it (`/moto-api/recorder/`): not the cwd.
+    env["MOTO_RECORDER_FILEPATH"] = str(recording)
+    return subprocess.Popen(
+        _moto_command(port), stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True
+    )
+
+
+def _await_moto(proc: subprocess.Popen, endpoint: str, log: Callable[[], str]) -> None:
+    """Wait until the server answers HTTP; its exit or START_TIMEOUT_S first is a RuntimeError with its log."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not _answers(f"{endpoint}/moto-api/"):
+        if proc.poll() is not None:
+            raise RuntimeError(f"moto_server exited with {proc.returncode}: {log().strip()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"moto_server did not answer on {endpoint} within {START_TIMEOUT_S:.0f}s")
+        time.sleep(0.1)
+
+
 @contextmanager
 def running_s3_server(port: int | None = None) -> Iterator[str]:
     """Start moto's server, wait until it answers HTTP, yield `http://127.0.0.1:PORT`, stop it afterwards."""
     port = port or free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    # Where the server's request recorder writes when a test starts it (`/moto-api/recorder/`): not the cwd.
     recording = Path(tempfile.gettempdir()) / f"moto-recording-{port}.jsonl"
-    env["MOTO_RECORDER_FILEPATH"] = str(recording)
-    proc = subprocess.Popen(
-        _moto_command(port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True
-    )
+    proc = _start_moto(port, subprocess.PIPE, recording)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not _answers(f"{endpoint}/moto-api/"):
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                raise RuntimeError(f"moto_server exited with {proc.returncode}: {err.strip()[-2000:]}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"moto_server did not answer on {endpoint} within {START_TIMEOUT_S:.0f}s")
-            time.sleep(0.1)
+        _await_moto(proc, endpoint, lambda: proc.stderr.read().decode(errors="replace") if proc.stderr else "")
         yield endpoint
     finally:
         proc.terminate()
@@ -319,3 +339,194 @@ class DagRun:
     @property
     def log(self) -> str:
         return self.stdout + self.stderr
+
+
+# --- CLI: the S3-compatible server by hand ---------------------------------------------------------------------
+
+STATE_DIR_ENV = "SUBSTRAIT_SPARK_LOCAL_STACK_DIR"
+STOP_TIMEOUT_S = 10.0
+
+
+class StackError(RuntimeError):
+    """A CLI request that cannot be done (no server recorded, one already running, a bad S3 URI): exit 2."""
+
+
+@dataclass(frozen=True)
+class S3State:
+    """The server `s3 start` left running: its PID and endpoint, kept in `<state dir>/s3.json`."""
+
+    pid: int
+    endpoint: str
+
+    @staticmethod
+    def folder() -> Path:
+        return Path(os.environ.get(STATE_DIR_ENV) or ROOT / ".data" / "local-stack")
+
+    @classmethod
+    def file(cls) -> Path:
+        return cls.folder() / "s3.json"
+
+    @classmethod
+    def read(cls) -> S3State | None:
+        try:
+            data = json.loads(cls.file().read_text())
+        except (OSError, ValueError):
+            return None
+        return cls(int(data["pid"]), str(data["endpoint"]))
+
+    def write(self) -> None:
+        self.file().parent.mkdir(parents=True, exist_ok=True)
+        self.file().write_text(json.dumps({"pid": self.pid, "endpoint": self.endpoint}))
+
+    def alive(self) -> bool:
+        """The recorded PID is still a moto server (a PID reused by another program is not ours to stop)."""
+        try:
+            cmdline = Path(f"/proc/{self.pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return b"moto" in cmdline
+
+
+def s3_exports(endpoint: str) -> dict[str, str]:
+    """What boto3 (and `substrait-spark run s3://...`) needs to reach the local server: dummy credentials."""
+    return {
+        "AWS_ENDPOINT_URL_S3": endpoint,
+        "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": CREDENTIALS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": REGION,
+    }
+
+
+def _print_exports(endpoint: str) -> None:
+    for name, value in s3_exports(endpoint).items():
+        print(f"export {name}={value}")
+
+
+def _running() -> S3State:
+    state = S3State.read()
+    if state is None or not state.alive():
+        raise StackError(f"no local S3 server running (none recorded in {S3State.file()}): run `s3 start`")
+    return state
+
+
+def s3_start(args: argparse.Namespace) -> int:
+    """Start moto's server in the background (it outlives this command), record it, print the exports."""
+    state = S3State.read()
+    if state is not None and state.alive():
+        raise StackError(f"a local S3 server already runs at {state.endpoint} (PID {state.pid}): `s3 stop` first")
+    port = args.port or free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    S3State.folder().mkdir(parents=True, exist_ok=True)
+    log_path = S3State.folder() / "s3.log"
+    with open(log_path, "wb") as log:
+        proc = _start_moto(port, log, S3State.folder() / "s3-recording.jsonl")
+    try:
+        _await_moto(proc, endpoint, lambda: log_path.read_text(errors="replace"))
+    except RuntimeError:
+        _stop_group(proc.pid)
+        raise
+    S3State(proc.pid, endpoint).write()
+    print(
+        f"local S3 server at {endpoint}, PID {proc.pid}, log {log_path}; stop: tools/local_stack.py s3 stop",
+        file=sys.stderr,
+    )
+    _print_exports(endpoint)
+    return 0
+
+
+def s3_env(args: argparse.Namespace) -> int:
+    _print_exports(_running().endpoint)
+    return 0
+
+
+def s3_status(args: argparse.Namespace) -> int:
+    """Exit 0 and print the endpoint when the recorded server runs and answers; else exit 1."""
+    state = S3State.read()
+    if state is None or not state.alive():
+        print("no local S3 server running")
+        return 1
+    answering = "answering" if _answers(f"{state.endpoint}/moto-api/") else "not answering"
+    print(f"local S3 server at {state.endpoint}, PID {state.pid}, {answering}")
+    return 0 if answering == "answering" else 1
+
+
+def _stop_group(pid: int) -> None:
+    """SIGTERM the server's process group (it runs in a session of its own), SIGKILL if it stays."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def s3_stop(args: argparse.Namespace) -> int:
+    state = _running()
+    _stop_group(state.pid)
+    S3State.file().unlink(missing_ok=True)
+    print(f"stopped the local S3 server (PID {state.pid})", file=sys.stderr)
+    return 0
+
+
+def s3_put(args: argparse.Namespace) -> int:
+    """Upload FILE to s3://BUCKET/KEY on the local server (bucket made, versioned, if missing); print its URI
+    with the version id, the form a run can pin."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(args.uri)
+    if url.scheme != "s3" or not url.netloc or not url.path.strip("/"):
+        raise StackError(f"expected s3://BUCKET/KEY, got {args.uri!r}")
+    source = Path(args.file)
+    if not source.is_file():
+        raise StackError(f"no such file: {source}")
+    bucket, key = url.netloc, url.path.lstrip("/")
+    client = s3_client(_running().endpoint)
+    if bucket not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
+        client.create_bucket(Bucket=bucket)
+        client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    version = client.put_object(Bucket=bucket, Key=key, Body=source.read_bytes()).get("VersionId")
+    print(f"s3://{bucket}/{key}" + (f"?versionId={version}" if version else ""))
+    return 0
+
+
+S3_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "start": s3_start,
+    "stop": s3_stop,
+    "status": s3_status,
+    "env": s3_env,
+    "put": s3_put,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="local_stack.py", description="The embedded stack's S3-compatible server by hand.")
+    stack = p.add_subparsers(dest="part", required=True)
+    s3 = stack.add_parser("s3", help="the S3-compatible server (moto) on 127.0.0.1")
+    cmd = s3.add_subparsers(dest="command", required=True)
+    start = cmd.add_parser("start", help="start it in the background and print the `export AWS_...` lines")
+    start.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: a free one)")
+    cmd.add_parser("stop", help="stop the server `start` started (by its PID)")
+    cmd.add_parser("status", help="exit 0 iff it runs and answers")
+    cmd.add_parser("env", help="print the `export AWS_...` lines for the running server")
+    put = cmd.add_parser("put", help="upload a file (a plan) to s3://BUCKET/KEY")
+    put.add_argument("file", metavar="FILE")
+    put.add_argument("uri", metavar="s3://BUCKET/KEY")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return S3_COMMANDS[args.command](args)
+    except (StackError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -188,7 +188,7 @@ _READERS: dict[Rule, Callable[[Rule, Any], Any]] = {
 
 @dataclass(frozen=True)
 class Policy:
-    """A run's policy (see the module's docstring and the README's "Running untrusted plans"). None: no limit."""
+    """A run's policy (see the module's docstring and docs/reference/policy.md). None: no limit."""
 
     read_locations: tuple[str, ...] | None = None
     read_namespaces: tuple[str, ...] | None = None

@@ -96,7 +96,7 @@ class SubstraitSparkResource(ConfigurableResource):
     update_keys: dict[str, list[str]] = Field(default_factory=dict)
     cast_to_plan_types: bool = False
     policy: dict[str, Any] | None = Field(
-        default=None, description="what plans may read, write and run (README: Running untrusted plans)"
+        default=None, description="what plans may read, write and run (docs/reference/policy.md)"
     )
     policy_file: str | None = Field(default=None, description="a policy file (YAML/JSON), applied as well as `policy`")
 
