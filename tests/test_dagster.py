@@ -114,8 +114,8 @@ def test_example_definitions_come_from_the_plans_without_spark(tmp_path, tpch_di
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == [
         "lake/demo/big_orders ['orders'] [('plan_valid', True)]",
-        "lineitem [] [('plan_schema_matches', False)]",
-        "orders [] [('plan_schema_matches', False)]",
+        "lineitem [] [('pricing_summary_schema_matches', False)]",
+        "orders [] [('big_orders_schema_matches', False)]",
         "reports/pricing_summary ['lineitem'] [('plan_valid', True)]",
     ]
 
@@ -395,6 +395,38 @@ def test_schema_check_compares_the_plan_with_the_table_it_reads(tpch_dir, tmp_pa
     [typed] = list(checks())
     assert typed.asset_key == AssetKey(["lake", ns, "orders"]) and not typed.passed
     assert typed.metadata["problems"].value == ["column 'o_totalprice' is double, plan says decimal(15,2)"]
+
+
+def test_two_plans_reading_the_same_tables_each_check_them_under_their_own_name(spark, shop_dir, shop_plans):
+    """Issue 28 item 6: two plans reading products and order_items, each with its schema checks: the definitions
+    load (no duplicate check key), each table has one check per plan, named after the plan, and all of them run."""
+    from dagster import AssetCheckKey, AssetSelection, Definitions
+    from substrait_spark.dagster import substrait_asset_checks
+
+    resource = SubstraitSparkResource(tables_dir=str(shop_dir))
+    plans = {name: str(shop_plans[name].plan) for name in ("top_products", "category_share")}
+    assets = [substrait_assets(uri, resource=resource, root_asset=[name]) for name, uri in plans.items()]
+    checks = [c for uri in plans.values() for c in substrait_asset_checks(uri, resource=resource)]
+    defs = Definitions(assets=assets, asset_checks=checks, resources={"substrait": resource})
+    schema_checks = {
+        AssetCheckKey(AssetKey([table]), f"shop_{name}_schema_matches")  # the op name: the plan file's stem
+        for table in ("products", "order_items")
+        for name in plans
+    }
+    graph = defs.resolve_asset_graph()
+    assert set(graph.asset_check_keys) == schema_checks | {AssetCheckKey(AssetKey([n]), "plan_valid") for n in plans}
+
+    result = materialize(
+        [*assets, *checks],
+        resources={"substrait": resource},
+        selection=AssetSelection.all() | AssetSelection.all_asset_checks(),
+    )
+    assert result.success
+    ran = {AssetCheckKey(e.asset_key, e.check_name): e.passed for e in result.get_asset_check_evaluations()}
+    assert {k: ran.get(k) for k in schema_checks} == dict.fromkeys(schema_checks, True)
+    for name in plans:
+        [m] = result.asset_materializations_for_node(f"shop_{name}")
+        assert m.asset_key == AssetKey([name]) and m.metadata[md.ROW_COUNT].value > 0
 
 
 # --- the dg component ----------------------------------------------------------------------------------------------
