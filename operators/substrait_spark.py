@@ -245,7 +245,8 @@ class SubstraitSparkOperator(BaseOperator):
     def _asset_events(self, context: Any, report: RunReport) -> None:
         """One Asset event per table the plan's steps changed: on the declared outlet Asset of that table (by
         name = the table's identity, or by its `iceberg://` URI), else added to the first declared AssetAlias.
-        Extra: rows, snapshot id, plan sha256 and the steps' figures."""
+        Extra: `rows_changed` (the rows the steps changed, not the table's size), snapshot id, plan sha256 and the
+        steps' figures."""
         changed = changed_tables(report)
         if not changed:
             return

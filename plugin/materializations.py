@@ -181,7 +181,7 @@ def table_materializations(
         m.put(PLAN_URI, "text", report.plan_uri)
         m.put(PLAN_SHA256, "text", change.plan_sha256)
         m.put(STEPS, "json", extra["steps"])
-        m.put(ROWS_CHANGED, "int", change.rows)
+        m.put(ROWS_CHANGED, "int", change.rows_changed)
         m.put(RUN_KEY, "text", run_key)
         spelled: dict[str, str] = {}
         table = current_table(catalogs, target)

@@ -151,7 +151,7 @@ def test_table_pipeline_reports_its_steps_and_one_asset_event_per_table(examples
             "lake.demo.big_orders",
             "iceberg://lake/demo/big_orders",
             {
-                "rows": sum(expected_rows),
+                "rows_changed": sum(expected_rows),
                 "snapshot_id": table.current_snapshot().snapshot_id,
                 "plan_sha256": report["plan_sha256"],
                 "steps": [{"kind": s["kind"], "rows": s["rows"], "snapshot_id": s["snapshot_after"]} for s in steps],

@@ -176,6 +176,8 @@ def assert_big_orders(m, lake_dir: Path, tpch_dir: Path) -> None:
         orders_count(tpch_dir, "o_totalprice > 450000"),
     ]
     assert steps[-1]["snapshot_id"] == table.current_snapshot().snapshot_id
+    # What the steps changed is not the table's size (issue 28 item 12): its own key beside dagster/row_count.
+    assert m.metadata[md.ROWS_CHANGED].value == sum(s["rows"] for s in steps) != rows.num_rows
     plan_bytes = (PLANS / "big_orders_pipeline.json").read_bytes()
     assert m.metadata[md.PLAN_SHA256].value == hashlib.sha256(plan_bytes).hexdigest()
     # Column lineage: the upstream asset's own key and its columns as its parquet files spell them.

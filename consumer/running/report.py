@@ -240,7 +240,9 @@ class TableChange:
     steps: list[Step] = field(default_factory=list)
 
     @property
-    def rows(self) -> int:
+    def rows_changed(self) -> int:
+        """The rows the steps inserted, deleted or updated (0 for a step whose count is unknown): not the table's
+        size, which the catalog knows (Dagster's `dagster/row_count`)."""
         return sum(s.rows or 0 for s in self.steps)
 
     @property
@@ -248,9 +250,11 @@ class TableChange:
         return self.steps[-1].snapshot_after if self.steps else None
 
     def extra(self) -> dict[str, Any]:
-        """As an Asset event's `extra` (JSON)."""
+        """As an Asset event's `extra` (JSON): `rows_changed` as Dagster's metadata names it
+        (`substrait/rows_changed`), so it is not read as the table's row count; each step's `rows` as the run
+        report's step has it."""
         return {
-            "rows": self.rows,
+            "rows_changed": self.rows_changed,
             "snapshot_id": self.snapshot_id,
             "plan_sha256": self.plan_sha256,
             "steps": [{"kind": s.kind.value, "rows": s.rows, "snapshot_id": s.snapshot_after} for s in self.steps],
