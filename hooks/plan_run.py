@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.errors import SubstraitSparkError, UnboundParameterError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits, PlanTooLargeError
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 
@@ -85,8 +85,10 @@ class PlanRunner:
     """Builds and runs plans from `RunSettings`. What a front end brings of its own is passed in: the plan store
     (an Airflow hook's, with its connection), catalogs already built (from Airflow connections), a table map of
     lowest priority (a Spark connection's `tables` extra), a resolver replacing the whole chain (`run_plan`'s),
-    how to get a Spark session (an Airflow hook's, a session the caller holds), and a policy of its own (an
-    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it)."""
+    how to get a Spark session (an Airflow hook's, a session the caller holds), a policy of its own (an
+    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it), and how its
+    users give a parameter's value (`bind_hint`, a template of `{anchor}` such as `--param {anchor}=VALUE`: what
+    an `UnboundParameterError` says; by default the Python API's `parameters=`)."""
 
     def __init__(
         self,
@@ -99,6 +101,7 @@ class PlanRunner:
         session: SparkSession | SessionFactory | None = None,
         consumer_class: type | None = None,
         base_policy: Policy | str | Mapping[str, Any] | Callable[[], Any] | None = None,
+        bind_hint: str | None = None,
     ):
         self.settings = settings or RunSettings()
         self._store = store
@@ -108,6 +111,7 @@ class PlanRunner:
         self._session = session
         self._consumer_class = consumer_class
         self._base_policy = base_policy
+        self._bind_hint = bind_hint
 
     # --- before Spark ---------------------------------------------------------------------------------------
 
@@ -200,6 +204,7 @@ class PlanRunner:
             preflight(planned.loaded, parameters=parameters, before=self._enforce, **self._consumer())
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), planned.source)
+            self._word(exc)
             raise
         return planned
 
@@ -306,6 +311,7 @@ class PlanRunner:
             )
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), checked.source)
+            self._word(exc)
             raise
         _identify(report, checked.source)
         return report
@@ -321,6 +327,11 @@ class PlanRunner:
             from substrait_spark.consumer.analysis.policy import PolicyRefusedError
 
             raise PolicyRefusedError(violations)
+
+    def _word(self, exc: SubstraitSparkError) -> None:
+        """An unbound parameter's error in this front end's words (`bind_hint`)."""
+        if self._bind_hint is not None and isinstance(exc, UnboundParameterError):
+            exc.bind_with(self._bind_hint)
 
     def _consumer(self) -> dict[str, Any]:
         return {"consumer_class": self._consumer_class} if self._consumer_class is not None else {}

@@ -40,6 +40,12 @@ RUN_KEY = "substrait/run_key"
 ROWS_CHANGED = "substrait/rows_changed"
 PARAMETERS = "substrait/parameters"
 
+# How a Dagster user gives a dynamic parameter's value (what an `UnboundParameterError` says, in process and remote).
+DAGSTER_BIND_HINT = (
+    'substrait_assets(parameters={{"{anchor}": VALUE}}) (a component plan\'s `parameters`)'
+    " or partition_parameter={anchor}"
+)
+
 
 class TableKeys:
     """Plan table names (a NamedTable's parts, a write target's) → asset key parts (see the module docstring)."""

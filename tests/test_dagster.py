@@ -275,6 +275,37 @@ def test_an_invalid_parameter_fails_the_blocking_check_and_materializes_nothing(
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unbound_parameter_or_a_plan_gone_fails_the_check_in_dagsters_words(tpch_dir, tmp_path):
+    """Issue 28 item 12: the blocking check's error says how a Dagster user binds a parameter (not the CLI's
+    `--param`), and a plan removed after the definitions loaded is `plan not found` once (no Spark: both fail first)."""
+    from google.protobuf import json_format
+    from plan_builder import PlanBuilder, date, field, filter_, i64, named, param
+
+    resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
+    b = PlanBuilder()  # SELECT o_orderkey, o_orderdate FROM orders WHERE o_orderdate = $0, $0 with no plan binding
+    read = named(["orders"], ["o_orderkey", "o_orderdate"], [i64(), date()])
+    plan = tmp_path / "orders_of_the_day.json"
+    built = b.plan(filter_(read, b.call("equal", field(1), param(0, date()))), ["o_orderkey", "o_orderdate"])
+    plan.write_text(json_format.MessageToJson(built))
+    unbound = substrait_assets(str(plan), resource=resource, root_asset=PRICING.path)
+    result = materialize([unbound], resources={"substrait": resource}, raise_on_error=False)
+    [check] = result.get_asset_check_evaluations()
+    error = check.metadata["error"].value
+    assert not check.passed and error.startswith(
+        "invalid plan: dynamic parameter $0 has no value: bind it with "
+        'substrait_assets(parameters={"0": VALUE}) (a component plan\'s `parameters`) or partition_parameter=0'
+    )
+    assert "--param" not in error and result.asset_materializations_for_node(unbound.op.name) == []
+
+    gone = substrait_assets(str(plan), resource=resource, parameters={"0": DAY}, root_asset=PRICING.path)
+    plan.unlink()
+    result = materialize([gone], resources={"substrait": resource}, raise_on_error=False)
+    [check] = result.get_asset_check_evaluations()
+    assert not check.passed and check.metadata["error"].value == f"plan not found: {plan}: no such file"
+    [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert failure.step_failure_data.user_failure_data.description == f"plan not found: {plan}: no such file"
+
+
 # --- retry safety --------------------------------------------------------------------------------------------
 
 

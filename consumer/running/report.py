@@ -130,6 +130,16 @@ class RunError:
     path: str | None = None
     exit_code: int = 1
 
+    def describe(self) -> str:
+        """The one line every front end shows: `kind: message (at path)` (`SubstraitSparkError.describe`)."""
+        return described(self.kind, f"{self.message} (at {self.path})" if self.path else self.message)
+
+
+def described(kind: str, text: str) -> str:
+    """An error's one line: its kind, then what it says. Messages do not start with their kind, so it is said
+    once (a plan not found is `plan not found: s3://b/k: no key 'k' in bucket 'b'`)."""
+    return f"{kind}: {text}"
+
 
 @dataclass
 class RootOutput:
