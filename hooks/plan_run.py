@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer
     from substrait_spark.consumer.analysis.policy import Policy, Violation
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
-    from substrait_spark.consumer.running.resolver import TableResolver
+    from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver, TableResolver
     from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
@@ -180,7 +180,8 @@ class PlanRunner:
 
     def violations(self, loaded: LoadedPlan) -> list[Violation]:
         """What the policy refuses in a loaded plan (none without a policy): what `validate --policy` lists and
-        `check` refuses. Views read through NamedTable are expanded through the catalogs (no Spark)."""
+        `check` refuses. Views read through NamedTable are expanded through the catalogs, a NamedTable the table
+        maps bind is a read of its files (`read_locations`) — no Spark."""
         if not self.policies:
             return []
         from substrait_spark.consumer.analysis.policy import TableNames
@@ -190,7 +191,23 @@ class PlanRunner:
             from substrait_spark.hooks.policy_names import CatalogNames
 
             names = CatalogNames(self.catalogs)
-        return [v for policy in self.policies for v in policy.check(loaded.plan, loaded.sha256, names)]
+        return [v for policy in self.policies for v in policy.check(loaded.plan, loaded.sha256, names, self.binding)]
+
+    @property
+    def table_maps(self) -> list[TableMapResolver]:
+        """The static table maps of the resolver (its chain's, or the caller's resolver if it is one), in order."""
+        from substrait_spark.consumer.running.resolver import ChainResolver, TableMapResolver
+
+        chain = self.resolver
+        return [
+            r
+            for r in (chain.resolvers if isinstance(chain, ChainResolver) else [chain])
+            if isinstance(r, TableMapResolver)
+        ]
+
+    def binding(self, names: Sequence[str]) -> TableBinding | None:
+        """What the table maps bind `names` to, as a run resolves it (the first map binding it wins)."""
+        return next(filter(None, (m.binding(names) for m in self.table_maps)), None)
 
     def check(
         self, plan: PlanInput | PlanSource | LoadedPlan, parameters: Mapping[str | int, Any] | None = None

@@ -70,12 +70,9 @@ class TableKeys:
 
 def table_map(settings: Any) -> dict[str, Any]:
     """The static table maps' bindings of `RunSettings` (lower-case name → `TableBinding`)."""
-    from substrait_spark.consumer.running.resolver import ChainResolver, TableMapResolver
     from substrait_spark.hooks.plan_run import PlanRunner
 
-    chain = PlanRunner(settings).resolver
-    maps = chain.resolvers if isinstance(chain, ChainResolver) else [chain]
-    return {n: b for r in maps if isinstance(r, TableMapResolver) for n, b in r.tables.items()}
+    return {n: b for r in PlanRunner(settings).table_maps for n, b in r.tables.items()}
 
 
 @dataclass
