@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from .redact import redact
-from .running.report import RunError, plain
+from .running.report import RunError, described, plain
 
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")
@@ -70,6 +70,11 @@ class SubstraitSparkError(Exception):
     def __str__(self) -> str:
         return f"{self.message} (at {self.path})" if self.path else self.message
 
+    def describe(self) -> str:
+        """The error in one line, its kind first: what the CLI prints, an Airflow task fails with and a Dagster
+        step or check reports (the message itself never repeats the kind)."""
+        return described(self.kind, str(self))
+
     def record(self) -> RunError:
         """The error as run reports and audit records hold it."""
         return RunError(self.kind, self.message, self.path, self.exit_code)
@@ -111,6 +116,30 @@ class PlanNotFoundError(PlanInvalidError):
     """The plan's file, bucket, key or version does not exist (exit 2: the input names nothing)."""
 
     kind = "plan not found"
+
+
+class UnboundParameterError(PlanInvalidError):
+    """A dynamic parameter the plan uses has no value, neither the caller's nor a plan binding (exit 2). The message
+    says how to give one the way the caller gives values: `how` is a template of `{anchor}`, the front end's own
+    (`PlanRunner(bind_hint=...)`: the CLI's `--param`, the operator's `parameters`, ...); by default the Python
+    API's `parameters=`, which `run_plan` and `to_dataframe` take."""
+
+    PYTHON = "parameters={{{anchor}: VALUE}}"
+
+    def __init__(self, anchor: int, path: str | None = None, how: str = PYTHON):
+        self.anchor = anchor
+        super().__init__(self._text(anchor, how), path)
+
+    @staticmethod
+    def _text(anchor: int, how: str) -> str:
+        return f"dynamic parameter ${anchor} has no value: bind it with {how.format(anchor=anchor)}"
+
+    def bind_with(self, how: str) -> None:
+        """Say `how` instead (a front end's own way to give the value), in the failed report too."""
+        self.message = self._text(self.anchor, how)
+        report = getattr(self, "report", None)
+        if report is not None:
+            report.error = self.record()
 
 
 class RunReportError(PlanInvalidError):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.errors import SubstraitSparkError, UnboundParameterError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits, PlanTooLargeError
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer
     from substrait_spark.consumer.analysis.policy import Policy, Violation
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
-    from substrait_spark.consumer.running.resolver import TableResolver
+    from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver, TableResolver
     from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
@@ -85,8 +85,10 @@ class PlanRunner:
     """Builds and runs plans from `RunSettings`. What a front end brings of its own is passed in: the plan store
     (an Airflow hook's, with its connection), catalogs already built (from Airflow connections), a table map of
     lowest priority (a Spark connection's `tables` extra), a resolver replacing the whole chain (`run_plan`'s),
-    how to get a Spark session (an Airflow hook's, a session the caller holds), and a policy of its own (an
-    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it)."""
+    how to get a Spark session (an Airflow hook's, a session the caller holds), a policy of its own (an
+    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it), and how its
+    users give a parameter's value (`bind_hint`, a template of `{anchor}` such as `--param {anchor}=VALUE`: what
+    an `UnboundParameterError` says; by default the Python API's `parameters=`)."""
 
     def __init__(
         self,
@@ -99,6 +101,7 @@ class PlanRunner:
         session: SparkSession | SessionFactory | None = None,
         consumer_class: type | None = None,
         base_policy: Policy | str | Mapping[str, Any] | Callable[[], Any] | None = None,
+        bind_hint: str | None = None,
     ):
         self.settings = settings or RunSettings()
         self._store = store
@@ -108,6 +111,7 @@ class PlanRunner:
         self._session = session
         self._consumer_class = consumer_class
         self._base_policy = base_policy
+        self._bind_hint = bind_hint
 
     # --- before Spark ---------------------------------------------------------------------------------------
 
@@ -176,7 +180,8 @@ class PlanRunner:
 
     def violations(self, loaded: LoadedPlan) -> list[Violation]:
         """What the policy refuses in a loaded plan (none without a policy): what `validate --policy` lists and
-        `check` refuses. Views read through NamedTable are expanded through the catalogs (no Spark)."""
+        `check` refuses. Views read through NamedTable are expanded through the catalogs, a NamedTable the table
+        maps bind is a read of its files (`read_locations`) — no Spark."""
         if not self.policies:
             return []
         from substrait_spark.consumer.analysis.policy import TableNames
@@ -186,7 +191,23 @@ class PlanRunner:
             from substrait_spark.hooks.policy_names import CatalogNames
 
             names = CatalogNames(self.catalogs)
-        return [v for policy in self.policies for v in policy.check(loaded.plan, loaded.sha256, names)]
+        return [v for policy in self.policies for v in policy.check(loaded.plan, loaded.sha256, names, self.binding)]
+
+    @property
+    def table_maps(self) -> list[TableMapResolver]:
+        """The static table maps of the resolver (its chain's, or the caller's resolver if it is one), in order."""
+        from substrait_spark.consumer.running.resolver import ChainResolver, TableMapResolver
+
+        chain = self.resolver
+        return [
+            r
+            for r in (chain.resolvers if isinstance(chain, ChainResolver) else [chain])
+            if isinstance(r, TableMapResolver)
+        ]
+
+    def binding(self, names: Sequence[str]) -> TableBinding | None:
+        """What the table maps bind `names` to, as a run resolves it (the first map binding it wins)."""
+        return next(filter(None, (m.binding(names) for m in self.table_maps)), None)
 
     def check(
         self, plan: PlanInput | PlanSource | LoadedPlan, parameters: Mapping[str | int, Any] | None = None
@@ -200,6 +221,7 @@ class PlanRunner:
             preflight(planned.loaded, parameters=parameters, before=self._enforce, **self._consumer())
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), planned.source)
+            self._word(exc)
             raise
         return planned
 
@@ -306,6 +328,7 @@ class PlanRunner:
             )
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), checked.source)
+            self._word(exc)
             raise
         _identify(report, checked.source)
         return report
@@ -321,6 +344,11 @@ class PlanRunner:
             from substrait_spark.consumer.analysis.policy import PolicyRefusedError
 
             raise PolicyRefusedError(violations)
+
+    def _word(self, exc: SubstraitSparkError) -> None:
+        """An unbound parameter's error in this front end's words (`bind_hint`)."""
+        if self._bind_hint is not None and isinstance(exc, UnboundParameterError):
+            exc.bind_with(self._bind_hint)
 
     def _consumer(self) -> dict[str, Any]:
         return {"consumer_class": self._consumer_class} if self._consumer_class is not None else {}

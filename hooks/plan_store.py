@@ -239,7 +239,7 @@ def _not_found(what: str) -> Callable[[str, S3Location], PlanNotFoundError]:
         "version": "no version {v!r} of key {k!r} in bucket {b!r}",
     }
     return lambda uri, loc: PlanNotFoundError(
-        f"plan not found: {uri}: " + messages[what].format(b=loc.bucket, k=loc.key, v=loc.version_id)
+        f"{uri}: " + messages[what].format(b=loc.bucket, k=loc.key, v=loc.version_id)
     )
 
 

@@ -26,6 +26,8 @@ from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
 
 REPORT_XCOM_KEY = "substrait_run_report"
+# How a DAG author gives a dynamic parameter's value (what an `UnboundParameterError` says).
+BIND_HINT = 'the operator\'s parameters={{"{anchor}": VALUE}}'
 
 
 class SubstraitSparkOperator(BaseOperator):
@@ -145,7 +147,7 @@ class SubstraitSparkOperator(BaseOperator):
                 self._audit(report, context)
                 self._ol_report = report
                 context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report.to_dict())
-            message = f"{exc.kind}: {exc}"
+            message = exc.describe()
             if exc.exit_code in NOT_RETRYABLE:
                 raise AirflowFailException(message) from exc
             raise AirflowException(message) from exc
@@ -219,6 +221,7 @@ class SubstraitSparkOperator(BaseOperator):
             base_tables=lambda: self._spark_hook.table_map,  # type: ignore[union-attr]
             session=self._session,
             base_policy=lambda: self._spark_hook.policy,  # type: ignore[union-attr]
+            bind_hint=BIND_HINT,
         )
 
     def _session(self, catalog_conf: Callable[[Sequence[str]], dict[str, str]]) -> Any:
@@ -245,7 +248,8 @@ class SubstraitSparkOperator(BaseOperator):
     def _asset_events(self, context: Any, report: RunReport) -> None:
         """One Asset event per table the plan's steps changed: on the declared outlet Asset of that table (by
         name = the table's identity, or by its `iceberg://` URI), else added to the first declared AssetAlias.
-        Extra: rows, snapshot id, plan sha256 and the steps' figures."""
+        Extra: `rows_changed` (the rows the steps changed, not the table's size), snapshot id, plan sha256 and the
+        steps' figures."""
         changed = changed_tables(report)
         if not changed:
             return

@@ -20,6 +20,7 @@ from substrait_spark.consumer.errors import RunReportError, SubstraitSparkError
 from substrait_spark.consumer.running.report import RunReport, RunStatus
 
 PROG = "substrait-spark"
+BIND_HINT = "--param {anchor}=VALUE"  # how a CLI user gives a dynamic parameter's value (`UnboundParameterError`)
 SUMMARY_PLANS = "plans"  # summary.json (`run --output-dir`): {"plans": [the entry of each plan, in order]}
 
 
@@ -147,7 +148,9 @@ def _runner(args: argparse.Namespace):
             policy=getattr(args, "policy", None),  # run (explain has none)
         )
         args._runner = PlanRunner(
-            settings, session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(())))
+            settings,
+            session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(()))),
+            bind_hint=BIND_HINT,
         )
     return args._runner
 
@@ -405,8 +408,7 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 
 def _report_error(exc: SubstraitSparkError, plan: str, debug: bool) -> None:
-    text = str(exc)  # the kind once, also when the message starts with it ("plan not found: PATH")
-    print(f"{PROG}: {plan}: {text if text.startswith(f'{exc.kind}: ') else f'{exc.kind}: {text}'}", file=sys.stderr)
+    print(f"{PROG}: {plan}: {exc.describe()}", file=sys.stderr)
     if debug:
         traceback.print_exc()
 

@@ -299,7 +299,7 @@ def build_graph(plan: Any, report: RunReport | Mapping[str, Any] | None = None) 
         if run.duration_s is not None:
             text += f" in {run.duration_s:.1f}s"
         if run.error is not None:
-            text += f" — {run.error.kind}: {run.error.message}"
+            text += f" — {run.error.describe()}"
         graph.header.append(text)
     graph.lineage, note = _lineage_rows(proto)
     if note:

@@ -40,6 +40,12 @@ RUN_KEY = "substrait/run_key"
 ROWS_CHANGED = "substrait/rows_changed"
 PARAMETERS = "substrait/parameters"
 
+# How a Dagster user gives a dynamic parameter's value (what an `UnboundParameterError` says, in process and remote).
+DAGSTER_BIND_HINT = (
+    'substrait_assets(parameters={{"{anchor}": VALUE}}) (a component plan\'s `parameters`)'
+    " or partition_parameter={anchor}"
+)
+
 
 class TableKeys:
     """Plan table names (a NamedTable's parts, a write target's) → asset key parts (see the module docstring)."""
@@ -64,12 +70,9 @@ class TableKeys:
 
 def table_map(settings: Any) -> dict[str, Any]:
     """The static table maps' bindings of `RunSettings` (lower-case name → `TableBinding`)."""
-    from substrait_spark.consumer.running.resolver import ChainResolver, TableMapResolver
     from substrait_spark.hooks.plan_run import PlanRunner
 
-    chain = PlanRunner(settings).resolver
-    maps = chain.resolvers if isinstance(chain, ChainResolver) else [chain]
-    return {n: b for r in maps if isinstance(r, TableMapResolver) for n, b in r.tables.items()}
+    return {n: b for r in PlanRunner(settings).table_maps for n, b in r.tables.items()}
 
 
 @dataclass
@@ -181,7 +184,7 @@ def table_materializations(
         m.put(PLAN_URI, "text", report.plan_uri)
         m.put(PLAN_SHA256, "text", change.plan_sha256)
         m.put(STEPS, "json", extra["steps"])
-        m.put(ROWS_CHANGED, "int", change.rows)
+        m.put(ROWS_CHANGED, "int", change.rows_changed)
         m.put(RUN_KEY, "text", run_key)
         spelled: dict[str, str] = {}
         table = current_table(catalogs, target)

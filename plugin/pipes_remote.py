@@ -21,12 +21,12 @@ def run(pipes: Any) -> int:
     from substrait_spark.consumer.errors import SubstraitSparkError
     from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
-    from substrait_spark.materializations import TableKeys, materializations, table_map
+    from substrait_spark.materializations import DAGSTER_BIND_HINT, TableKeys, materializations, table_map
 
     extras = pipes.extras
     settings = RunSettings(**extras.get("settings") or {})
     spark = SparkSession.builder.getOrCreate()  # what spark-submit set up: master, jars, catalogs
-    runner = PlanRunner(settings, session=spark)
+    runner = PlanRunner(settings, session=spark, bind_hint=DAGSTER_BIND_HINT)
     parameters = extras.get("parameters") or {}
     checked = runner.check(runner.load(extras["plan_uri"]), parameters)
     run_key = extras.get("run_key")
@@ -61,7 +61,7 @@ def main() -> int:
         try:
             return run(pipes)
         except SubstraitSparkError as exc:
-            pipes.log.error(f"{exc.kind}: {exc}")
+            pipes.log.error(exc.describe())
             return exc.exit_code
 
 

@@ -151,7 +151,7 @@ def test_table_pipeline_reports_its_steps_and_one_asset_event_per_table(examples
             "lake.demo.big_orders",
             "iceberg://lake/demo/big_orders",
             {
-                "rows": sum(expected_rows),
+                "rows_changed": sum(expected_rows),
                 "snapshot_id": table.current_snapshot().snapshot_id,
                 "plan_sha256": report["plan_sha256"],
                 "steps": [{"kind": s["kind"], "rows": s["rows"], "snapshot_id": s["snapshot_after"]} for s in steps],
@@ -185,18 +185,31 @@ def test_failing_tasks_fail_with_the_typed_error(test_dags, s3_endpoint, corpus)
 
     _put_plan(s3_endpoint, "failures/unsupported.json", _unsupported_plan())
     _put_plan(s3_endpoint, "failures/narrow_quantity.json", _narrow_quantity_plan())
+    _put_plan(s3_endpoint, "failures/unbound_parameter.json", _unbound_parameter_plan())
 
     run = test_dags.dags_test("substrait_test_failures", "2024-06-01", AIRFLOW_VAR_PINNED_SHA256=pinned)
     assert run.state == "failed"
-    failing = ("missing_table", "missing_object", "changed_plan", "bad_parameter", "unsupported_plan", "lossy_cast")
+    failing = (
+        "missing_table",
+        "missing_object",
+        "changed_plan",
+        "bad_parameter",
+        "unbound_parameter",
+        "unsupported_plan",
+        "lossy_cast",
+    )
     states = {t: run.state_of(t) for t in failing}
     assert set(states.values()) == {"failed"}, states
     log = run.log
     assert "resolution failed: table 'no_such_table' not found" in log
-    assert f"plan not found: s3://{PLANS_BUCKET}/failures/no_such_plan.json" in log
+    assert f"plan not found: s3://{PLANS_BUCKET}/failures/no_such_plan.json: no key" in log
+    assert "plan not found: plan not found" not in log  # the kind once (issue 28 item 12)
     assert "refused by policy" in log or "plan changed" in log
     assert pinned[:12] in log
     assert "value 'not-a-date' is not a valid date" in log
+    # An unbound parameter says how a DAG author binds it, not the CLI's way (issue 28 item 12).
+    assert 'dynamic parameter $0 has no value: bind it with the operator\'s parameters={"0": VALUE}' in log
+    assert "--param" not in log
     # Failed tries still leave their run report for the one that failed after loading the plan.
     report = run.value("missing_table", "substrait_run_report")
     assert report["status"] == "failed" and report["error"]["exit_code"] == 4
@@ -226,6 +239,16 @@ def _unsupported_plan():
     rel = alg.Rel()
     rel.extension_leaf.detail.type_url = EMPTY_URL
     return PlanBuilder().plan(rel, ["x"])
+
+
+def _unbound_parameter_plan():
+    """count(*) FROM lineitem WHERE l_shipdate = $0, $0 with no binding in the plan."""
+    from plan_builder import date, field, filter_, param
+
+    b = PlanBuilder()
+    li = named("lineitem", ["l_orderkey", "l_shipdate"], [i64(), date()])
+    rel = filter_(li, b.call("equal", field(1), param(0, date())))
+    return b.plan(aggregate(rel, measures=[b.agg("count", out=i64(nullable=False))]), ["n"])
 
 
 def _narrow_quantity_plan():

@@ -114,8 +114,8 @@ def test_example_definitions_come_from_the_plans_without_spark(tmp_path, tpch_di
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == [
         "lake/demo/big_orders ['orders'] [('plan_valid', True)]",
-        "lineitem [] [('plan_schema_matches', False)]",
-        "orders [] [('plan_schema_matches', False)]",
+        "lineitem [] [('pricing_summary_schema_matches', False)]",
+        "orders [] [('big_orders_schema_matches', False)]",
         "reports/pricing_summary ['lineitem'] [('plan_valid', True)]",
     ]
 
@@ -176,6 +176,8 @@ def assert_big_orders(m, lake_dir: Path, tpch_dir: Path) -> None:
         orders_count(tpch_dir, "o_totalprice > 450000"),
     ]
     assert steps[-1]["snapshot_id"] == table.current_snapshot().snapshot_id
+    # What the steps changed is not the table's size (issue 28 item 12): its own key beside dagster/row_count.
+    assert m.metadata[md.ROWS_CHANGED].value == sum(s["rows"] for s in steps) != rows.num_rows
     plan_bytes = (PLANS / "big_orders_pipeline.json").read_bytes()
     assert m.metadata[md.PLAN_SHA256].value == hashlib.sha256(plan_bytes).hexdigest()
     # Column lineage: the upstream asset's own key and its columns as its parquet files spell them.
@@ -271,6 +273,37 @@ def test_an_invalid_parameter_fails_the_blocking_check_and_materializes_nothing(
     [check] = result.get_asset_check_evaluations()
     assert not check.passed and "not a date" in check.metadata["error"].value
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unbound_parameter_or_a_plan_gone_fails_the_check_in_dagsters_words(tpch_dir, tmp_path):
+    """Issue 28 item 12: the blocking check's error says how a Dagster user binds a parameter (not the CLI's
+    `--param`), and a plan removed after the definitions loaded is `plan not found` once (no Spark: both fail first)."""
+    from google.protobuf import json_format
+    from plan_builder import PlanBuilder, date, field, filter_, i64, named, param
+
+    resource = SubstraitSparkResource(tables_dir=str(tpch_dir))
+    b = PlanBuilder()  # SELECT o_orderkey, o_orderdate FROM orders WHERE o_orderdate = $0, $0 with no plan binding
+    read = named(["orders"], ["o_orderkey", "o_orderdate"], [i64(), date()])
+    plan = tmp_path / "orders_of_the_day.json"
+    built = b.plan(filter_(read, b.call("equal", field(1), param(0, date()))), ["o_orderkey", "o_orderdate"])
+    plan.write_text(json_format.MessageToJson(built))
+    unbound = substrait_assets(str(plan), resource=resource, root_asset=PRICING.path)
+    result = materialize([unbound], resources={"substrait": resource}, raise_on_error=False)
+    [check] = result.get_asset_check_evaluations()
+    error = check.metadata["error"].value
+    assert not check.passed and error.startswith(
+        "invalid plan: dynamic parameter $0 has no value: bind it with "
+        'substrait_assets(parameters={"0": VALUE}) (a component plan\'s `parameters`) or partition_parameter=0'
+    )
+    assert "--param" not in error and result.asset_materializations_for_node(unbound.op.name) == []
+
+    gone = substrait_assets(str(plan), resource=resource, parameters={"0": DAY}, root_asset=PRICING.path)
+    plan.unlink()
+    result = materialize([gone], resources={"substrait": resource}, raise_on_error=False)
+    [check] = result.get_asset_check_evaluations()
+    assert not check.passed and check.metadata["error"].value == f"plan not found: {plan}: no such file"
+    [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert failure.step_failure_data.user_failure_data.description == f"plan not found: {plan}: no such file"
 
 
 # --- retry safety --------------------------------------------------------------------------------------------
@@ -395,6 +428,38 @@ def test_schema_check_compares_the_plan_with_the_table_it_reads(tpch_dir, tmp_pa
     [typed] = list(checks())
     assert typed.asset_key == AssetKey(["lake", ns, "orders"]) and not typed.passed
     assert typed.metadata["problems"].value == ["column 'o_totalprice' is double, plan says decimal(15,2)"]
+
+
+def test_two_plans_reading_the_same_tables_each_check_them_under_their_own_name(spark, shop_dir, shop_plans):
+    """Issue 28 item 6: two plans reading products and order_items, each with its schema checks: the definitions
+    load (no duplicate check key), each table has one check per plan, named after the plan, and all of them run."""
+    from dagster import AssetCheckKey, AssetSelection, Definitions
+    from substrait_spark.dagster import substrait_asset_checks
+
+    resource = SubstraitSparkResource(tables_dir=str(shop_dir))
+    plans = {name: str(shop_plans[name].plan) for name in ("top_products", "category_share")}
+    assets = [substrait_assets(uri, resource=resource, root_asset=[name]) for name, uri in plans.items()]
+    checks = [c for uri in plans.values() for c in substrait_asset_checks(uri, resource=resource)]
+    defs = Definitions(assets=assets, asset_checks=checks, resources={"substrait": resource})
+    schema_checks = {
+        AssetCheckKey(AssetKey([table]), f"shop_{name}_schema_matches")  # the op name: the plan file's stem
+        for table in ("products", "order_items")
+        for name in plans
+    }
+    graph = defs.resolve_asset_graph()
+    assert set(graph.asset_check_keys) == schema_checks | {AssetCheckKey(AssetKey([n]), "plan_valid") for n in plans}
+
+    result = materialize(
+        [*assets, *checks],
+        resources={"substrait": resource},
+        selection=AssetSelection.all() | AssetSelection.all_asset_checks(),
+    )
+    assert result.success
+    ran = {AssetCheckKey(e.asset_key, e.check_name): e.passed for e in result.get_asset_check_evaluations()}
+    assert {k: ran.get(k) for k in schema_checks} == dict.fromkeys(schema_checks, True)
+    for name in plans:
+        [m] = result.asset_materializations_for_node(f"shop_{name}")
+        assert m.asset_key == AssetKey([name]) and m.metadata[md.ROW_COUNT].value > 0
 
 
 # --- the dg component ----------------------------------------------------------------------------------------------

@@ -402,8 +402,8 @@ def test_sources(tmp_path: Path) -> None:
         ("s3://bucket/plans/q01.bin", "unsupported plan URI scheme 's3'"),
         ("https://example.com/q01.json", "unsupported plan URI scheme 'https'"),
         ("file://otherhost/q01.bin", "remote host"),
-        ("/nonexistent/plan.json", "plan not found: /nonexistent/plan.json"),
-        ("file:///nonexistent/plan.json", "plan not found: /nonexistent/plan.json"),
+        ("/nonexistent/plan.json", "/nonexistent/plan.json: no such file"),
+        ("file:///nonexistent/plan.json", "/nonexistent/plan.json: no such file"),
     ],
 )
 def test_bad_sources(uri: str, message: str) -> None:

@@ -35,7 +35,7 @@ from plan_builder import (
 )
 from substrait_spark.cli import main
 from substrait_spark.consumer import to_dataframe
-from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeatureError
+from substrait_spark.consumer.errors import PlanInvalidError, UnboundParameterError, UnsupportedFeatureError
 from substrait_spark.consumer.running.report import plain
 from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
@@ -86,6 +86,32 @@ def test_missing_value_names_the_parameter_and_its_path(spark):
         run(daily_plan(), spark)
     assert exc.value.exit_code == 2
     assert "dynamic_parameter" in exc.value.path
+
+
+def test_an_unbound_parameter_says_how_the_caller_binds_it(spark, tmp_path, capsys):
+    """Issue 28 item 12: each front end's own way to give the value — the CLI's `--param`, the Python API's
+    `parameters=` (the operator's and Dagster's: test_airflow_e2e.py, test_dagster.py) — in its error and in the
+    failed run's report, before Spark."""
+    from substrait_spark.api import run_plan
+
+    plan_file = tmp_path / "daily.json"
+    plan_file.write_text(json.dumps(json_format.MessageToDict(daily_plan())))
+    out_dir = tmp_path / "out"
+    assert main(["run", str(plan_file), "--output-dir", str(out_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"substrait-spark: {plan_file}: invalid plan: dynamic parameter $0 has no value: bind it with --param 0=VALUE "
+    )
+    [entry] = json.loads((out_dir / "summary.json").read_text())["plans"]
+    assert "bind it with --param 0=VALUE" in entry["error"]["message"] and "CLI" not in entry["error"]["message"]
+
+    with pytest.raises(UnboundParameterError) as exc:
+        run_plan(daily_plan().SerializeToString(), None)
+    assert exc.value.anchor == 0 and exc.value.exit_code == 2
+    assert str(exc.value).startswith("dynamic parameter $0 has no value: bind it with parameters={0: VALUE}")
+    assert exc.value.report.error.message == exc.value.message and exc.value.report.spark_application_id is None
+    with pytest.raises(UnboundParameterError, match=r"bind it with parameters=\{0: VALUE\}"):
+        run(daily_plan(), spark)  # to_dataframe takes parameters= too
 
 
 def test_value_for_a_parameter_the_plan_lacks_is_refused(spark):

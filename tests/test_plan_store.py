@@ -176,6 +176,8 @@ def test_missing_key_names_uri_bucket_and_key(s3_endpoint: str, bucket: str):  #
     assert isinstance(err.value, PlanInvalidError) and err.value.exit_code == 2
     message = str(err.value)
     assert uri in message and f"no key 'plans/missing.bin' in bucket '{bucket}'" in message
+    # What every front end shows (CLI, Airflow task, Dagster check): the kind once (issue 28 item 12).
+    assert err.value.describe() == f"plan not found: {uri}: no key 'plans/missing.bin' in bucket '{bucket}'"
 
 
 def test_missing_bucket_names_uri_and_bucket(s3_endpoint: str):  # noqa: F811

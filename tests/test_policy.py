@@ -400,6 +400,56 @@ def test_max_result_rows_bounds_what_a_run_hands_back(lake, lake_ns, tmp_path, c
     assert "(root 0, 2 rows, the first 1 shown (policy))" in out and len(out.strip().splitlines()) == 3
 
 
+@pytest.mark.spark
+def test_read_locations_cover_the_files_table_maps_bind(spark, shop_dir, shop_plans, tmp_path, capsys):
+    """Issue 28 item 12: a NamedTable `--tables-dir` or `--table` binds to files is a read of those files — refused
+    outside `read_locations` (exit 5, before Spark: the failed report has no Spark application), naming the table,
+    its binding and the rule; run when the files are inside."""
+    from substrait_spark.cli import main
+
+    plan = str(shop_plans["top_products"].plan)  # reads order_items and products
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump({"read_locations": [str(inside)]}))
+
+    def refused(*options: str) -> list[dict]:
+        out = tmp_path / "out"
+        assert main(["run", plan, "--policy", str(policy), "--output-dir", str(out), *options]) == 5
+        [entry] = json.loads((out / "summary.json").read_text())["plans"]
+        assert entry["status"] == "failed" and entry["spark_application_id"] is None
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and all(v["message"] in err for v in entry["error"]["violations"])
+        return entry["error"]["violations"]
+
+    shop = shop_dir.resolve()
+    violations = refused("--tables-dir", str(shop_dir))
+    assert [(v["rule"], v["message"]) for v in violations] == [
+        (
+            "read_locations",
+            f"read of table {t!r} (bound by the tables directory {shop_dir} to '{shop / t}.parquet') "
+            "is outside the allowed locations",
+        )
+        for t in ("order_items", "products")
+    ]
+    assert all(v["path"].endswith(".read.named_table") for v in violations)
+
+    # --table: each binding on its own (order_items's file inside, never read: the plan is refused first).
+    bindings = ["--table", f"products={outside}/products.parquet", "--table", f"order_items={inside}/i.parquet"]
+    violations = refused(*bindings)
+    assert [v["message"] for v in violations] == [
+        f"read of table 'products' (bound by the table map to '{outside}/products.parquet') "
+        "is outside the allowed locations"
+    ]
+    [climbing] = refused("--table", f"products={inside}/../outside/p.parquet", "--table", f"order_items={inside}/i")
+    assert climbing["message"].endswith("'..' segments are not allowed")
+
+    # The same run with the files inside the allowed locations.
+    policy.write_text(yaml.safe_dump({"read_locations": [str(shop_dir)]}))
+    assert main(["run", plan, "--tables-dir", str(shop_dir), "--policy", str(policy)]) == 0
+    assert "(root 0, 5 rows)" in capsys.readouterr().out
+
+
 # --- run_plan, the operator, the Dagster resource ---------------------------------------------------------------
 
 

@@ -77,7 +77,7 @@ def test_three_kinds_of_skip_and_what_each_reader_makes_of_them(lake, catalogs, 
         changed = changed_tables(RunReport.from_dict(report))
         assert {t: change.extra() for t, change in changed.items()} == {
             target: {
-                "rows": rows or 0,
+                "rows_changed": rows or 0,
                 "snapshot_id": current,
                 "plan_sha256": "0" * 64,
                 "steps": [{"kind": "insert", "rows": rows, "snapshot_id": current}],

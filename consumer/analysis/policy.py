@@ -7,6 +7,11 @@ they may hand back. Every rule is checked statically on the loaded plan (views r
 stored definitions expanded, through `TableNames`), every violation is listed with its plan path, and a refused
 plan never reaches Spark: nothing is read, nothing committed (exit 5).
 
+`read_locations` covers every file a run reads: the plan's own (LocalFiles items, an Iceberg table's metadata file)
+and the files a NamedTable is bound to by the run's table maps (a tables directory, `--table`, a table-map file, an
+Airflow connection's `tables`: `FileBindings`), checked on the binding's URI; a name the table maps do not bind is
+a catalog table, which `read_namespaces` covers.
+
 A rule left out of the policy does not restrict; a policy given always keeps DROP and CREATE OR REPLACE off unless
 `steps` names them. `max_plan_bytes` and `max_depth` lower the engine's own bounds (`limits.py`), which the
 loader applies before parsing.
@@ -129,6 +134,23 @@ class TableNames(Protocol):
     def view(self, names: Sequence[str]) -> Plan | None: ...
 
 
+class FileBinding(Protocol):
+    """Files a table map binds a name to (`consumer.running.resolver.TableBinding`)."""
+
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...  # which binding: "tables directory DIR", "table map FILE", ...
+
+    @property
+    def files(self) -> bool: ...  # False: a Spark table's name, no file
+
+
+# What the run's table maps bind a NamedTable's names to (None: not bound, a catalog's table).
+FileBindings = Callable[[Sequence[str]], FileBinding | None]
+
+
 class _Unqualified:
     """No catalogs: a name's namespace is its parts before the table, as written."""
 
@@ -243,9 +265,16 @@ class Policy:
             return None
         return PolicyRefusedError([Violation(Rule(str(exc.limit)), exc.message, exc.path)])
 
-    def check(self, plan: Plan, sha256: str | None = None, names: TableNames | None = None) -> list[Violation]:
+    def check(
+        self,
+        plan: Plan,
+        sha256: str | None = None,
+        names: TableNames | None = None,
+        bindings: FileBindings | None = None,
+    ) -> list[Violation]:
         """Every violation of this policy by `plan` (whose raw bytes have `sha256`), in plan order; views read
-        through NamedTable are checked with their definitions, as `names` finds them."""
+        through NamedTable are checked with their definitions, as `names` finds them; a NamedTable the run's table
+        maps bind to files (`bindings`) is a read of those files."""
         found: list[Violation] = []
         if self.sha256 is not None and sha256 not in self.sha256:
             found.append(Violation(Rule.SHA256, f"plan sha256 {str(sha256)[:12]}... is not in the allow-list"))
@@ -254,7 +283,7 @@ class Policy:
             found.append(
                 Violation(Rule.MAX_RELATIONS, f"plan has {relations} relations, more than {self.max_relations}")
             )
-        found.extend(_Checker(self, names or _Unqualified()).plan(plan, ""))
+        found.extend(_Checker(self, names or _Unqualified(), bindings).plan(plan, ""))
         return found
 
     def result_rows(self, asked: int | None, what: str) -> None:
@@ -311,9 +340,10 @@ def _matches(namespace: str, patterns: Sequence[str]) -> bool:
 class _Checker:
     """One pass over a plan (and the views it reads), collecting violations."""
 
-    def __init__(self, policy: Policy, names: TableNames):
+    def __init__(self, policy: Policy, names: TableNames, bindings: FileBindings | None = None):
         self.policy = policy
         self.names = names
+        self.bindings = bindings
         self.expanding: tuple[str, ...] = ()
 
     def plan(self, plan: Plan, prefix: str) -> Iterator[Violation]:
@@ -327,11 +357,23 @@ class _Checker:
         if allowed is None:
             return
         for uri, path in uris:
-            normal = normal_uri(uri)
-            if normal is None:
-                yield Violation(Rule.READ_LOCATIONS, f"read of {uri!r}: '..' segments are not allowed", path)
-            elif not any(within(normal, p) for p in allowed):
-                yield Violation(Rule.READ_LOCATIONS, f"read of {uri!r} is outside the allowed locations", path)
+            yield from self.location(allowed, uri, f"read of {uri!r}", path)
+
+    def location(self, allowed: tuple[str, ...], uri: str, what: str, path: str) -> Iterator[Violation]:
+        normal = normal_uri(uri)
+        if normal is None:
+            yield Violation(Rule.READ_LOCATIONS, f"{what}: '..' segments are not allowed", path)
+        elif not any(within(normal, p) for p in allowed):
+            yield Violation(Rule.READ_LOCATIONS, f"{what} is outside the allowed locations", path)
+
+    def bound_files(self, names: Sequence[str], path: str) -> Iterator[Violation]:
+        """A NamedTable a table map binds to files: a read of those files, named with its binding."""
+        allowed = self.policy.read_locations
+        binding = self.bindings(names) if allowed is not None and self.bindings is not None else None
+        if allowed is None or binding is None or not binding.files:
+            return
+        what = f"read of table {'.'.join(names)!r} (bound by the {binding.source} to {binding.uri!r})"
+        yield from self.location(allowed, binding.uri, what, path)
 
     def namespace(self, rule: Rule, patterns: tuple[str, ...] | None, names: Sequence[str], what: str, path: str):
         if patterns is None:
@@ -377,6 +419,7 @@ def _read(cx: _Checker, rel: alg.ReadRel, path: str) -> Iterator[Violation]:
         names = list(rel.named_table.names)
         at = f"{path}.named_table"
         yield from cx.namespace(Rule.READ_NAMESPACES, cx.policy.read_namespaces, names, "read of", at)
+        yield from cx.bound_files(names, at)
         yield from cx.view(names, at)
     elif kind == "local_files":
         items = rel.local_files.items
@@ -443,4 +486,14 @@ _CHECKS: dict[type[Message], Any] = {
     alg.ExtensionMultiRel: _extension_rel,
 }
 
-__all__ = ["Policy", "PolicyConfigError", "PolicyRefusedError", "Rule", "StepKind", "TableNames", "Violation"]
+__all__ = [
+    "FileBinding",
+    "FileBindings",
+    "Policy",
+    "PolicyConfigError",
+    "PolicyRefusedError",
+    "Rule",
+    "StepKind",
+    "TableNames",
+    "Violation",
+]

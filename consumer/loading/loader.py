@@ -83,7 +83,7 @@ def read_plan_bytes(uri: str, limits: Limits = DEFAULT_LIMITS) -> bytes:
             limits.check_size(len(data), f"plan {path}")
             return data
     except FileNotFoundError:
-        raise PlanNotFoundError(f"plan not found: {path}") from None
+        raise PlanNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise PlanInvalidError(f"plan path is a directory: {path}") from None
     except OSError as e:

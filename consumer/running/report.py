@@ -130,6 +130,16 @@ class RunError:
     path: str | None = None
     exit_code: int = 1
 
+    def describe(self) -> str:
+        """The one line every front end shows: `kind: message (at path)` (`SubstraitSparkError.describe`)."""
+        return described(self.kind, f"{self.message} (at {self.path})" if self.path else self.message)
+
+
+def described(kind: str, text: str) -> str:
+    """An error's one line: its kind, then what it says. Messages do not start with their kind, so it is said
+    once (a plan not found is `plan not found: s3://b/k: no key 'k' in bucket 'b'`)."""
+    return f"{kind}: {text}"
+
 
 @dataclass
 class RootOutput:
@@ -240,7 +250,9 @@ class TableChange:
     steps: list[Step] = field(default_factory=list)
 
     @property
-    def rows(self) -> int:
+    def rows_changed(self) -> int:
+        """The rows the steps inserted, deleted or updated (0 for a step whose count is unknown): not the table's
+        size, which the catalog knows (Dagster's `dagster/row_count`)."""
         return sum(s.rows or 0 for s in self.steps)
 
     @property
@@ -248,9 +260,11 @@ class TableChange:
         return self.steps[-1].snapshot_after if self.steps else None
 
     def extra(self) -> dict[str, Any]:
-        """As an Asset event's `extra` (JSON)."""
+        """As an Asset event's `extra` (JSON): `rows_changed` as Dagster's metadata names it
+        (`substrait/rows_changed`), so it is not read as the table's row count; each step's `rows` as the run
+        report's step has it."""
         return {
-            "rows": self.rows,
+            "rows_changed": self.rows_changed,
             "snapshot_id": self.snapshot_id,
             "plan_sha256": self.plan_sha256,
             "steps": [{"kind": s.kind.value, "rows": s.rows, "snapshot_id": s.snapshot_after} for s in self.steps],

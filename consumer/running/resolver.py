@@ -91,16 +91,25 @@ class TableResolver(Protocol):
 
 @dataclass(frozen=True)
 class TableBinding:
+    """A table name bound to files (or, as format `table`, to a Spark table); `source` says which binding it is
+    (a tables directory, a table map), for a policy's refusal to name it."""
+
     uri: str
     format: str = "parquet"
+    source: str = field(default="table map", compare=False)
 
     @classmethod
-    def parse(cls, spec: str) -> TableBinding:
+    def parse(cls, spec: str, source: str = "table map") -> TableBinding:
         """`URI[:FORMAT]`, the CLI's `--table NAME=URI[:FORMAT]` value."""
         uri, sep, fmt = spec.rpartition(":")
         if sep and fmt.lower() in FORMATS:
-            return cls(uri, fmt.lower())
-        return cls(spec, _guess_format(spec))
+            return cls(uri, fmt.lower(), source)
+        return cls(spec, _guess_format(spec), source)
+
+    @property
+    def files(self) -> bool:
+        """Whether the binding reads files (every format but a Spark `table`)."""
+        return self.format != "table"
 
 
 def _guess_format(uri: str) -> str:
@@ -126,7 +135,11 @@ class TableMapResolver:
         root = Path(directory)
         if not root.is_dir():
             raise ResolutionError(f"tables directory not found: {root}")
-        tables = {p.name[: -len(".parquet")]: TableBinding(str(p.resolve()), "parquet") for p in root.glob("*.parquet")}
+        source = f"tables directory {root}"
+        tables = {
+            p.name[: -len(".parquet")]: TableBinding(str(p.resolve()), "parquet", source)
+            for p in root.glob("*.parquet")
+        }
         tables.update(extra or {})
         return cls(tables)
 
@@ -136,12 +149,12 @@ class TableMapResolver:
         tables = {}
         for name, spec in mapping.items():
             if isinstance(spec, str):
-                tables[name] = TableBinding.parse(spec)
+                tables[name] = TableBinding.parse(spec, source)
             elif isinstance(spec, Mapping) and isinstance(spec.get("uri"), str):
                 fmt = str(spec.get("format") or _guess_format(spec["uri"])).lower()
                 if fmt not in FORMATS:
                     raise ResolutionError(f"{source}: table {name!r} has format {fmt!r} (one of {', '.join(FORMATS)})")
-                tables[name] = TableBinding(spec["uri"], fmt)
+                tables[name] = TableBinding(spec["uri"], fmt, source)
             else:
                 raise ResolutionError(f"{source}: table {name!r} needs a URI string or {{'uri': ..., 'format': ...}}")
         return cls(tables)
@@ -154,9 +167,12 @@ class TableMapResolver:
     def add(self, name: str, binding: TableBinding) -> None:
         self.tables[name.lower()] = binding
 
+    def binding(self, names: Sequence[str]) -> TableBinding | None:
+        """What `names` is bound to: all its parts, else its last one (case-insensitively); None when unbound."""
+        return self.tables.get(".".join(names).lower()) or (self.tables.get(names[-1].lower()) if names else None)
+
     def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
-        dotted = ".".join(names).lower()
-        binding = self.tables.get(dotted) or (self.tables.get(names[-1].lower()) if names else None)
+        binding = self.binding(names)
         if binding is None:
             known = ", ".join(sorted(self.tables)) or "none"
             raise ResolutionError(f"table {'.'.join(names)!r} not found (known tables: {known})")

@@ -1,4 +1,5 @@
 """Dynamic parameters: values bound by the caller (CLI `--param`, operator `parameters`) or by the plan itself.
+A parameter with neither is an `UnboundParameterError`, which each front end words its own way (`PlanRunner`).
 
 Substrait names a parameter by its anchor (`DynamicParameter.parameter_reference`); `Plan.parameter_bindings`
 gives defaults. A caller's value is converted to the type the plan declares for that parameter, strictly:
@@ -19,7 +20,7 @@ from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
 from ..analysis.explain import literal_type, type_str
-from ..errors import PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
+from ..errors import PlanInvalidError, TargetRefusedError, UnboundParameterError, UnsupportedFeatureError
 from ..running.report import BoundParameter, ParameterSource
 from ..walk import nodes
 from .literals import python_value, to_column
@@ -87,7 +88,7 @@ class Parameters:
             return self.literals[anchor], ParameterSource.PLAN
         if why:  # only a caller could bind it, and no caller's value fits
             raise UnsupportedFeatureError(why, path)
-        raise PlanInvalidError(f"dynamic parameter ${anchor} has no value: bind it (CLI: --param {anchor}=VALUE)", path)
+        raise UnboundParameterError(anchor, path)
 
     def bound(self, plan: Plan) -> list[BoundParameter]:
         """What the run report and the audit record hold: each parameter the plan uses, by anchor, with the

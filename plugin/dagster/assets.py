@@ -165,7 +165,7 @@ def substrait_assets(
                     asset_key=spec.key,
                     passed=False,
                     severity=AssetCheckSeverity.ERROR,
-                    metadata={"error": f"{exc.kind}: {exc}", "exit_code": exc.exit_code},
+                    metadata={"error": exc.describe(), "exit_code": exc.exit_code},
                 )
             raise _failure(exc) from exc
         for spec in specs:
@@ -219,7 +219,7 @@ def _sink_spec(results: str | Mapping[str, Any] | None, partition: str | None) -
 def _failure(exc: SubstraitSparkError) -> Failure:
     """The engine's typed error as a Dagster failure; errors another try cannot fix are not retried."""
     return Failure(
-        description=f"{exc.kind}: {exc}",
+        description=exc.describe(),
         metadata={"exit_code": exc.exit_code},
         allow_retries=exc.exit_code not in NOT_RETRYABLE,
     )

@@ -17,7 +17,13 @@ from substrait import algebra_pb2 as alg
 from substrait_spark.dagster.resources import SubstraitSparkResource
 from substrait_spark.materializations import table_map
 
-SCHEMA_CHECK = "plan_schema_matches"
+SCHEMA_CHECK = "schema_matches"  # the check name's suffix: `<plan>_schema_matches` (`schema_check_name`)
+
+
+def schema_check_name(plan_name: str) -> str:
+    """The schema check's name for the plan named `plan_name` (its op name): several plans may read one table, and
+    Dagster keys a check by its asset and its name, so the name says whose base schema it compares."""
+    return f"{plan_name}_{SCHEMA_CHECK}"
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,14 @@ def substrait_asset_checks(
     expected_sha256: str | None = None,
     name: str | None = None,
 ) -> list[AssetChecksDefinition]:
-    """One check per table the plan reads (on that table's asset key, `keys.py`): its schema is the plan's."""
+    """One check per table the plan reads (on that table's asset key, `keys.py`): its schema is the plan's. The
+    check is named `<name>_schema_matches` (`name`: the plan's op name, by default its file name's stem), so the
+    checks of two plans reading one table are two checks on it."""
     from substrait_spark.dagster.assets import PlanAssets, op_name_of
 
     resource = resource or SubstraitSparkResource()
+    plan_name = name or op_name_of(plan_uri)
+    check_name = schema_check_name(plan_name)
     plan = PlanAssets.of(plan_uri, resource, expected_sha256)
     reads: dict[Any, alg.ReadRel] = {}
     for read in named_reads(plan.planned.loaded):
@@ -116,16 +126,19 @@ def substrait_asset_checks(
             reads.setdefault(key, read)
     if not reads:
         return []
-    specs = [AssetCheckSpec(SCHEMA_CHECK, asset=k, description=f"{plan_uri}'s base schema") for k in reads]
+    specs = [
+        AssetCheckSpec(check_name, asset=k, description=f"the table has the base schema {plan_uri} declares for it")
+        for k in reads
+    ]
 
-    @multi_asset_check(specs=specs, name=f"{name or op_name_of(plan_uri)}_schema_checks")
+    @multi_asset_check(specs=specs, name=f"{plan_name}_schema_checks")
     def _schema_checks() -> Iterator[AssetCheckResult]:
         for key, read in reads.items():
             try:
                 table = table_schema(list(read.named_table.names), resource)
             except Exception as exc:  # not found, not readable: the check fails and says why
                 yield AssetCheckResult(
-                    check_name=SCHEMA_CHECK,
+                    check_name=check_name,
                     asset_key=key,
                     passed=False,
                     severity=AssetCheckSeverity.ERROR,
@@ -134,7 +147,7 @@ def substrait_asset_checks(
                 continue
             problems = schema_problems(read, table, lossy_ok=resource.cast_to_plan_types)
             yield AssetCheckResult(
-                check_name=SCHEMA_CHECK,
+                check_name=check_name,
                 asset_key=key,
                 passed=not problems,
                 severity=AssetCheckSeverity.ERROR,

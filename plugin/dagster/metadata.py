@@ -17,6 +17,7 @@ from substrait_spark.materializations import (  # noqa: F401  (the metadata name
     PLAN_SHA256,
     PLAN_URI,
     ROW_COUNT,
+    ROWS_CHANGED,
     RUN_KEY,
     STEPS,
     TABLE_NAME,

@@ -16,6 +16,7 @@ from pydantic import Field, PrivateAttr
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore
+from substrait_spark.materializations import DAGSTER_BIND_HINT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -124,6 +125,7 @@ class SubstraitSparkResource(ConfigurableResource):
             catalogs=self.catalogs.catalogs(),
             session=self._session,
             base_policy=self.policy_file,
+            bind_hint=DAGSTER_BIND_HINT,
         )
 
     def _session(self, catalog_conf: Any) -> SparkSession:

@@ -30,6 +30,7 @@ def substrait_test_failures():
         parameters={"0": "{{ dag_run.conf.get('cutoff', 'not-a-date') }}"},
         **common,
     )
+    SubstraitSparkOperator(task_id="unbound_parameter", plan_uri=f"{PLANS}/unbound_parameter.json", **common)
     SubstraitSparkOperator(task_id="unsupported_plan", plan_uri=f"{PLANS}/unsupported.json", **common)
     SubstraitSparkOperator(task_id="lossy_cast", plan_uri=f"{PLANS}/narrow_quantity.json", **common)
     SubstraitSparkOperator(
