@@ -397,7 +397,7 @@ def test_max_result_rows_bounds_what_a_run_hands_back(lake, lake_ns, tmp_path, c
     config = lake.write_config(tmp_path / "catalogs.yaml")
     assert main(["run", str(plan), "--catalog-config", str(config), "--policy", str(policy)]) == 0
     out = capsys.readouterr().out
-    assert "(root 0, 2 rows, the first 1 shown (policy))" in out and len(out.strip().splitlines()) == 3
+    assert "(root 0, 2 rows, the first 1 shown (policy))" in out and len(out.strip().splitlines()) == 5
 
 
 # --- run_plan, the operator, the Dagster resource ---------------------------------------------------------------

@@ -62,8 +62,7 @@ def batch_parameters(values: Mapping[str | int, Any], plans: Mapping[int, Plan])
     if unused and plans:  # (no plan could be read: each has failed already)
         theirs = ", ".join(f"${a}" for a in sorted(set().union(*have.values()))) or "none"
         raise UnusedParameterError(
-            f"parameter {unused[0]} (${anchors[unused[0]]}) is declared by no plan of the batch "
-            f"(their parameters: {theirs})"
+            f"parameter ${anchors[unused[0]]} is declared by no plan of the batch (their parameters: {theirs})"
         )
     return {i: {n: v for n, v in values.items() if anchors[n] in d} for i, d in have.items()}
 
