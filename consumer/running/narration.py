@@ -53,8 +53,9 @@ def step_line(step: Step) -> str:
     line = f"Step {step.index} {step.kind.value} {step.target}: {', '.join(facts)}"
     if step.duration_s is not None:
         line += f" in {step.duration_s:.2f} s"
-    if step.snapshot_before is not None or step.snapshot_after is not None:
-        line += f" (snapshot {step.snapshot_before} -> {step.snapshot_after})"
+    before, after = step.snapshot_before, step.snapshot_after
+    if before is not None or after is not None:
+        line += f" (snapshot {after})" if before is None else f" (snapshot {before} -> {after})"
     return line + (f": {step.reason}" if step.reason else "")
 
 
