@@ -102,6 +102,8 @@ def print_result(plan: str, out: RootOutput, limit: int | None, stream: TextIO |
     more = f", the first {len(shown)} shown{why}" if cut else ""
     w = stream or sys.stdout
     print(f"== {plan} (root {out.index}, {rows_text(out.rows)}{more})", file=w)
+    if not out.columns:  # a root of no columns (a write step's NO_OUTPUT result): no table to draw
+        return
     for line in result_table(out.columns, shown):
         print(line, file=w)
     print(f"({rows_text(out.rows)}{more})", file=w)
