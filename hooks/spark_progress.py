@@ -70,8 +70,10 @@ class StageProgress:
         after_s: float | None = None,
         every_s: float | None = None,
         poll_s: float | None = None,
+        job_group: str | None = None,
     ):
         self.spark, self.label, self.emit = spark, label, emit
+        self.job_group = job_group  # classic: only the stages of this job group's jobs (a session shared by tasks)
         # Read at call time, not bound as defaults: a test (or a user's wrapper) can set the module's values.
         self.after_s = AFTER_S if after_s is None else after_s
         self.every_s = EVERY_S if every_s is None else every_s
@@ -120,7 +122,7 @@ class StageProgress:
             if elapsed is None:
                 continue
             try:
-                stages = [_classic_stage(tracker, i) for i in tracker.getActiveStageIds()]
+                stages = [_classic_stage(tracker, i) for i in _active_stages(tracker, self.job_group)]
             except Exception:  # the session stopped under us: no more progress to report
                 return
             active = [s for s in stages if s is not None]
@@ -144,6 +146,19 @@ def _tracker(spark: Any) -> Any:
         return spark.sparkContext.statusTracker()
     except Exception:  # no SparkContext on this session
         return None
+
+
+def _active_stages(tracker: Any, job_group: str | None) -> list[int]:
+    """The active stages (of the job group's running jobs, when one is given)."""
+    active = list(tracker.getActiveStageIds())
+    if job_group is None:
+        return active
+    mine: set[int] = set()
+    for job in tracker.getJobIdsForGroup(job_group):
+        info = tracker.getJobInfo(job)
+        if info is not None:
+            mine.update(info.stageIds)
+    return [i for i in active if i in mine]
 
 
 def _classic_stage(tracker: Any, stage_id: int) -> StageState | None:

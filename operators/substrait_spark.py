@@ -180,7 +180,8 @@ class SubstraitSparkOperator(BaseOperator):
         description = f"{self.dag_id}.{self.task_id}: {obj.uri}"
         self.log.info("Running the plan in Spark job group %s", self._job_group)
         assert self._spark_hook is not None and spark is not None
-        progress = StageProgress(spark, f"Plan {obj.uri}", self.log.info)  # long Spark stages: a line every 5 s
+        # Long Spark stages of this task's job group: a line at most every 5 s (`hooks/spark_progress.py`).
+        progress = StageProgress(spark, f"Plan {obj.uri}", self.log.info, job_group=self._job_group)
         with self._spark_hook.job_group(self._job_group, description), progress:
             report = runner.run(
                 planned, parameters=self._parameters(), run_key=run_key(context), sink=Sink.parse(self._results())

@@ -207,6 +207,20 @@ def test_a_long_spark_job_reports_its_stages_every_few_seconds(spark):
     with StageProgress(spark, "quick", lambda s: lines.append((0, s)), after_s=60):
         spark.range(10).collect()
     assert not any(s.startswith("quick") for _, s in lines)
+    if StageProgress(spark, "x", print).kind is ProgressKind.STATUS_TRACKER:  # classic: a task's own job group only
+        mine: list[str] = []
+        others: list[str] = []
+        fast = {"after_s": 0.2, "every_s": 0.2, "poll_s": 0.05}
+        spark.sparkContext.setJobGroup("mine", "stage progress of one job group")
+        try:
+            with (
+                StageProgress(spark, "mine", mine.append, job_group="mine", **fast),
+                StageProgress(spark, "others", others.append, job_group="someone else's", **fast),
+            ):
+                sleepy.collect()
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        assert mine and not others
 
 
 # --- explain of a plan with write steps ---------------------------------------------------------------------------
