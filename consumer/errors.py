@@ -181,6 +181,12 @@ class ConfigurationError(SubstraitSparkError):
     kind = "invalid configuration"
 
 
+class UnusedParameterError(ConfigurationError):
+    """A caller's parameter value that no plan of the batch declares: a typo or a stale option (exit 2)."""
+
+    kind = "unused parameter"
+
+
 class PolicyError(SubstraitSparkError):
     """The plan is refused by a configured policy (exit 5)."""
 

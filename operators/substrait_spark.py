@@ -16,6 +16,7 @@ from airflow.providers.common.compat.sdk import AirflowException, AirflowFailExc
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.consumer.loading.loader import parse_plan_bytes
+from substrait_spark.consumer.running.narration import report_lines
 from substrait_spark.consumer.running.report import RunReport, changed_tables
 from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.iceberg import Catalogs
@@ -23,6 +24,7 @@ from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner, RunSetting
 from substrait_spark.hooks.plan_store import PlanObject
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
+from substrait_spark.hooks.spark_progress import StageProgress
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
 
 REPORT_XCOM_KEY = "substrait_run_report"
@@ -144,6 +146,7 @@ class SubstraitSparkOperator(BaseOperator):
             report = getattr(exc, "report", None)
             if report is not None:
                 report.plan_version_id = report.plan_version_id or self._ol_version_id
+                self._log_report(report)
                 self._audit(report, context)
                 self._ol_report = report
                 context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report.to_dict())
@@ -179,17 +182,24 @@ class SubstraitSparkOperator(BaseOperator):
         description = f"{self.dag_id}.{self.task_id}: {obj.uri}"
         self.log.info("Running the plan in Spark job group %s", self._job_group)
         assert self._spark_hook is not None and spark is not None
-        with self._spark_hook.job_group(self._job_group, description):
+        # Long Spark stages of this task's job group: a line at most every 5 s (`hooks/spark_progress.py`).
+        progress = StageProgress(spark, f"Plan {obj.uri}", self.log.info, job_group=self._job_group)
+        with self._spark_hook.job_group(self._job_group, description), progress:
             report = runner.run(
                 planned, parameters=self._parameters(), run_key=run_key(context), sink=Sink.parse(self._results())
             )
         report.spark_application_id = self._spark_hook.application_id()
-        rows = ", ".join(f"root {o.index}: {o.rows} rows" for o in report.outputs)
-        self.log.info("Plan ran in %.2f s on %s (%s)", report.duration_s, report.spark_application_id, rows)
+        self._log_report(report)
         self._audit(report, context)
         self._ol_report = report
         self._asset_events(context, report)
         return report.to_dict()
+
+    def _log_report(self, report: RunReport) -> None:
+        """What the run did, a line per part (`narration.report_lines`): the plan read, tables resolved,
+        parameters, each step and root output with its rows and seconds, the outcome."""
+        for line in report_lines(report):
+            self.log.info("%s", line)
 
     def _parameters(self) -> dict[str | int, Any]:
         """The rendered `parameters`, by anchor."""

@@ -10,12 +10,14 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from substrait_spark.cli_output import DEFAULT_LIMIT, PlanProgress, Progress, preview_rows, print_result
 from substrait_spark.consumer.errors import RunReportError, SubstraitSparkError
 from substrait_spark.consumer.running.report import RunReport, RunStatus
 
@@ -89,6 +91,21 @@ def _parser() -> argparse.ArgumentParser:
         help="bind dynamic parameter NAME (its anchor: 0 or $0) to VALUE, typed as the plan declares",
     )
 
+    run.add_argument(
+        "--limit",
+        type=_row_limit,
+        default=None,
+        metavar="N",
+        help=f"print at most N rows of each result (default {DEFAULT_LIMIT}; 0: all); the row count is always the "
+        "real one. Not with --output-dir (files get every row)",
+    )
+    run.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress lines or summary table on stderr (errors are still printed)",
+    )
+
     val = sub.add_parser("validate", help="exit 0 iff every feature of every plan is supported")
     val.add_argument("plans", nargs="+", metavar="PLAN")
     val.add_argument("--json", action="store_true", help="print findings as JSON")
@@ -131,6 +148,17 @@ def _name_value(syntax: str, empty_value: bool = False) -> Callable[[str], tuple
     return parse
 
 
+def _row_limit(text: str) -> int:
+    """`--limit N`: a count of rows, 0 for all."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expects a number of rows (0: all), got {text!r}")
+    return n
+
+
 def _runner(args: argparse.Namespace):
     """The run's composition root (`hooks/plan_run.py`), built once per command from its options."""
     if not hasattr(args, "_runner"):
@@ -165,12 +193,6 @@ def _quiet(spark):
     with contextlib.suppress(Exception):  # Spark Connect sessions have no SparkContext
         spark.sparkContext.setLogLevel("ERROR")
     return spark
-
-
-def _print_rows(columns: list[str], rows: list[list[Any]]) -> None:
-    print(" | ".join(columns))
-    for r in rows:
-        print(" | ".join("NULL" if v is None else str(v) for v in r))
 
 
 def _update_keys(specs: list[str]) -> dict[str, list[str]]:
@@ -231,53 +253,89 @@ def _failed_report(plan: str, exc: SubstraitSparkError) -> RunReport:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Load and check every plan first (no Spark: a plan that cannot run fails at once), then start one Spark
-    session for the plans that can, and run them in order. The exit code is the first failed plan's."""
+    """Load every plan and check it with the parameters it declares (no Spark: a plan that cannot run fails at
+    once), then start one Spark session for the plans that can, and run them in order. Progress on stderr, results
+    on stdout (print mode) or in `--output-dir`. The exit code is the first failed plan's."""
+    if args.output_dir and args.limit is not None:
+        return _usage_error("--limit applies to printed results: with --output-dir every row is written")
     runner = _runner(args)
-    params = dict(args.param)  # --param NAME=VALUE: NAME the anchor (`0` or `$0`), the value typed by the plan
+    progress = Progress(list(args.plans), quiet=args.quiet, printed=not args.output_dir)
     if args.output_dir:
         Path(args.output_dir).mkdir(parents=True, exist_ok=True)
     if args.audit_log:
         _ = runner.audit  # an audit log that cannot be set up fails the command before any plan
     entries: list[dict[str, Any]] = [{"plan": plan} for plan in args.plans]
     codes = [0] * len(args.plans)
-    ready = []
+    loaded: dict[int, Any] = {}
     for i, plan in enumerate(args.plans):
         try:
-            ready.append((i, runner.check(plan, params)))
+            loaded[i] = runner.load(plan)
         except SubstraitSparkError as exc:
             codes[i] = _failed(runner, args, exc, entries[i])
+            progress.at(i).failed(exc)
+    from substrait_spark.consumer.translation.parameters import batch_parameters
+
+    try:  # --param NAME=VALUE: NAME the anchor (`0` or `$0`), the value typed by the plan that declares it
+        params = batch_parameters(dict(args.param), {i: p.loaded.plan for i, p in loaded.items()})
+    except SubstraitSparkError as exc:  # a name that is no anchor, or a value no plan of the batch takes
+        return _usage_error(f"--param: {exc}")
+    ready = []
+    for i, planned in loaded.items():
+        try:
+            ready.append((i, runner.check(planned, params[i])))
+        except SubstraitSparkError as exc:
+            codes[i] = _failed(runner, args, exc, entries[i])
+            progress.at(i).failed(exc)
     if ready:
         _ = runner.resolver, runner.spark, runner.targets  # shared by every plan: a failure here fails them all
         for i, checked in ready:
-            codes[i] = _run_one(runner, args, checked, params, entries[i])
+            codes[i] = _run_one(runner, args, checked, params[i], entries[i], progress.at(i))
     if args.output_dir:
         summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
+    progress.summary(args.output_dir)
     return next((c for c in codes if c), 0)
 
 
-def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], entry: dict[str, Any]) -> int:
-    """Run one checked plan: its rows, summary entry and audit record; its exit code."""
+def _usage_error(message: str) -> int:
+    print(f"{PROG}: usage error: {message}", file=sys.stderr)
+    return 2
+
+
+def _run_one(
+    runner,
+    args: argparse.Namespace,
+    checked,
+    params: dict[str | int, str],
+    entry: dict[str, Any],
+    progress: PlanProgress,
+) -> int:
+    """Run one checked plan: its progress lines, rows, summary entry and audit record; its exit code."""
     from substrait_spark.consumer.running.sinks import Sink
+    from substrait_spark.hooks.spark_progress import StageProgress
 
     plan = entry["plan"]
+    limit = DEFAULT_LIMIT if args.limit is None else args.limit
     if args.output_dir:
         target = Path(args.output_dir) / f"{_plan_stem(plan)}.{args.output_format}"
         sink = Sink("file", str(target), format=args.output_format)
-    else:  # all rows, or as many as the policy lets a run return
-        sink = Sink("preview", max_rows=runner.max_result_rows)
+    else:  # the first `limit` rows (0: all), never more than the policy lets a run return; all rows counted
+        sink = Sink("preview", max_rows=preview_rows(limit, runner.max_result_rows))
+    progress.started()
+    start = time.perf_counter()
     try:
-        report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
+        with StageProgress(runner.spark, progress.label, progress.say) if not args.quiet else contextlib.nullcontext():
+            report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
         _audit(runner, report, args)
     except SubstraitSparkError as exc:  # the run's, or a strict audit log's that could not be written
-        return _failed(runner, args, exc, entry)
+        code = _failed(runner, args, exc, entry)
+        progress.failed(exc, time.perf_counter() - start)
+        return code
     entry.update(report.to_dict())
+    progress.finished(report, time.perf_counter() - start)
     if not args.output_dir:
         for o in report.outputs:
-            shown = f", the first {len(o.preview or [])} shown (policy)" if len(o.preview or []) < (o.rows or 0) else ""
-            print(f"== {plan} (root {o.index}, {o.rows} rows{shown})")
-            _print_rows(o.columns, o.preview or [])
+            print_result(plan, o, limit or None)
     return 0
 
 
@@ -338,6 +396,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.analysis.explain import plan_tree
+    from substrait_spark.consumer.analysis.planned_steps import planned_steps
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     loaded, _ = _loader()(args.plan)
@@ -348,14 +407,39 @@ def cmd_explain(args: argparse.Namespace) -> int:
     preflight(loaded)  # a plan that cannot be translated fails before Spark starts
     runner = _runner(args)
     consumer = SubstraitConsumer(runner.spark, loaded.plan, runner.resolver, cast_to_plan_types=args.cast_to_plan_types)
+    steps = planned_steps(loaded.plan)
     try:
-        df = consumer.root(0)
+        if not steps:
+            df = consumer.root(0)
+            print(plan_tree(consumer))
+            print("\n== Spark physical plan ==")
+            df.explain(mode="formatted")
+            return 0
+        # A plan with write/DDL/update steps: each step's input query is translated (not the root, whose
+        # translation would apply the steps); nothing is committed.
+        inputs = [(s, consumer.query(s.input, s.input_path, s.columns)) for s in steps if s.input is not None]
         print(plan_tree(consumer))
-        print("\n== Spark physical plan ==")
-        df.explain(mode="formatted")
+        print("\n== Steps (explain applies none of them) ==")
+        for step in steps:
+            print(step.line())
+            print(f"  target: {_explain_target(runner, step.names)}")
+        for step, df in inputs:
+            print(f"\n== Spark physical plan of step {step.index}'s input ({step.input_path}) ==")
+            df.explain(mode="formatted")
     finally:
         consumer.close()
     return 0
+
+
+def _explain_target(runner, names: Sequence[str]) -> str:
+    """Where a step would write, as the write catalog resolves it; without one, said so (no failure)."""
+    if runner.targets is None:
+        return "not resolved: no catalog given (--catalog-config); a run needs one to apply the step"
+    try:
+        target = runner.targets.write_target(runner.spark, list(names))
+    except SubstraitSparkError as exc:
+        return f"not resolved: {exc}"
+    return f"{target.identity} ({'exists' if target.exists() else 'does not exist yet'})"
 
 
 def _explain_picture(loaded, args: argparse.Namespace) -> int:

@@ -420,7 +420,7 @@ class Setup:
     def commands(self, plan: Path, out: Path) -> list[list[str]]:
         """`validate`, then `run` writing its results as files (as a scheduled run does: a result of millions of
         rows, which a mutated join may well have, is written by Spark, never collected into the driver)."""
-        run = ["run", str(plan), "--tables-dir", str(self.tables_dir), "--output-dir", str(out)]
+        run = ["run", str(plan), "--quiet", "--tables-dir", str(self.tables_dir), "--output-dir", str(out)]
         run += ["--output-format", "parquet"]
         if self.catalog_config is not None:
             run += ["--catalog-config", str(self.catalog_config)]

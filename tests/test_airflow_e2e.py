@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -95,6 +96,13 @@ def test_daily_report_binds_the_logical_date_and_publishes(examples, plan_versio
     assert_same_result(rows, expected.rows, context=f"daily report {day}")
     assert run.value("publish") == out["location"]
     assert run.value("pricing_summary", "substrait_plan_link").startswith(examples.s3_endpoint)
+    # The task log says what the run did, a line per part (`narration.report_lines`).
+    plan = f"Plan {report['plan_uri']}: sha256 {report['plan_sha256'][:12]}, version {report['plan_version_id']}"
+    assert plan in run.log
+    assert f"Read table {report['tables_read'][0]['name']} = {report['tables_read'][0]['identity']}" in run.log
+    assert f"Parameter $0 (date) = '{day}' from the caller" in run.log
+    assert f"Root 0: {out['rows']} rows, columns " in run.log and f"-> {out['location']} (parquet)" in run.log
+    assert re.search(rf"Run success in [\d.]+ s on local-\S+: {out['rows']} rows from 1 root\(s\)", run.log)
 
 
 def test_pipeline_runs_plans_of_three_producers(examples, plan_versions):

@@ -234,7 +234,7 @@ def assert_one_clean_line(err: str, case: Case, plan: Path) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_run_reports_bad_input_in_one_line(case, corpus, spark, tpch_dir, tmp_path, capsys):
     plan = write_case(case, corpus, tmp_path)
-    code = main(["run", str(plan), "--tables-dir", str(tpch_dir)])
+    code = main(["run", str(plan), "--quiet", "--tables-dir", str(tpch_dir)])  # no progress lines: errors only
     out, err = capsys.readouterr()
     assert code == case.exit_code, err
     assert_one_clean_line(err, case, plan)

@@ -212,9 +212,14 @@ def test_two_partitions_bind_their_day_and_give_each_duckdbs_result(spark, tpch_
         root_asset=PRICING.path,
     )
     published = {}
+    instance = DagsterInstance.ephemeral()
     for day in (DAY, OTHER_DAY):
-        result = materialize([assets], partition_key=day, resources={"substrait": resource})
+        result = materialize([assets], partition_key=day, resources={"substrait": resource}, instance=instance)
         assert result.success
+        # The run's log says what the run did, a line per part (as the Airflow task log: `narration.report_lines`).
+        said = [entry.user_message for entry in instance.all_logs(result.run_id)]
+        assert f"Parameter $0 (date) = '{day}' from the caller" in said
+        assert any(line.startswith("Run success in ") and " rows from 1 root(s)" in line for line in said), said
         [m] = result.asset_materializations_for_node(assets.op.name)
         assert m.partition == day
         assert m.metadata["substrait/parameters"].value == [

@@ -191,7 +191,7 @@ def test_cli_param(spark, tmp_path, capsys):
     plan_file.write_text(json.dumps(json_format.MessageToDict(daily_plan())))
     assert main(["run", str(plan_file), "--param", "0=2024-02-01"]) == 0
     out = capsys.readouterr().out
-    assert "(root 0, 1 rows)" in out and "\n3\n" in out
+    assert "(root 0, 1 row)" in out and "\n 3\n" in out
     assert main(["run", str(plan_file), "--param", "0=someday"]) == 2
     assert "is not a valid date" in capsys.readouterr().err
     assert main(["run", str(plan_file)]) == 2

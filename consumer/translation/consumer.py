@@ -8,7 +8,7 @@ oneof name through the tables below, never by chains of `if`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pyspark.errors import AnalysisException
@@ -552,6 +552,15 @@ class SubstraitConsumer(PlanVisitor[Relation]):
             raise
         plan_record.record(self.plan, df, root=path, consumer=consumer)
         return df
+
+    def query(self, rel: alg.Rel, path: str, names: Sequence[str] | None = None) -> DataFrame:
+        """The DataFrame of a relation that is not a root (the query feeding a write step, for `explain`), its
+        columns named `names` (the step's) when they fit, else by position. Never applies a step: writes below it
+        are refused unless a run's step log is set."""
+        with column_cache(self.spark), translation_settings(self.spark):
+            out = self.rel(rel, path).materialized()
+            df = out.df
+            return df.toDF(*names) if names and len(names) == len(out.names) else df
 
     def _unindexed(self, out: Relation, names: list[str]) -> Relation:
         """`out` without the trailing grouping-set index column that Calcite-based producers (Isthmus) do not

@@ -20,7 +20,13 @@ from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
 from ..analysis.explain import literal_type, type_str
-from ..errors import PlanInvalidError, TargetRefusedError, UnboundParameterError, UnsupportedFeatureError
+from ..errors import (
+    PlanInvalidError,
+    TargetRefusedError,
+    UnboundParameterError,
+    UnsupportedFeatureError,
+    UnusedParameterError,
+)
 from ..running.report import BoundParameter, ParameterSource
 from ..walk import nodes
 from .literals import python_value, to_column
@@ -47,6 +53,25 @@ def uses(plan: Plan) -> dict[int, list[tuple[alg.DynamicParameter, str]]]:
         if isinstance(msg, alg.DynamicParameter):
             found.setdefault(msg.parameter_reference, []).append((msg, path))
     return found
+
+
+def declared(plan: Plan) -> set[int]:
+    """The anchors a plan declares: those its expressions use and those its own bindings give values to."""
+    return set(uses(plan)) | {b.parameter_anchor for b in plan.parameter_bindings}
+
+
+def batch_parameters(values: Mapping[str | int, Any], plans: Mapping[int, Plan]) -> dict[int, dict[str | int, Any]]:
+    """A batch's caller values (CLI `--param`), each bound only to the plans that declare its anchor (a plan with
+    `$0` and one without run side by side). A value no plan declares is refused, naming it, before any plan runs."""
+    anchors = {name: parse_anchor(name) for name in values}
+    have = {i: declared(p) for i, p in plans.items()}
+    unused = [name for name, a in anchors.items() if not any(a in d for d in have.values())]
+    if unused and plans:  # (no plan could be read: each has failed already)
+        theirs = ", ".join(f"${a}" for a in sorted(set().union(*have.values()))) or "none"
+        raise UnusedParameterError(
+            f"parameter ${anchors[unused[0]]} is declared by no plan of the batch (their parameters: {theirs})"
+        )
+    return {i: {n: v for n, v in values.items() if anchors[n] in d} for i, d in have.items()}
 
 
 @dataclass

@@ -28,11 +28,14 @@ from dagster import (
 )
 from substrait_spark.consumer.analysis.lineage import Lineage, Output, column_lineage
 from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.running.narration import report_lines
+from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.dagster import metadata
 from substrait_spark.dagster.keys import TableKeys
 from substrait_spark.dagster.resources import SubstraitSparkResource
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput
+from substrait_spark.hooks.spark_progress import StageProgress
 from substrait_spark.materializations import table_map
 
 PLAN_VALID_CHECK = "plan_valid"
@@ -182,10 +185,13 @@ def substrait_assets(
         sink = Sink.parse(sink)
         context.log.info("Running %s (run key %s)", plan_uri, key)
         try:
-            report = runner.run(checked, parameters=bound, run_key=key, sink=sink)
+            with StageProgress(runner.spark, f"Plan {plan_uri}", context.log.info):
+                report = runner.run(checked, parameters=bound, run_key=key, sink=sink)
         except SubstraitSparkError as exc:
+            _log_report(context, getattr(exc, "report", None))
             _audit(runner, getattr(exc, "report", None), context, key)
             raise _failure(exc) from exc
+        _log_report(context, report)
         _audit(runner, report, context, key)
         yield from metadata.results(report, plan.lineage, plan.keys, runner.catalogs, key, root_key)
 
@@ -223,6 +229,12 @@ def _failure(exc: SubstraitSparkError) -> Failure:
         metadata={"exit_code": exc.exit_code},
         allow_retries=exc.exit_code not in NOT_RETRYABLE,
     )
+
+
+def _log_report(context: AssetExecutionContext, report: RunReport | None) -> None:
+    """What the run did, a line per part, in the run's log (as the Airflow operator's task log has it)."""
+    for line in report_lines(report) if report is not None else []:
+        context.log.info(line)
 
 
 def _audit(runner: Any, report: Any, context: AssetExecutionContext, key: str) -> None:
