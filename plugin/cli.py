@@ -63,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--run-key",
         metavar="KEY",
-        help="make write/DDL steps retry-safe: a step a run with the same key committed is skipped",
+        help="make write/DDL steps retry-safe: a step a run of the same plan, at the same place on the command line, "
+        "committed under this key is skipped (a changed plan needs a new key)",
     )
     run.add_argument(
         "--audit-log",
@@ -247,15 +248,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if ready:
         _ = runner.resolver, runner.spark, runner.targets  # shared by every plan: a failure here fails them all
         for i, checked in ready:
-            codes[i] = _run_one(runner, args, checked, params, entries[i])
+            codes[i] = _run_one(runner, args, checked, params, entries[i], slot=i)
     if args.output_dir:
         summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
     return next((c for c in codes if c), 0)
 
 
-def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], entry: dict[str, Any]) -> int:
-    """Run one checked plan: its rows, summary entry and audit record; its exit code."""
+def _run_one(
+    runner, args: argparse.Namespace, checked, params: dict[str, str], entry: dict[str, Any], slot: int = 0
+) -> int:
+    """Run one checked plan (`slot`: its position on the command line, part of its write steps' keys under
+    `--run-key`): its rows, summary entry and audit record; its exit code."""
     from substrait_spark.consumer.running.sinks import Sink
 
     plan = entry["plan"]
@@ -265,7 +269,7 @@ def _run_one(runner, args: argparse.Namespace, checked, params: dict[str, str], 
     else:  # all rows, or as many as the policy lets a run return
         sink = Sink("preview", max_rows=runner.max_result_rows)
     try:
-        report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
+        report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink, slot=slot)
         _audit(runner, report, args)
     except SubstraitSparkError as exc:  # the run's, or a strict audit log's that could not be written
         return _failed(runner, args, exc, entry)

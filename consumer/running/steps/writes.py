@@ -78,7 +78,7 @@ class WriteJob:
         """The input relation, translated on first use (DELETE by predicate translates its parts instead)."""
         if self._input is None:
             self._input = self.cx.rel(self.rel.input, f"{self.path}.input", self.outer)
-            c.check_input(self._input, self.names, self.types, f"{self.path}.input")
+            c.check_write_input(self._input, self.names, self.types, f"{self.path}.input")
         return self._input
 
     def table(self) -> ResolvedTable:
@@ -150,7 +150,7 @@ def _committed_records(job: WriteJob) -> DataFrame:
     the rows it added (INSERT, CTAS appending), all its rows (a CTAS that created or replaced the table), or the
     rows it removed (DELETE) — each exact as a multiset. UPDATE's after-images cannot be told from unchanged rows
     this way, so they are refused."""
-    found = job.target.committed_snapshot(KEY_PROPERTY, job.step.idempotency_key or "")
+    found = job.target.committed_snapshot(KEY_PROPERTY, job.log.found_key(job.step))
     if found is None or job.rel.op == WriteRel.WRITE_OP_UPDATE:
         raise TargetRefusedError(
             "MODIFIED_RECORDS of an UPDATE step an earlier try already committed (its after-images are not "
@@ -175,15 +175,15 @@ def _committed_records(job: WriteJob) -> DataFrame:
 
 
 def _insert(job: WriteJob) -> Result:
-    df = c.named(job.input(), job.current_columns())
+    df = c.named(job.input(), job.current_columns(), job.types)
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).append()
     return Outcome(int(obs.get["rows"])), job.records(df)
 
 
 def _ctas(job: WriteJob) -> Result:
-    if not job.target.exists():
-        df = c.named(job.input(), job.names)
+    if not job.target.exists():  # the table_schema's types, not the input's (`c.named`)
+        df = c.named(job.input(), job.names, job.types)
         counted, obs = observed(df, rows=c.count_rows())
         job.writer(counted).create()
         return Outcome(int(obs.get["rows"])), job.records(df)
@@ -198,8 +198,9 @@ def _append_if_exists(job: WriteJob) -> Result:
 
 
 def _replace_if_exists(job: WriteJob) -> Result:
-    """An atomic replace: new schema and rows in one commit; the table's history (and keys) are kept."""
-    df = c.named(job.input(), job.names)
+    """An atomic replace: new schema (the table_schema's types) and rows in one commit; the table's history (and
+    keys) are kept."""
+    df = c.named(job.input(), job.names, job.types)
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).replace()
     return Outcome(int(obs.get["rows"])), job.records(df)
