@@ -191,3 +191,24 @@ def test_a_root_table_sink_has_the_roots_declared_types(lake, shop_dir, query, n
         assert lake.spark.table(name).schema["gross_revenue"].dataType.simpleString() == "decimal(21,2)"
     finally:
         lake.spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.parametrize(("value", "fits"), [(7, True), (2**40, False)], ids=["fits", "too-big"])
+def test_a_created_int_column_takes_values_exactly_or_fails(lake, ns, value, fits):
+    """A bigint input into a table_schema's int column (integers of any width stand for each other): the table is
+    created with int, and a value int cannot hold fails the step — never a wrapped number in the table."""
+    from plan_builder import PlanBuilder, i32, virtual, write
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.errors import ExecutionError
+
+    rel = write([ns, "ids"], virtual(["id"], [i64()], [(value,)]), ["id"], [i32()], op=W.WRITE_OP_CTAS)
+    plan = PlanBuilder().plan(rel, ["id"]).SerializeToString()
+    resolver = WritableIcebergResolver(lake.catalogs())
+    if fits:
+        run_plan(plan, lake.spark, resolver)
+        assert column_type(lake, ns, "id", "ids") == "int"
+        assert lake.catalog.load_table(f"{ns}.ids").scan().to_arrow().to_pylist() == [{"id": 7}]
+        return
+    with pytest.raises(ExecutionError, match=r"column 'id' \(bigint\) does not fit int"):
+        run_plan(plan, lake.spark, resolver)
+    assert not lake.catalog.table_exists(f"{ns}.ids")
