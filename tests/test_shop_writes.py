@@ -212,3 +212,21 @@ def test_a_created_int_column_takes_values_exactly_or_fails(lake, ns, value, fit
     with pytest.raises(ExecutionError, match=r"column 'id' \(bigint\) does not fit int"):
         run_plan(plan, lake.spark, resolver)
     assert not lake.catalog.table_exists(f"{ns}.ids")
+
+
+def test_an_insert_of_a_value_the_tables_int_column_cannot_hold_fails(lake, ns):
+    """INSERT leaves the cast into the table's own types to Spark's store assignment (ANSI: an overflow fails)."""
+    from plan_builder import PlanBuilder, i32, virtual, write
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.errors import ExecutionError
+
+    resolver = WritableIcebergResolver(lake.catalogs())
+    for value, op in ((7, W.WRITE_OP_CTAS), (2**40, W.WRITE_OP_INSERT)):
+        rel = write([ns, "ids"], virtual(["id"], [i64()], [(value,)]), ["id"], [i32()], op=op)
+        plan = PlanBuilder().plan(rel, ["id"]).SerializeToString()
+        if op == W.WRITE_OP_CTAS:
+            run_plan(plan, lake.spark, resolver)
+            continue
+        with pytest.raises(ExecutionError):
+            run_plan(plan, lake.spark, resolver)
+    assert lake.catalog.load_table(f"{ns}.ids").scan().to_arrow().to_pylist() == [{"id": 7}]

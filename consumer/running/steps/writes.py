@@ -14,7 +14,11 @@
 - UPDATE matches after-images to rows by a key: the caller's (`update_keys`), else the one the plan's WriteRel
   names in its advanced extension (a `google.protobuf.Struct` enhancement with field `substrait_spark.update_key`),
   else the table's identifier fields; refused with none (see `update_key`). The step record's `details` say which.
-- CTAS creates the table (atomic create-with-data); if it exists the create mode decides.
+- CTAS creates the table (atomic create-with-data) with the table_schema's names and types, the input cast into
+  them value by value exactly (`common.named`; a type that would lose information is refused up front, exit 4);
+  if it exists the create mode decides. Spark's CTAS makes every column optional (as its atomic replace does).
+- The input's declared types may differ from the table_schema's only by a lossless cast (`conversions`);
+  INSERT leaves the cast into the table's own column types to Spark's store assignment (an overflow fails).
 Output: NO_OUTPUT (and UNSPECIFIED) give no rows; MODIFIED_RECORDS the rows inserted, deleted or after-images,
 recomputed from pinned snapshots so they equal what was committed.
 """
@@ -175,7 +179,7 @@ def _committed_records(job: WriteJob) -> DataFrame:
 
 
 def _insert(job: WriteJob) -> Result:
-    df = c.named(job.input(), job.current_columns(), job.types)
+    df = c.named(job.input(), job.current_columns())  # Spark casts into the table's types (store assignment)
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).append()
     return Outcome(int(obs.get["rows"])), job.records(df)
