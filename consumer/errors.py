@@ -187,6 +187,14 @@ class UnusedParameterError(ConfigurationError):
     kind = "unused parameter"
 
 
+class RunKeyReusedError(ConfigurationError):
+    """A write step's table holds a commit under the same run key, batch slot and step index made by another plan:
+    the caller reused a run key for a changed plan. Neither skipped nor committed again (exit 2; a new run key
+    runs the plan)."""
+
+    kind = "run key reused"
+
+
 class PolicyError(SubstraitSparkError):
     """The plan is refused by a configured policy (exit 5)."""
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 from substrait_spark.consumer.errors import ExecutionError, ResolutionError
+from substrait_spark.consumer.running.steps.targets import KeyRecord
 from substrait_spark.hooks.iceberg_writes import CatalogObject, _new_table, drop_record, record_drop
 
 SUBSTRAIT_DIALECT = "substrait"
@@ -321,6 +322,15 @@ class IcebergViewTarget(CatalogObject):
         current = self._current()
         versions = current.metadata.versions if current is not None else []
         return next((f"view version {v.version_id}" for v in versions if v.summary.get(prop) == value), None)
+
+    def key_records(self, prop: str, plan_prop: str) -> list[KeyRecord]:
+        current = self._current()
+        versions = current.metadata.versions if current is not None else []
+        return [
+            KeyRecord(v.summary[prop], f"view version {v.version_id}", v.summary.get(plan_prop))
+            for v in versions
+            if prop in v.summary
+        ]
 
     def commit(self, definition: str, schema: T.StructType, summary: Mapping[str, str]) -> None:
         views_of(self.catalog).commit(self.ident, definition, schema, summary)

@@ -10,14 +10,14 @@ through the Iceberg catalog of the same name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from substrait_spark.consumer.errors import ResolutionError, TargetRefusedError
-from substrait_spark.consumer.running.steps.targets import SchemaChange
+from substrait_spark.consumer.running.steps.targets import KeyRecord, SchemaChange
 from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver, find_table
 from substrait_spark.hooks.iceberg_stage import STAGED_PROPERTY, IcebergRowLevel
@@ -82,6 +82,16 @@ class IcebergTarget(CatalogObject):
             return "table properties"
         return None
 
+    def key_records(self, prop: str, plan_prop: str) -> list[KeyRecord]:
+        table = self._table()
+        records = []
+        for snapshot in _published(table):
+            found = snapshot.summary.additional_properties if snapshot.summary is not None else {}
+            if prop in found:
+                records.append(KeyRecord(found[prop], f"snapshot {snapshot.snapshot_id}", found.get(plan_prop)))
+        kept = [v for v in table.properties.get(prop, "").split("\n") if v]
+        return records + [KeyRecord(v, "table properties") for v in kept]
+
     def committed_snapshot(self, prop: str, value: str) -> tuple[int, int | None] | None:
         """The snapshot whose summary has `prop = value`, and its parent's id."""
         snapshot = _snapshot_with(self._table(), prop, value)
@@ -131,23 +141,28 @@ class IcebergTarget(CatalogObject):
 
 
 def _snapshot_with(table: Any, prop: str, value: str) -> Any:
-    """The table's snapshot whose summary has `prop = value`, if any; a commit staged on a branch
-    (`iceberg_stage`) only once it is in `main`'s history (published)."""
+    """The table's published snapshot whose summary has `prop = value`, if any."""
+    return next((s for s in _published(table) if s.summary.additional_properties.get(prop) == value), None)
+
+
+def _published(table: Any) -> Iterator[Any]:
+    """The table's snapshots with a summary, oldest first; a commit staged on a branch (`iceberg_stage`) only once
+    it is in `main`'s history (published)."""
     from pyiceberg.table.snapshots import ancestors_of
 
     published: set[int] | None = None
     for snapshot in table.snapshots():
         summary = snapshot.summary
-        if summary is None or summary.additional_properties.get(prop) != value:
+        if summary is None:
             continue
         if STAGED_PROPERTY not in summary.additional_properties:
-            return snapshot
+            yield snapshot
+            continue
         if published is None:
             current = table.current_snapshot()
             published = {s.snapshot_id for s in ancestors_of(current, table.metadata)} if current else set()
         if snapshot.snapshot_id in published:
-            return snapshot
-    return None
+            yield snapshot
 
 
 def record_drop(catalog: Any, ident: tuple[str, ...], step_key: str, uuid: str | None) -> None:

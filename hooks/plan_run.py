@@ -305,8 +305,10 @@ class PlanRunner:
         parameters: Mapping[str | int, Any] | None = None,
         run_key: str | None = None,
         sink: Sink | None = None,
+        slot: int = 0,
     ) -> RunReport:
-        """Run a checked plan into `sink` (default: run and count). Typed errors carry the failed report."""
+        """Run a checked plan into `sink` (default: run and count). Typed errors carry the failed report. `slot`:
+        the plan's place in a batch of plans sharing `run_key` (the CLI's), part of its write steps' keys."""
         from substrait_spark.consumer.running.runner import run_loaded
 
         s = self.settings
@@ -321,6 +323,7 @@ class PlanRunner:
                 sink=sink,
                 parameters=parameters,
                 run_key=run_key,
+                slot=slot,
                 targets=self.targets,
                 update_keys=s.update_keys,
                 cast_to_plan_types=s.cast_to_plan_types,

@@ -27,6 +27,8 @@ def run_plan(
     cast_to_plan_types: bool = False,
     params: Mapping[str | int, Any] | None = None,
     policy: Any = None,
+    run_key: str | None = None,
+    slot: int = 0,
 ) -> RunReport:
     """Load `plan` (path, URI, bytes or LoadedPlan), run every root on `spark`, return the RunReport.
 
@@ -36,7 +38,11 @@ def run_plan(
     key columns) says which columns UPDATE writes match rows by (see `consumer/running/steps/update_key.py`);
     `cast_to_plan_types` casts read columns to the plan's declared types even where that can lose information
     (else a schema mismatch, exit 4), each such cast noted in the report; `policy` says what the plan may read,
-    write and run (a `Policy`, a policy file's path or its rules as a mapping: `consumer/analysis/policy.py`). A
+    write and run (a `Policy`, a policy file's path or its rules as a mapping: `consumer/analysis/policy.py`);
+    `run_key` (the same for every try of one job, e.g. `pipeline/run-id/task`) makes write steps retry-safe: a
+    step an earlier try of this plan committed under it is skipped, and a different plan's commit under it on
+    the same step is refused (`RunKeyReusedError`, exit 2; see `consumer/running/steps/log.py`); several plans
+    run under one `run_key` each take their own `slot` (their place in the batch, as the CLI numbers them). A
     plan that cannot run (too large or deep, refused by the policy, invalid, unsupported, parameters that do not
     fit) is refused before a Spark session is started (`spark=None`).
     """
@@ -54,4 +60,4 @@ def run_plan(
     settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types, policy=policy)
     runner = PlanRunner(settings, resolver=catalogs, session=spark, consumer_class=consumer_class)
     checked = runner.check(plan, parameters)  # before a Spark session is asked for
-    return runner.run(checked, parameters=parameters, sink=Sink.parse(output))
+    return runner.run(checked, parameters=parameters, run_key=run_key, slot=slot, sink=Sink.parse(output))

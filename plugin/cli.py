@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--run-key",
         metavar="KEY",
-        help="make write/DDL steps retry-safe: a step a run with the same key committed is skipped",
+        help="make write/DDL steps retry-safe: a step a run of the same plan, at the same place on the command line, "
+        "committed under this key is skipped (a changed plan needs a new key)",
     )
     run.add_argument(
         "--audit-log",
@@ -289,7 +290,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if ready:
         _ = runner.resolver, runner.spark, runner.targets  # shared by every plan: a failure here fails them all
         for i, checked in ready:
-            codes[i] = _run_one(runner, args, checked, params[i], entries[i], progress.at(i))
+            codes[i] = _run_one(runner, args, checked, params[i], entries[i], progress.at(i), slot=i)
     if args.output_dir:
         summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
@@ -309,8 +310,10 @@ def _run_one(
     params: dict[str | int, str],
     entry: dict[str, Any],
     progress: PlanProgress,
+    slot: int = 0,
 ) -> int:
-    """Run one checked plan: its progress lines, rows, summary entry and audit record; its exit code."""
+    """Run one checked plan (`slot`: its position on the command line, part of its write steps' keys under
+    `--run-key`): its progress lines, rows, summary entry and audit record; its exit code."""
     from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.hooks.spark_progress import StageProgress
 
@@ -325,7 +328,7 @@ def _run_one(
     start = time.perf_counter()
     try:
         with StageProgress(runner.spark, progress.label, progress.say) if not args.quiet else contextlib.nullcontext():
-            report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink)
+            report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink, slot=slot)
         _audit(runner, report, args)
     except SubstraitSparkError as exc:  # the run's, or a strict audit log's that could not be written
         code = _failed(runner, args, exc, entry)

@@ -148,7 +148,8 @@ def test_table_pipeline_reports_its_steps_and_one_asset_event_per_table(examples
     assert {s["target"] for s in steps} == {"lake.demo.big_orders"}
     assert steps[1]["snapshot_before"] == steps[0]["snapshot_after"]
     key = f"substrait_table_pipeline/{run.run_id}/big_orders/-1"
-    assert [s["idempotency_key"] for s in steps] == [f"{key}/step-{i}" for i in range(3)]
+    sha = report["plan_sha256"][:12]
+    assert [s["idempotency_key"] for s in steps] == [f"{key}/0/{sha}/step-{i}" for i in range(3)]
     # The table, read through pyiceberg: what the three steps leave.
     settings = {"uri": examples.home / "lake" / "catalog.db", "warehouse": examples.home / "lake" / "warehouse"}
     table = pyiceberg_catalog("lake", **settings).load_table("demo.big_orders")

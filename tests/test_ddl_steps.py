@@ -7,7 +7,18 @@ from plan_builder import DdlRel, PlanBuilder, ddl, field, fp64, i32, i64, lit, s
 from pyiceberg.types import DoubleType, LongType, StringType
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, UnsupportedFeatureError
 from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
-from test_write_steps import NAMES, TYPES, catalogs_fixture, content, ns_fixture, rows_of, run, spark_rows, table  # noqa: F401
+from test_write_steps import (  # noqa: F401
+    NAMES,
+    SLOT_SHA,
+    TYPES,
+    catalogs_fixture,
+    content,
+    ns_fixture,
+    rows_of,
+    run,
+    spark_rows,
+    table,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 
@@ -37,7 +48,8 @@ def test_update_rel_sets_columns_where_the_condition_holds(lake, catalogs, ns):
     assert (step.kind, step.status, step.rows, step.snapshot_before) == ("update", "committed", 2, before)
     last = lake.catalog.load_table(f"{ns}.t").current_snapshot()
     assert (
-        last.snapshot_id == step.snapshot_after and last.summary.additional_properties[KEY_PROPERTY] == "dag/r/u/step-0"
+        last.snapshot_id == step.snapshot_after
+        and last.summary.additional_properties[KEY_PROPERTY] == f"dag/r/u/{SLOT_SHA}/step-0"
     )
     again = run(lake, catalogs, b.plan(rel, NAMES), run_key="dag/r/u")
     assert again.steps[0].status == "skipped" and content(lake, ns)[-1] == (4, "big", 12.0)
@@ -90,7 +102,9 @@ def test_a_retried_drop_finds_its_own_earlier_commit(lake, catalogs, ns):
     first = run(lake, catalogs, drop, run_key="dag/r/d")
     assert first.steps[0].status == "committed" and not lake.catalog.table_exists(f"{ns}.t")
     recorded = lake.catalog.load_namespace_properties(ns)["substrait-spark.dropped.t"]
-    assert recorded.split("\n")[0] == "dag/r/d/step-0" and len(recorded.split("\n")[1]) == 36  # key, table UUID
+    assert (
+        recorded.split("\n")[0] == f"dag/r/d/{SLOT_SHA}/step-0" and len(recorded.split("\n")[1]) == 36
+    )  # key, table UUID
     retry = ddl_plan(ddl([ns.upper(), "T"], D.DDL_OP_DROP))  # names match in any case
     again = run(lake, catalogs, retry, run_key="dag/r/d")
     step = again.steps[0]
@@ -107,7 +121,9 @@ def test_a_retried_drop_finds_its_own_earlier_commit(lake, catalogs, ns):
 
 def test_a_drop_that_crashed_after_recording_its_key_drops_on_retry(lake, catalogs, ns):
     uuid = str(table(lake, ns).metadata.table_uuid)
-    lake.catalog.update_namespace_properties(ns, updates={"substrait-spark.dropped.t": f"dag/r/c/step-0\n{uuid}"})
+    lake.catalog.update_namespace_properties(
+        ns, updates={"substrait-spark.dropped.t": f"dag/r/c/{SLOT_SHA}/step-0\n{uuid}"}
+    )
     report = run(lake, catalogs, ddl_plan(ddl_rel(ns, D.DDL_OP_DROP)), run_key="dag/r/c")
     assert report.steps[0].status == "committed" and not lake.catalog.table_exists(f"{ns}.t")
 
@@ -180,7 +196,7 @@ def test_alter_renames_columns_that_pair_up_by_position_in_one_commit(lake, cata
         (3, "amount", DoubleType()),
     ]
     assert content(lake, ns) == spark_rows(lake, ns) == rows_of([1, 2])  # the data stays with its columns
-    assert commits(lake, ns) == before + 1 and "dag/r/a/step-0" in t.properties[KEY_PROPERTY]
+    assert commits(lake, ns) == before + 1 and f"dag/r/a/{SLOT_SHA}/step-0" in t.properties[KEY_PROPERTY]
     step = report.steps[0]
     assert step.status == "committed"
     assert step.details == {"renamed": {"id": "key", "name": "label"}, "widened": {"id": "bigint"}}

@@ -308,7 +308,9 @@ def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_t
     plan = Path(__file__).resolve().parent.parent / "dags_examples" / "plans" / "big_orders_pipeline.json"
     cli = Path(sys.executable).parent / "substrait-spark"
     args = [str(cli), "run", str(plan), "--tables-dir", str(tpch_dir), "--catalog-config", str(config)]
-    key = f"crash-test/{lake.name}"
+    import hashlib
+
+    key = f"crash-test/{lake.name}/0/{hashlib.sha256(plan.read_bytes()).hexdigest()[:12]}"  # slot 0, the plan
 
     def committed_keys() -> list[str]:
         try:
@@ -317,7 +319,8 @@ def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_t
             return []
         return [s.summary.additional_properties.get(KEY_PROPERTY) for s in table.snapshots()]
 
-    proc = subprocess.Popen([*args, "--run-key", key], env=dict(os.environ), start_new_session=True)
+    run_key = f"crash-test/{lake.name}"
+    proc = subprocess.Popen([*args, "--run-key", run_key], env=dict(os.environ), start_new_session=True)
     deadline = time.monotonic() + 240
     while f"{key}/step-0" not in committed_keys():
         assert proc.poll() is None, "the run ended before it could be killed"
@@ -329,7 +332,7 @@ def test_a_run_killed_after_a_commit_finishes_on_retry_without_applying_a_step_t
     assert f"{key}/step-2" not in at_crash  # at least the last step was not committed
 
     out = tmp_path / "out"
-    done = subprocess.run([*args, "--run-key", key, "--output-dir", str(out)], capture_output=True, text=True)
+    done = subprocess.run([*args, "--run-key", run_key, "--output-dir", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     steps = json.loads((out / "summary.json").read_text())["plans"][0]["steps"]
     assert steps[0]["status"] == "skipped"

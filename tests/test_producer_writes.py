@@ -158,7 +158,7 @@ def test_delete_fixture_removes_exactly_alices_rows_by_predicate(go, monkeypatch
     assert step["path"] == WRITE and step["snapshot_before"] == before
     last = table(go, "employee_salaries").current_snapshot()
     assert step["snapshot_after"] == last.snapshot_id and last.parent_snapshot_id == before
-    assert last.summary.additional_properties[KEY_PROPERTY] == "dag/run-1/delete/step-0"
+    assert last.summary.additional_properties[KEY_PROPERTY] == f"dag/run-1/delete/0/{report.plan_sha256[:12]}/step-0"
     # The bare name and the target are one table, pinned once: the rewrite keeps rows from the snapshot it read.
     assert [(t["name"], t["identity"], t["snapshot_id"]) for t in report.to_dict()["tables_read"]] == [
         ("employee_salaries", f"{CATALOG}.{NS}.employee_salaries", before)

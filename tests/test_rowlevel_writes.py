@@ -47,6 +47,7 @@ from substrait_spark.hooks.spark import job_group
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 
 W = WriteRel
+SLOT_SHA = "0/000000000000"  # in a step key: slot 0, the first digits of the sha256 `run` gives every plan
 NAMES = ["id", "grp", "amount"]
 TYPES = [i64(), string(), fp64()]
 ARROW = pa.schema([("id", pa.int64()), ("grp", pa.string()), ("amount", pa.float64())])
@@ -187,7 +188,7 @@ def committed_on_pinned(lake: Lake, ns: str, pinned: int, key: str) -> dict[str,
 def test_delete_by_predicate_touches_one_file(lake, catalogs, ns, oracle, mode):
     pinned = make_table(lake, ns, mode).current_snapshot().snapshot_id
     report = run(lake, catalogs, delete_where(ns, 510, 530, W.OUTPUT_MODE_MODIFIED_RECORDS), run_key=f"rl/{ns}")
-    s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
+    s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/{SLOT_SHA}/step-0")
     if mode == "copy-on-write":
         assert counts(s) == (1, 1, 0, 0)  # the one file holding ids 500..549 rewritten, no delete files
     else:
@@ -227,7 +228,7 @@ def test_update_by_key_touches_one_file(lake, catalogs, ns, oracle, update, merg
     plan = PlanBuilder().plan(write([ns, "t"], virtual(NAMES, TYPES, after), NAMES, TYPES, op=W.WRITE_OP_UPDATE),
                               NAMES)  # fmt: skip
     report = run(lake, catalogs, plan, run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
-    s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
+    s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/{SLOT_SHA}/step-0")
     statement, files, noted = UPDATE_MODES[(update, merge)]
     assert counts(s) == files
     expected = oracle.after(
@@ -293,7 +294,7 @@ def test_the_update_count_runs_beside_the_statement_in_the_run_job_group(lake, c
     after = [(i, "updated", 1.0) for i in (0, 50, 100, 1999)] + [(-5, "nobody", 0.0)]  # 0, 50, 100: twice each
     with job_group(lake.spark, f"group-{ns}", "the run's jobs"):
         report = run(lake, catalogs, update_plan(ns, after), run_key=f"rl/{ns}", update_keys={f"{ns}.t": ["id"]})
-    committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
+    committed_on_pinned(lake, ns, pinned, f"rl/{ns}/{SLOT_SHA}/step-0")
     assert seen["thread"] is not threading.main_thread() and seen["group"] == f"group-{ns}"
     step = report.steps[0]
     assert step.rows == oracle.count("SELECT count(*) FROM source WHERE id IN (0, 50, 100, 1999)") == 7
@@ -325,7 +326,7 @@ def test_delete_of_matching_rows_is_a_multiset_null_safe_delete(lake, catalogs, 
     plan = PlanBuilder().plan(write([ns, "t"], virtual(NAMES, TYPES, doomed), NAMES, TYPES, op=W.WRITE_OP_DELETE),
                               NAMES)  # fmt: skip
     report = run(lake, catalogs, plan, run_key=f"rl/{ns}")
-    s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/step-0")
+    s = committed_on_pinned(lake, ns, pinned, f"rl/{ns}/{SLOT_SHA}/step-0")
     assert counts(s) == ((1, 1, 0, 0) if mode == "copy-on-write" else (0, 0, 1, 0))
     expected = oracle.after(
         "CREATE TABLE d (id BIGINT, grp VARCHAR, amount DOUBLE)",
@@ -394,7 +395,7 @@ def test_a_try_that_crashed_before_publishing_is_applied_once_by_the_retry(lake,
     the step key — is neither taken for the step's commit nor left behind by the retry."""
     table = make_table(lake, ns)
     pinned = table.current_snapshot().snapshot_id
-    key = f"rl/{ns}/step-0"
+    key = f"rl/{ns}/{SLOT_SHA}/step-0"
     branch = f"{iceberg_stage._branch_prefix(key)}crashed0"
     table.manage_snapshots().create_branch(pinned, branch).commit()
     with iceberg_jvm.commit_properties(lake.spark, {KEY_PROPERTY: key, iceberg_stage.STAGED_PROPERTY: branch}):
@@ -436,7 +437,7 @@ def test_a_format_v3_table_is_rewritten_and_the_record_says_why(lake, catalogs, 
     assert content(lake, ns) == oracle.after("DELETE FROM t WHERE id >= 510 AND id < 530")
     step = report.steps[0]
     assert step.rows == 20 and step.commit["method"] == "rewrite" and "format v3" in step.commit["reason"]
-    assert summary(lake.catalog.load_table(f"{ns}.t"))[KEY_PROPERTY] == f"rl/{ns}/step-0"
+    assert summary(lake.catalog.load_table(f"{ns}.t"))[KEY_PROPERTY] == f"rl/{ns}/{SLOT_SHA}/step-0"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -449,7 +450,7 @@ def test_a_delete_matching_nothing_changes_no_file(lake, catalogs, ns, mode):
     after = lake.catalog.load_table(f"{ns}.t")
     assert content(lake, ns) == before and set(after.refs()) == {"main"}
     if after.current_snapshot().snapshot_id != table.current_snapshot().snapshot_id:  # an empty commit, if any
-        assert counts(summary(after)) == (0, 0, 0, 0) and summary(after)[KEY_PROPERTY] == f"rl/{ns}/step-0"
+        assert counts(summary(after)) == (0, 0, 0, 0) and summary(after)[KEY_PROPERTY] == f"rl/{ns}/{SLOT_SHA}/step-0"
 
 
 def test_a_catalog_that_caches_tables_in_spark_sees_the_staging_branch(lake, ns, oracle):

@@ -65,7 +65,7 @@ def test_create_view_keeps_the_substrait_plan_in_the_catalog_and_a_later_plan_re
     assert kind == "VIEW" and location.endswith(".metadata.json")
     stored = views_of(lake.catalog).load((ns, "v"))
     version = stored.metadata.versions[0]
-    assert stored.dialects == (SUBSTRAIT_DIALECT,) and version.summary[KEY_PROPERTY] == "dag/r/v/step-0"
+    assert stored.dialects == (SUBSTRAIT_DIALECT,) and version.summary[KEY_PROPERTY] == "dag/r/v/0/000000000000/step-0"
     definition = Plan()
     from google.protobuf import json_format
 

@@ -14,11 +14,12 @@ from ..analysis.analyze import Finding, validate_plan
 from ..errors import ExecutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from ..loading.loader import LoadedPlan
 from ..translation.consumer import SubstraitConsumer
+from ..translation.conversions import exactly_as
 from ..translation.parameters import Parameters
 from .clients import connect_identity, engine_settings, recorded_operations
 from .report import RootOutput, RunReport, RunStatus
 from .resolver import TableResolver
-from .sinks import Sink, deliver
+from .sinks import TYPED_SINKS, Sink, deliver
 from .steps.log import StepLog
 from .steps.targets import WriteTargets, targets_of
 from .steps.update_key import caller_keys
@@ -89,6 +90,7 @@ def run_loaded(
     parameters: Mapping[str | int, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     run_key: str | None = None,
+    slot: int = 0,
     targets: WriteTargets | None = None,
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
     cast_to_plan_types: bool = False,
@@ -99,10 +101,12 @@ def run_loaded(
 
     Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
     name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
-    earlier run with the same key committed is skipped. `update_keys` (table name → key columns) says which
-    columns UPDATE writes match rows by, before the plan's own key and the table's identifier fields
-    (`steps.update_key`). `cast_to_plan_types` casts read columns to the plan's declared types even where the
-    cast can lose information (else a schema mismatch, exit 4); the report's notes list each such cast."""
+    earlier run of this plan with the same key committed is skipped. `slot` is the plan's place in the caller's
+    batch of plans sharing `run_key` (the CLI's position on the command line; see `steps.log` for the key).
+    `update_keys` (table name → key columns) says which columns UPDATE writes match rows by, before the plan's
+    own key and the table's identifier fields (`steps.update_key`). `cast_to_plan_types` casts read columns to the
+    plan's declared types even where the cast can lose information (else a schema mismatch, exit 4); the report's
+    notes list each such cast."""
     sink = sink or Sink()
     report = new_report(loaded)
     report.spark_application_id = spark.conf.get("spark.app.id", None)
@@ -119,6 +123,7 @@ def run_loaded(
                 targets if targets is not None else targets_of(resolver),
                 run_key or f"adhoc-{consumer.run_id}",
                 loaded.sha256,
+                slot=slot,
                 update_keys=caller_keys(update_keys),
             )
             report.notes.extend(consumer.quirks.notes())
@@ -131,6 +136,8 @@ def run_loaded(
                     # The names the consumer attached: no analysis round trip on Spark Connect, where the server
                     # analyzes the plan once, when `deliver` runs it (a rejection is named below).
                     out = RootOutput(index=n, columns=consumer.root_columns[n])
+                    if sink.kind in TYPED_SINKS:  # the table it creates has the root's declared types
+                        df = exactly_as(df, consumer.root_types[n], f"root {n}")
                     deliver(df, sink, out, index=n, roots=len(roots), empty=n in consumer.empty_roots)
                 except SubstraitSparkError:
                     raise

@@ -201,6 +201,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         # Each root's output column names as `root` attached them: what a run reports, known without asking
         # Spark (`df.columns` is an analysis round trip on Spark Connect).
         self.root_columns: dict[int, list[str]] = {}
+        self.root_types: dict[int, list[T.DataType]] = {}  # each root's declared types (a table sink's columns)
         # Frames known to hold no rows without running them (a write step's NO_OUTPUT result, `steps.common.empty`),
         # and the roots that are one: a run counts their rows without a Spark job.
         self.empty_frames: list[DataFrame] = []
@@ -542,6 +543,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
                     else:
                         df = name_columns(out, names, path)
                     self.root_columns[index] = top_level_names(out, names)
+                    self.root_types[index] = list(out.types)
                     if any(out.frame is f for f in self.empty_frames):  # a projection of no rows has none
                         self.empty_roots.add(index)
                 except AnalysisException as exc:  # a projection still pending is analyzed here, in this select

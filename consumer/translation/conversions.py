@@ -13,9 +13,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..types import compatible, family
+from ..types import cast, compatible, family
+from .relation import quote
 
 
 class Conversion(enum.Enum):
@@ -28,7 +31,7 @@ class Conversion(enum.Enum):
 
 
 # Exact numbers as (integer digits, fraction digits): the digits every value of the type needs ...
-_INT_DIGITS_NEEDED = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}
+_INT_DIGITS_NEEDED: dict[type[T.DataType], int] = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}
 # ... and the digits of a number that fit in the type, whatever they are (127 fits a byte, 999 does not).
 _INT_DIGITS_HELD = {T.ByteType: 2, T.ShortType: 4, T.IntegerType: 9, T.LongType: 18}
 # Binary floating point: significand bits (every integer up to 2**bits is exact).
@@ -51,6 +54,49 @@ def conversion(actual: T.DataType, declared: T.DataType) -> Conversion:
     if isinstance(actual, _DATES) and isinstance(declared, _DATES):
         return Conversion.WIDENING if isinstance(actual, T.DateType) else Conversion.LOSSY
     return Conversion.NONE
+
+
+def needs_cast(actual: T.DataType, declared: T.DataType) -> bool:
+    """Data of type `actual` stored as `declared` needs a cast: another type, or an integer of another width
+    (`compatible` lets a read keep its width; a column being written takes the declared one)."""
+    if not compatible(actual, declared):
+        return True
+    return family(declared) == "int" and type(actual) is not type(declared)
+
+
+def exact_cast(col: Column, actual: T.DataType, declared: T.DataType, message: str) -> Column:
+    """`col` (of type `actual`) as `declared`, failing the query with `message` for a value the cast would change
+    — never a NULL, a wrapped integer or a rounded number in its place. A cast that keeps every value
+    (WIDENING, a wider integer) is not checked."""
+    casted = cast(col, declared)
+    wider_int = family(actual) == family(declared) == "int" and _INT_DIGITS_NEEDED.get(
+        type(actual), 99
+    ) <= _INT_DIGITS_NEEDED.get(type(declared), 0)
+    if wider_int or conversion(actual, declared) is Conversion.WIDENING:
+        return casted
+    changed = col.isNotNull() & ~casted.eqNullSafe(col)
+    return F.when(changed, F.raise_error(F.lit(message))).otherwise(casted)
+
+
+def exactly_as(df: DataFrame, types: list[T.DataType], what: str) -> DataFrame:
+    """`df` with each column of a type other than `types` says cast to it, value by value exactly (`exact_cast`):
+    what a table created from `df` must hold. `what` names the data in the error of a value that does not fit."""
+    fields = df.schema.fields
+    if not any(needs_cast(f.dataType, t) for f, t in zip(fields, types, strict=True)):
+        return df
+    return df.select(
+        *[
+            exact_cast(
+                F.col(quote(f.name)),
+                f.dataType,
+                t,
+                f"{what}: a value of column {f.name!r} ({f.dataType.simpleString()}) does not fit {t.simpleString()}",
+            ).alias(f.name)
+            if needs_cast(f.dataType, t)
+            else F.col(quote(f.name))
+            for f, t in zip(fields, types, strict=True)
+        ]
+    )
 
 
 def _digits(t: T.DataType, held: bool) -> tuple[int, int] | None:

@@ -11,7 +11,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ...errors import ExecutionError, PlanInvalidError, ResolutionError, TargetRefusedError
+from ...errors import ExecutionError, PlanInvalidError, ResolutionError, SchemaMismatchError, TargetRefusedError
+from ...translation.conversions import Conversion, conversion, exactly_as
 from ...translation.relation import Relation, quote
 from ...types import compatible
 from ..report import Step
@@ -52,13 +53,15 @@ def locate(cx: SubstraitConsumer, log: StepLog, names: Sequence[str], path: str)
         raise exc.at(path) from None
 
 
-def drop_once(target: WriteTarget | ViewTarget, step: Step, what: str, path: str) -> None:
+def drop_once(target: WriteTarget | ViewTarget, log: StepLog, step: Step, what: str, path: str) -> None:
     """DROP that a retry recognises: the step's key and the dropped object's UUID are recorded outside it first.
     On a retry the object is gone (dropped by this step), still there with the recorded UUID (the earlier try
     crashed before dropping: drop it now), or there under another UUID (re-created since — by a later step of
     this plan, say — and left alone)."""
     key, dropped_uuid = target.dropped_by() or (None, None)
     mine = key is not None and key == step.idempotency_key
+    if key is not None:
+        log.refuse_other_plan(step, key, target.identity, "the namespace's drop record")
     if target.exists():
         if mine and dropped_uuid is not None and dropped_uuid != target.uuid():
             mark_committed(step, f"this step dropped an earlier {what}; the one there now was created since")
@@ -115,10 +118,36 @@ def check_input(inp: Relation, names: Sequence[str], types: Sequence[T.DataType]
         raise PlanInvalidError("input does not fit the table_schema: " + "; ".join(bad), path)
 
 
-def named(inp: Relation, columns: Sequence[str]) -> DataFrame:
-    """The input with the table's column names (Spark's writer assigns by name, with its store-assignment checks)."""
+LOSSY = "(a cast would lose information)"
+
+
+def check_write_input(inp: Relation, names: Sequence[str], types: Sequence[T.DataType], path: str) -> None:
+    """A write's input columns must be the table_schema's, position by position, or of a type a cast takes there
+    without loss (`conversions.conversion`: WIDENING; `named` casts them). A lossy cast is a schema mismatch
+    (exit 4), as for reads; any other difference an invalid plan (exit 2, as `check_input`)."""
+    if len(inp.names) != len(names):
+        raise PlanInvalidError(f"the input has {len(inp.names)} columns, table_schema {len(names)}", path)
+    lossy, bad = [], []
+    for n, a, d in zip(names, inp.types, types, strict=True):
+        kind = conversion(a, d)
+        difference = f"column {n!r}: input is {a.simpleString()}, table_schema says {d.simpleString()}"
+        if kind is Conversion.LOSSY:
+            lossy.append(f"{difference} {LOSSY}")
+        elif kind is Conversion.NONE and not isinstance(a, T.NullType):
+            bad.append(difference)
+    if lossy:
+        raise SchemaMismatchError("input does not fit the table_schema: " + "; ".join(lossy), path)
+    if bad:
+        raise PlanInvalidError("input does not fit the table_schema: " + "; ".join(bad), path)
+
+
+def named(inp: Relation, columns: Sequence[str], types: Sequence[T.DataType] | None = None) -> DataFrame:
+    """The input with the table's column names (Spark's writer assigns by name, with its store-assignment checks);
+    with `types` (the table_schema's), each column of another type cast to it value by value exactly: a table
+    created from it has the plan's types (`conversions.exactly_as`)."""
     inp = inp.materialized()
-    return inp.df.select(*[inp.col(i).alias(c) for i, c in enumerate(columns)])
+    df = inp.df.select(*[inp.col(i).alias(c) for i, c in enumerate(columns)])
+    return exactly_as(df, list(types), "the write's input") if types is not None else df
 
 
 def writer(df: DataFrame, target: WriteTarget, log: StepLog, step: Step, **options: str) -> DataFrameWriterV2:

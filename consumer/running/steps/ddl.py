@@ -131,7 +131,7 @@ def _create_or_replace(cx, target: WriteTarget, schema: T.StructType, log: StepL
 
 
 def _drop(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
-    c.drop_once(target, step, "table", path)
+    c.drop_once(target, log, step, "table", path)
 
 
 def _drop_if_exist(cx, target: WriteTarget, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:

@@ -23,6 +23,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 
+@dataclass(frozen=True)
+class KeyRecord:
+    """A step key recorded on a target: the key, where (a snapshot, the table's properties, a view version), and
+    the sha256 of the plan that committed it when recorded with it (None: not known)."""
+
+    value: str
+    where: str
+    plan: str | None = None
+
+
 @runtime_checkable
 class WriteTarget(Protocol):
     identity: str  # "catalog.namespace.table", as the run report names tables read
@@ -42,6 +52,11 @@ class WriteTarget(Protocol):
     def committed(self, prop: str, value: str) -> str | None:
         """Where an earlier commit with `prop = value` is recorded (a snapshot's summary, or the table's
         properties for DDL), if any."""
+        ...
+
+    def key_records(self, prop: str, plan_prop: str) -> list[KeyRecord]:
+        """Every value of `prop` the table's commits recorded (published snapshots' summaries, with their
+        `plan_prop`; then the DDL keys in its properties, without), oldest first."""
         ...
 
     def committed_snapshot(self, prop: str, value: str) -> tuple[int, int | None] | None:
@@ -187,6 +202,10 @@ class ViewTarget(Protocol):
 
     def committed(self, prop: str, value: str) -> str | None:
         """The view version whose summary has `prop = value`, if any."""
+        ...
+
+    def key_records(self, prop: str, plan_prop: str) -> list[KeyRecord]:
+        """Every value of `prop` the view's versions recorded, with their `plan_prop`."""
         ...
 
     def commit(self, definition: str, schema: T.StructType, summary: Mapping[str, str]) -> None:

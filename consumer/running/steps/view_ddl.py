@@ -53,7 +53,7 @@ def consume_view_ddl(
     target = _locate(cx, log, rel.named_object.names, f"{path}.named_object")
     kind = StepKind.of_op(DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_"), "view")
     with log.step(kind, target, path) as step:  # type: ignore[arg-type]  # a ViewTarget reports like a table
-        if not log.already_committed(step, target):  # type: ignore[arg-type]
+        if not log.already_committed(step, target):
             op(target, definition, schema, log, step, path)
     cx.forget_table(target.identity)
     return c.empty(cx, schema.names, [f.dataType for f in schema.fields])
@@ -99,7 +99,7 @@ def _alter(target: ViewTarget, definition: str, schema: T.StructType, log: StepL
 
 def _drop(target: ViewTarget, definition: str, schema: T.StructType, log: StepLog, step: Step, path: str) -> None:
     _no_table(target, "DDL_OP_DROP", path)
-    c.drop_once(target, step, "view", path)
+    c.drop_once(target, log, step, "view", path)
 
 
 def _drop_if_exist(

@@ -14,7 +14,11 @@
 - UPDATE matches after-images to rows by a key: the caller's (`update_keys`), else the one the plan's WriteRel
   names in its advanced extension (a `google.protobuf.Struct` enhancement with field `substrait_spark.update_key`),
   else the table's identifier fields; refused with none (see `update_key`). The step record's `details` say which.
-- CTAS creates the table (atomic create-with-data); if it exists the create mode decides.
+- CTAS creates the table (atomic create-with-data) with the table_schema's names and types, the input cast into
+  them value by value exactly (`common.named`; a type that would lose information is refused up front, exit 4);
+  if it exists the create mode decides. Spark's CTAS makes every column optional (as its atomic replace does).
+- The input's declared types may differ from the table_schema's only by a lossless cast (`conversions`);
+  INSERT leaves the cast into the table's own column types to Spark's store assignment (an overflow fails).
 Output: NO_OUTPUT (and UNSPECIFIED) give no rows; MODIFIED_RECORDS the rows inserted, deleted or after-images,
 recomputed from pinned snapshots so they equal what was committed.
 """
@@ -78,7 +82,7 @@ class WriteJob:
         """The input relation, translated on first use (DELETE by predicate translates its parts instead)."""
         if self._input is None:
             self._input = self.cx.rel(self.rel.input, f"{self.path}.input", self.outer)
-            c.check_input(self._input, self.names, self.types, f"{self.path}.input")
+            c.check_write_input(self._input, self.names, self.types, f"{self.path}.input")
         return self._input
 
     def table(self) -> ResolvedTable:
@@ -150,7 +154,7 @@ def _committed_records(job: WriteJob) -> DataFrame:
     the rows it added (INSERT, CTAS appending), all its rows (a CTAS that created or replaced the table), or the
     rows it removed (DELETE) — each exact as a multiset. UPDATE's after-images cannot be told from unchanged rows
     this way, so they are refused."""
-    found = job.target.committed_snapshot(KEY_PROPERTY, job.step.idempotency_key or "")
+    found = job.target.committed_snapshot(KEY_PROPERTY, job.log.found_key(job.step))
     if found is None or job.rel.op == WriteRel.WRITE_OP_UPDATE:
         raise TargetRefusedError(
             "MODIFIED_RECORDS of an UPDATE step an earlier try already committed (its after-images are not "
@@ -175,15 +179,15 @@ def _committed_records(job: WriteJob) -> DataFrame:
 
 
 def _insert(job: WriteJob) -> Result:
-    df = c.named(job.input(), job.current_columns())
+    df = c.named(job.input(), job.current_columns())  # Spark casts into the table's types (store assignment)
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).append()
     return Outcome(int(obs.get["rows"])), job.records(df)
 
 
 def _ctas(job: WriteJob) -> Result:
-    if not job.target.exists():
-        df = c.named(job.input(), job.names)
+    if not job.target.exists():  # the table_schema's types, not the input's (`c.named`)
+        df = c.named(job.input(), job.names, job.types)
         counted, obs = observed(df, rows=c.count_rows())
         job.writer(counted).create()
         return Outcome(int(obs.get["rows"])), job.records(df)
@@ -198,8 +202,9 @@ def _append_if_exists(job: WriteJob) -> Result:
 
 
 def _replace_if_exists(job: WriteJob) -> Result:
-    """An atomic replace: new schema and rows in one commit; the table's history (and keys) are kept."""
-    df = c.named(job.input(), job.names)
+    """An atomic replace: new schema (the table_schema's types) and rows in one commit; the table's history (and
+    keys) are kept."""
+    df = c.named(job.input(), job.names, job.types)
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).replace()
     return Outcome(int(obs.get["rows"])), job.records(df)
