@@ -47,7 +47,9 @@ def shop_arrow() -> dict[str, object]:
         "customer_id": [None if i % 37 == 0 else rng.randrange(1, 51) for i in range(240)],
         "order_date": order_dates,
         "ordered_at": [
-            dt.datetime.combine(d, dt.time(rng.randrange(24), rng.randrange(60), rng.randrange(60), rng.randrange(10**6)))
+            dt.datetime.combine(
+                d, dt.time(rng.randrange(24), rng.randrange(60), rng.randrange(60), rng.randrange(10**6))
+            )
             for d in order_dates
         ],
         "status": [rng.choice(STATUSES) for _ in range(240)],
@@ -63,20 +65,38 @@ def shop_arrow() -> dict[str, object]:
             items["discount"].append(None if rng.random() < 0.6 else Decimal(rng.choice((5, 10, 15, 20))) / 100)
     schemas = {
         "customers": pa.schema(
-            [("customer_id", pa.int64(), False), ("name", pa.string()), ("country", pa.string()),
-             ("signup_date", pa.date32())]
+            [
+                ("customer_id", pa.int64(), False),
+                ("name", pa.string()),
+                ("country", pa.string()),
+                ("signup_date", pa.date32()),
+            ]
         ),
         "products": pa.schema(
-            [("product_id", pa.int64(), False), ("name", pa.string()), ("category", pa.string()),
-             ("price", pa.decimal128(10, 2))]
+            [
+                ("product_id", pa.int64(), False),
+                ("name", pa.string()),
+                ("category", pa.string()),
+                ("price", pa.decimal128(10, 2)),
+            ]
         ),
         "orders": pa.schema(
-            [("order_id", pa.int64(), False), ("customer_id", pa.int64()), ("order_date", pa.date32()),
-             ("ordered_at", pa.timestamp("us")), ("status", pa.string())]
+            [
+                ("order_id", pa.int64(), False),
+                ("customer_id", pa.int64()),
+                ("order_date", pa.date32()),
+                ("ordered_at", pa.timestamp("us")),
+                ("status", pa.string()),
+            ]
         ),
         "order_items": pa.schema(
-            [("order_id", pa.int64(), False), ("product_id", pa.int64()), ("quantity", pa.int32()),
-             ("unit_price", pa.decimal128(10, 2)), ("discount", pa.decimal128(4, 2))]
+            [
+                ("order_id", pa.int64(), False),
+                ("product_id", pa.int64()),
+                ("quantity", pa.int32()),
+                ("unit_price", pa.decimal128(10, 2)),
+                ("discount", pa.decimal128(4, 2)),
+            ]
         ),
     }
     data = {"customers": customers, "products": products, "orders": orders, "order_items": items}

@@ -39,4 +39,6 @@ def test_every_shop_query_is_written_by_the_pinned_datafusion(shop_plans):
 
 @pytest.mark.parametrize("name", sorted(SHOP_SQL))
 def test_shop_plan_gives_duckdbs_answer(name, shop_plans, spark, shop_resolver, shop_oracle):
-    assert_gives_duckdb_answer(shop_plans[name], SHOP_SQL[name], spark, shop_resolver, shop_oracle, ORDERED.get(name, ()))
+    assert_gives_duckdb_answer(
+        shop_plans[name], SHOP_SQL[name], spark, shop_resolver, shop_oracle, ORDERED.get(name, ())
+    )
