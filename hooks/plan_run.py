@@ -30,6 +30,7 @@ from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer come with the first plan
     from pyspark.sql import SparkSession
     from substrait_spark.consumer.analysis.policy import Policy, Violation
+    from substrait_spark.consumer.analysis.tables import TableCheck
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
     from substrait_spark.consumer.running.resolver import TableResolver
@@ -85,8 +86,10 @@ class PlanRunner:
     """Builds and runs plans from `RunSettings`. What a front end brings of its own is passed in: the plan store
     (an Airflow hook's, with its connection), catalogs already built (from Airflow connections), a table map of
     lowest priority (a Spark connection's `tables` extra), a resolver replacing the whole chain (`run_plan`'s),
-    how to get a Spark session (an Airflow hook's, a session the caller holds), and a policy of its own (an
-    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it)."""
+    how to get a Spark session (an Airflow hook's, a session the caller holds), a policy of its own (an
+    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it), and
+    whether the session's own catalog starts empty (`session_catalog_empty`: the CLI's local session; then a
+    table in no table map or catalog is missing before Spark starts, else it is left to the session)."""
 
     def __init__(
         self,
@@ -99,6 +102,7 @@ class PlanRunner:
         session: SparkSession | SessionFactory | None = None,
         consumer_class: type | None = None,
         base_policy: Policy | str | Mapping[str, Any] | Callable[[], Any] | None = None,
+        session_catalog_empty: bool = False,
     ):
         self.settings = settings or RunSettings()
         self._store = store
@@ -108,6 +112,7 @@ class PlanRunner:
         self._session = session
         self._consumer_class = consumer_class
         self._base_policy = base_policy
+        self._session_catalog_empty = session_catalog_empty
 
     # --- before Spark ---------------------------------------------------------------------------------------
 
@@ -197,11 +202,27 @@ class PlanRunner:
         from substrait_spark.consumer.running.runner import preflight  # PySpark's modules: once a plan is loaded
 
         try:
-            preflight(planned.loaded, parameters=parameters, before=self._enforce, **self._consumer())
+            preflight(
+                planned.loaded,
+                parameters=parameters,
+                before=self._enforce,
+                tables=lambda loaded: self.tables(loaded).raise_first(),
+                **self._consumer(),
+            )
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), planned.source)
             raise
         return planned
+
+    def tables(self, loaded: LoadedPlan) -> TableCheck:
+        """The plan's NamedTable reads checked where the run resolves them, without Spark (`analysis/tables.py`):
+        what `validate` lists and `check` refuses."""
+        from substrait_spark.consumer.analysis.tables import TableCheck, check_tables
+        from substrait_spark.consumer.running.table_schemas import SchemaSource
+
+        if not isinstance(self.resolver, SchemaSource):
+            return TableCheck(not_checked=[f"tables: {type(self.resolver).__name__} resolves them when the plan runs"])
+        return check_tables(loaded.plan, self.resolver, lossy_ok=self.settings.cast_to_plan_types)
 
     # --- what runs share -------------------------------------------------------------------------------------
 
@@ -237,7 +258,7 @@ class PlanRunner:
             from substrait_spark.hooks.iceberg import IcebergCatalogResolver
 
             chain.append(IcebergCatalogResolver(self.catalogs))
-        return ChainResolver([*chain, SessionCatalogResolver()])
+        return ChainResolver([*chain, SessionCatalogResolver(known_empty=self._session_catalog_empty)])
 
     def catalog_conf(self, packages: Sequence[str] = ()) -> dict[str, str]:
         """The Spark settings the catalogs need (Iceberg's jars unless `packages` bring Iceberg)."""
