@@ -5,7 +5,8 @@ audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Ai
 
 The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
 engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
-policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate and
+policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate,
+check the tables read where the resolver chain finds them without Spark (`consumer/analysis/tables.py`) and
 bind the parameters) — all before a Spark session is asked for; then the catalogs, the
 resolver chain, the session (with the catalogs' Spark settings), the write targets, the run, the audit record.
 
