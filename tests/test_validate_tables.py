@@ -115,6 +115,10 @@ def test_validate_with_table_bindings_and_a_missing_file(plans, shop_dir, tmp_pa
     problem = result["table_problems"][0]
     assert problem["exit_code"] == 4 and problem["path"] == ORDERS_READ
     assert "column 'status' is string, plan says int" in problem["message"]
+    table_map = tmp_path / "tables.yaml"
+    table_map.write_text(json.dumps({"orders": {"uri": str(shop_dir / "orders.parquet"), "format": "parquet"}}))
+    code, out, _ = no_spark(tmp_path, "validate", str(plans["status_int"]), "--tables-file", str(table_map))
+    assert code == 4 and "column 'status' is string, plan says int" in out
     code, out, _ = no_spark(tmp_path, "validate", str(plans["ok"]), "--table", f"orders={tmp_path / 'gone.parquet'}")
     assert code == 4 and f"cannot read {tmp_path / 'gone.parquet'} as parquet: no such file or folder" in out
 
