@@ -24,8 +24,12 @@ from substrait import type_pb2 as tp
 from .errors import PlanInvalidError, UnsupportedFeatureError
 from .walk import columns_of
 
-# Spark timestamps and day-time intervals are microseconds; precision above 6 cannot be represented.
+# Spark timestamps and day-time intervals are microseconds. A timestamp type declared finer (7-12: DataFusion
+# writes nanoseconds, 9, for every timestamp) still stands for Spark's: the data Spark holds has at most
+# microseconds, so reading it as nanoseconds changes no value. Literals must then be whole microseconds
+# (`literals.py`). Intervals above 6 stay refused.
 _MAX_TS_PRECISION = 6
+_MAX_DECLARED_TS_PRECISION = 12
 
 # Types with no parameters: Substrait kind -> Spark type.
 _SIMPLE: dict[str, T.DataType] = {
@@ -69,8 +73,9 @@ NOTES: dict[str, str] = {
     "fixed_binary": "length not enforced",
     "uuid": "the 16 bytes, big-endian (Spark has no UUID type)",
     "decimal": "precision above 38 rejected",
-    "precision_timestamp": "precision 0-6 (Spark holds microseconds); 7-12 rejected",
-    "precision_timestamp_tz": "precision 0-6; values are UTC instants, shown in the session time zone",
+    "precision_timestamp": "Spark holds microseconds: precision 7-12 (nanoseconds: DataFusion) reads microsecond data "
+    "losslessly; a literal must be whole microseconds",
+    "precision_timestamp_tz": "as precision_timestamp; values are UTC instants, shown in the session time zone",
     "interval_day": "subsecond precision 0-6; 7-9 rejected",
     "struct": "fields named f0, f1, ... (the plan's names are attached at the root)",
     "map": "keys are never null in Spark",
@@ -207,10 +212,8 @@ def _decimal(t: tp.Type, path: str) -> T.DataType:
 def _timestamp(kind: str, spark: T.DataType) -> Callable[[tp.Type, str], T.DataType]:
     def build(t: tp.Type, path: str) -> T.DataType:
         precision = getattr(t, kind).precision
-        if precision > _MAX_TS_PRECISION:
-            raise UnsupportedFeatureError(
-                f"{kind} with precision {precision}: Spark timestamps hold at most microseconds", path
-            )
+        if precision > _MAX_DECLARED_TS_PRECISION:
+            raise PlanInvalidError(f"{kind} with precision {precision}: the spec allows 0-12", path)
         return spark
 
     return build

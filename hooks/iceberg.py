@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.resolver import ResolvedTable, ResolvedView, read_mapping_file
+from substrait_spark.consumer.running.table_schemas import Lookup, Missing, NotChecked, TableColumn, TableSchema
 from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg_spark import (
     ICEBERG_EXTENSIONS,
@@ -202,6 +204,68 @@ class IcebergCatalogResolver:
 
     def _split(self, names: Sequence[str]) -> tuple[str, list[str]]:
         return self.catalogs.split(names)
+
+    def schema(self, names: Sequence[str]) -> Lookup:
+        """The table's schema from the catalog (pyiceberg, no Spark), as Spark's Iceberg reader types it; the
+        same lookup as `resolve`. A view is left to the run (its tables are read through its definition)."""
+        table = ".".join(names)
+        try:
+            catalog_name, parts = self._split(names)
+            catalog = self.catalogs.load(catalog_name)
+            try:
+                ident = find_table(catalog, catalog_name, parts)
+            except ResolutionError:
+                if stored_view(catalog, catalog_name, parts) is None:
+                    raise
+                return NotChecked(f"table {table!r} is a view of catalog {catalog_name!r}: checked when it runs")
+            fields = catalog.load_table(ident).schema().fields
+        except ResolutionError as exc:
+            return Missing(exc.message)
+        except Exception as exc:  # a catalog that does not answer: the run meets it again and says so
+            return NotChecked(f"table {table!r}: catalog lookup failed ({type(exc).__name__})")
+        columns = [TableColumn(f.name, _spark_types(f.field_type), not f.required) for f in fields]
+        return TableSchema(".".join((catalog_name, *ident)), tuple(columns), strict=True)
+
+
+def _spark_types(t: Any) -> tuple[T.DataType, ...]:
+    """The Spark type Iceberg's Spark reader gives an Iceberg type (`TypeToSparkType`); () if not one mapped here."""
+    spark = _spark_type(t)
+    return (spark,) if spark is not None else ()
+
+
+def _spark_type(t: Any) -> T.DataType | None:
+    from pyiceberg import types as ice
+
+    plain: dict[type, T.DataType] = {
+        ice.BooleanType: T.BooleanType(),
+        ice.IntegerType: T.IntegerType(),
+        ice.LongType: T.LongType(),
+        ice.FloatType: T.FloatType(),
+        ice.DoubleType: T.DoubleType(),
+        ice.DateType: T.DateType(),
+        ice.TimestampType: T.TimestampNTZType(),
+        ice.TimestamptzType: T.TimestampType(),
+        ice.StringType: T.StringType(),
+        ice.UUIDType: T.StringType(),
+        ice.BinaryType: T.BinaryType(),
+        ice.FixedType: T.BinaryType(),
+    }
+    if type(t) in plain:
+        return plain[type(t)]
+    if isinstance(t, ice.DecimalType):
+        return T.DecimalType(t.precision, t.scale)
+    if isinstance(t, ice.StructType):
+        inner = [(f, _spark_type(f.field_type)) for f in t.fields]
+        if any(s is None for _, s in inner):
+            return None
+        return T.StructType([T.StructField(f.name, s, not f.required) for f, s in inner])  # type: ignore[arg-type]
+    if isinstance(t, ice.ListType):
+        element = _spark_type(t.element_type)
+        return T.ArrayType(element, not t.element_required) if element is not None else None
+    if isinstance(t, ice.MapType):
+        key, value = _spark_type(t.key_type), _spark_type(t.value_type)
+        return T.MapType(key, value, not t.value_required) if key is not None and value is not None else None
+    return None
 
 
 def find_table(catalog: Any, catalog_name: str, parts: list[str]) -> tuple[str, ...]:

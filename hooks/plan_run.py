@@ -5,7 +5,8 @@ audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Ai
 
 The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
 engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
-policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate and
+policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate,
+check the tables read where the resolver chain finds them without Spark (`consumer/analysis/tables.py`) and
 bind the parameters) — all before a Spark session is asked for; then the catalogs, the
 resolver chain, the session (with the catalogs' Spark settings), the write targets, the run, the audit record.
 
@@ -30,6 +31,7 @@ from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer come with the first plan
     from pyspark.sql import SparkSession
     from substrait_spark.consumer.analysis.policy import Policy, Violation
+    from substrait_spark.consumer.analysis.tables import TableCheck
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
     from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver, TableResolver
@@ -86,9 +88,11 @@ class PlanRunner:
     (an Airflow hook's, with its connection), catalogs already built (from Airflow connections), a table map of
     lowest priority (a Spark connection's `tables` extra), a resolver replacing the whole chain (`run_plan`'s),
     how to get a Spark session (an Airflow hook's, a session the caller holds), a policy of its own (an
-    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it), and how its
+    Airflow connection's `policy` extra: applied as well as the settings' one, never instead of it), how its
     users give a parameter's value (`bind_hint`, a template of `{anchor}` such as `--param {anchor}=VALUE`: what
-    an `UnboundParameterError` says; by default the Python API's `parameters=`)."""
+    an `UnboundParameterError` says; by default the Python API's `parameters=`), and whether the session's own
+    catalog starts empty (`session_catalog_empty`: the CLI's local session; then a table in no table map or
+    catalog is missing before Spark starts, else it is left to the session)."""
 
     def __init__(
         self,
@@ -102,6 +106,7 @@ class PlanRunner:
         consumer_class: type | None = None,
         base_policy: Policy | str | Mapping[str, Any] | Callable[[], Any] | None = None,
         bind_hint: str | None = None,
+        session_catalog_empty: bool = False,
     ):
         self.settings = settings or RunSettings()
         self._store = store
@@ -112,6 +117,7 @@ class PlanRunner:
         self._consumer_class = consumer_class
         self._base_policy = base_policy
         self._bind_hint = bind_hint
+        self._session_catalog_empty = session_catalog_empty
 
     # --- before Spark ---------------------------------------------------------------------------------------
 
@@ -218,12 +224,28 @@ class PlanRunner:
         from substrait_spark.consumer.running.runner import preflight  # PySpark's modules: once a plan is loaded
 
         try:
-            preflight(planned.loaded, parameters=parameters, before=self._enforce, **self._consumer())
+            preflight(
+                planned.loaded,
+                parameters=parameters,
+                before=self._enforce,
+                tables=lambda loaded: self.tables(loaded).raise_first(),
+                **self._consumer(),
+            )
         except SubstraitSparkError as exc:
             _identify(getattr(exc, "report", None), planned.source)
             self._word(exc)
             raise
         return planned
+
+    def tables(self, loaded: LoadedPlan) -> TableCheck:
+        """The plan's NamedTable reads checked where the run resolves them, without Spark (`analysis/tables.py`):
+        what `validate` lists and `check` refuses."""
+        from substrait_spark.consumer.analysis.tables import TableCheck, check_tables
+        from substrait_spark.consumer.running.table_schemas import SchemaSource
+
+        if not isinstance(self.resolver, SchemaSource):
+            return TableCheck(not_checked=[f"tables: {type(self.resolver).__name__} resolves them when the plan runs"])
+        return check_tables(loaded.plan, self.resolver, lossy_ok=self.settings.cast_to_plan_types)
 
     # --- what runs share -------------------------------------------------------------------------------------
 
@@ -259,7 +281,7 @@ class PlanRunner:
             from substrait_spark.hooks.iceberg import IcebergCatalogResolver
 
             chain.append(IcebergCatalogResolver(self.catalogs))
-        return ChainResolver([*chain, SessionCatalogResolver()])
+        return ChainResolver([*chain, SessionCatalogResolver(known_empty=self._session_catalog_empty)])
 
     def catalog_conf(self, packages: Sequence[str] = ()) -> dict[str, str]:
         """The Spark settings the catalogs need (Iceberg's jars unless `packages` bring Iceberg)."""

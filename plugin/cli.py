@@ -41,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
             metavar="NAME=URI[:FORMAT]",
             help="bind one table",
         )
+        sp.add_argument(
+            "--tables-file",
+            metavar="FILE",
+            help="a table map (YAML/JSON: {name: URI[:FORMAT] or {uri, format}}); it wins a name over --tables-dir "
+            "and --table",
+        )
         sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
         sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
         sp.add_argument(
@@ -107,13 +113,15 @@ def _parser() -> argparse.ArgumentParser:
         help="no progress lines or summary table on stderr (errors are still printed)",
     )
 
-    val = sub.add_parser("validate", help="exit 0 iff every feature of every plan is supported")
+    val = sub.add_parser(
+        "validate",
+        help="exit 0 iff every feature of every plan is supported and (with table options) every table it reads is "
+        "there with the declared types; no Spark",
+    )
     val.add_argument("plans", nargs="+", metavar="PLAN")
     val.add_argument("--json", action="store_true", help="print findings as JSON")
     policy(val)
-    val.add_argument(
-        "--catalog-config", metavar="FILE", help="Iceberg catalogs the policy names tables and views in (as run's)"
-    )
+    tables(val)  # as run's: the tables are looked up where run finds them, without Spark
 
     exp = sub.add_parser("explain", help="the plan as a tree with schemas, and Spark's physical plan")
     exp.add_argument("plan", metavar="PLAN")
@@ -168,6 +176,7 @@ def _runner(args: argparse.Namespace):
         settings = RunSettings(
             tables=dict(args.table),
             tables_dir=args.tables_dir,
+            tables_file=args.tables_file,
             catalog_config=args.catalog_config,
             master=args.master,
             audit_log=getattr(args, "audit_log", None) or "off",  # the CLI audits only when asked
@@ -180,8 +189,15 @@ def _runner(args: argparse.Namespace):
             settings,
             session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(()))),
             bind_hint=BIND_HINT,
+            session_catalog_empty=_fresh_local(args.master),
         )
     return args._runner
+
+
+def _fresh_local(master: str | None) -> bool:
+    """Whether the command's session is a new local one (its catalog empty: a table found in no table map or
+    catalog is missing). A cluster's or a Spark Connect server's catalog may hold tables."""
+    return master is None or master.startswith("local")
 
 
 def _session(master: str | None, conf: dict[str, str]):
@@ -357,12 +373,14 @@ def _failed(runner, args: argparse.Namespace, exc: SubstraitSparkError, entry: d
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Every unsupported feature and, with `--policy`, every policy violation of each plan: what `run` (with the
-    same policy and catalogs) refuses — exit 5 for a violation, else 3 for an unsupported feature."""
+    """Every unsupported feature, with `--policy` every policy violation, and every table problem of each plan:
+    what `run` (with the same options) refuses — exit 5 for a violation, else 4 for a table missing or not of the
+    declared types, else 3 for an unsupported feature. No Spark: tables only Spark can see are listed as not
+    checked."""
     from substrait_spark.consumer.analysis.analyze import validate_plan
-    from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
+    from substrait_spark.consumer.analysis.tables import TableCheck
 
-    runner = PlanRunner(RunSettings(catalog_config=args.catalog_config, policy=args.policy))
+    runner = _runner(args)
     load = _loader(runner)
     exit_code = 0
     results = []
@@ -371,30 +389,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
             loaded = load(plan)[0]
             violations = runner.violations(loaded)
             findings = validate_plan(loaded)
+            tables = runner.tables(loaded) if _binds_tables(args) else TableCheck(not_checked=[NO_TABLE_OPTIONS])
         except SubstraitSparkError as exc:
             _report_error(exc, plan, args.debug)
             exit_code = max(exit_code, exc.exit_code)
             results.append({"plan": plan, "error": str(exc), "exit_code": exc.exit_code})
             continue
-        result: dict[str, Any] = {"plan": plan, "unsupported": [f.to_dict() for f in findings]}
+        result: dict[str, Any] = {"plan": plan, "unsupported": [f.to_dict() for f in findings], **tables.to_dict()}
         if args.policy:
             result["violations"] = [v.to_dict() for v in violations]
         results.append(result)
-        if findings:
-            exit_code = max(exit_code, 3)
-        if violations:
-            exit_code = max(exit_code, 5)
+        codes = [(findings, 3), (tables.problems, 4), (violations, 5)]
+        exit_code = max([exit_code, *(code for found, code in codes if found)])
         if not args.json:
-            status = [f"{len(findings)} unsupported feature(s)"] if findings else []
-            status += [f"{len(violations)} policy violation(s)"] if violations else []
-            print(f"{plan}: {', '.join(status) or 'supported'}")
-            for f in findings:
-                print(f"  - {f.feature} (at {f.path})")
-            for v in violations:
-                print(f"  - refused by policy: {v}")
+            _print_validation(plan, findings, tables, violations)
     if args.json:
         print(json.dumps(results, indent=2))
     return exit_code
+
+
+NO_TABLE_OPTIONS = "tables (no --tables-dir, --table, --tables-file or --catalog-config given)"
+
+
+def _binds_tables(args: argparse.Namespace) -> bool:
+    return bool(args.tables_dir or args.table or args.tables_file or args.catalog_config)
+
+
+def _print_validation(plan: str, findings: list, tables: Any, violations: list) -> None:
+    status = [f"{len(findings)} unsupported feature(s)"] if findings else []
+    status += [f"{len(tables.problems)} table problem(s)"] if tables.problems else []
+    status += [f"{len(violations)} policy violation(s)"] if violations else []
+    print(f"{plan}: {', '.join(status) or 'supported'}")
+    for f in findings:
+        print(f"  - {f.feature} (at {f.path})")
+    for p in tables.problems:
+        print(f"  - {p.kind}: {p}")
+    for v in violations:
+        print(f"  - refused by policy: {v}")
+    for note in tables.not_checked:
+        print(f"  - not checked: {note}")
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import resource
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import CLI, stub_java, timed
 from substrait_spark.cli import main
 
 pytestmark = [pytest.mark.spark, pytest.mark.corpus]
@@ -205,30 +201,6 @@ def garbage_plan(tmp_path: Path) -> Path:
     return path
 
 
-def stub_java(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """An environment whose JAVA_HOME holds a `java` that records each start in a file and fails: PySpark starts
-    Spark's JVM through `$JAVA_HOME/bin/java`, so the file exists iff the process tried to start Spark."""
-    home, marker = tmp_path / "jdk", tmp_path / "java-started"
-    (home / "bin").mkdir(parents=True)
-    java = home / "bin" / "java"
-    java.write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 1\n')
-    java.chmod(0o755)
-    return {**os.environ, "JAVA_HOME": str(home)}, marker
-
-
-CLI = str(Path(sys.executable).with_name("substrait-spark"))
-
-
-def _timed(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """Run a command: its result, wall-clock seconds and CPU seconds (user + system, it and its children)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return done, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def test_run_refuses_invalid_and_unsupported_plans_at_once_without_starting_spark(corpus, tpch_dir, tmp_path):
     """`run` loads and validates every plan before it starts Spark: an unparseable plan exits 2 and an unsupported
     one 3, and no JVM was started (the stub `java` never ran; control: a plan that can run does start it).
@@ -243,14 +215,14 @@ def test_run_refuses_invalid_and_unsupported_plans_at_once_without_starting_spar
         ([str(unsupported_plan(corpus, tmp_path)), str(garbage_plan(tmp_path))], 3, "invalid plan"),
     ]
     for plans, code, message in cases:
-        done, wall, cpu = _timed([CLI, "run", *plans, "--tables-dir", str(tpch_dir)], env)
+        done, wall, cpu = timed([CLI, "run", *plans, "--tables-dir", str(tpch_dir)], env)
         print(f"run {[Path(p).name for p in plans]}: exit {done.returncode}, {wall:.2f} s wall, {cpu:.2f} s CPU")
         assert done.returncode == code, done.stderr
         assert message in done.stderr and "Traceback" not in done.stderr
         assert len(error_lines(done.stderr)) == len(plans)
         assert cpu < 2.0 and wall < 6.0, f"{plans}: {wall:.2f} s wall, {cpu:.2f} s CPU"
         assert not marker.exists(), f"Spark's JVM was started: {marker.read_text()}"
-    done, _, _ = _timed([CLI, "run", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
+    done, _, _ = timed([CLI, "run", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
     assert done.returncode != 0 and marker.exists()
 
 
@@ -259,13 +231,13 @@ def test_explain_refuses_an_unsupported_plan_without_starting_spark(corpus, tpch
     control: explaining a plan that can run does start the (stub) JVM."""
     env, marker = stub_java(tmp_path)
     plan = unsupported_plan(corpus, tmp_path)
-    done, wall, cpu = _timed([CLI, "explain", str(plan), "--tables-dir", str(tpch_dir)], env)
+    done, wall, cpu = timed([CLI, "explain", str(plan), "--tables-dir", str(tpch_dir)], env)
     print(f"explain extension.json: exit {done.returncode}, {wall:.2f} s wall, {cpu:.2f} s CPU")
     assert done.returncode == 3, done.stderr
     assert f"unsupported: extension relation {EMPTY_URL}" in done.stderr and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert not marker.exists(), f"Spark's JVM was started: {marker.read_text()}"
-    done, _, _ = _timed([CLI, "explain", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
+    done, _, _ = timed([CLI, "explain", str(corpus / IBM / "q06.json"), "--tables-dir", str(tpch_dir)], env)
     assert done.returncode != 0 and marker.exists()
 
 

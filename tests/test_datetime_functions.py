@@ -164,3 +164,77 @@ def test_round_temporal_fixed_units(spark):
         dt.datetime(2016, 1, 1, 14),
         dt.date(2016, 1, 4),
     )
+
+
+def _ns_literal(kind: str, value: dt.datetime):
+    """A timestamp literal at precision 9, as DataFusion writes every timestamp literal."""
+    from substrait import algebra_pb2 as alg
+
+    aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    nanos = (aware - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1) * 1000
+    out = alg.Expression()
+    getattr(out.literal, kind).CopyFrom(alg.Expression.Literal.PrecisionTimestamp(precision=9, value=nanos))
+    return out
+
+
+def test_date_trunc_units_ignore_the_session_zone(los_angeles_session):
+    """DataFusion's `date_trunc('month', ts)` (the everyday "per month" query): each unit Spark has, on a
+    wall-clock time in Los Angeles' DST gap (2016-03-13 02:30 does not exist there: Spark's own date_trunc,
+    which truncates in the session zone, gives 03:00), on a date, and on an instant (its UTC wall clock)."""
+    b = PlanBuilder()
+    gap = lit(dt.datetime(2016, 3, 13, 2, 30, 15, 123456), precision_timestamp())
+    units = ("year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond", "microsecond")
+    ts9 = precision_timestamp(9)
+    got = values(
+        los_angeles_session,
+        b,
+        *[b.call("date_trunc", lit(u, string()), gap, out=ts9) for u in units],
+        b.call("date_trunc", lit("MONTH", string()), lit(dt.date(2016, 3, 13), date()), out=date()),
+        b.call("date_trunc", lit("month", string()), _ns_literal("precision_timestamp", TS), out=ts9),
+        b.call(
+            "date_trunc", lit("day", string()), lit(INSTANT, precision_timestamp_tz()), out=precision_timestamp_tz()
+        ),
+    )
+    assert got[: len(units)] == (
+        dt.datetime(2016, 1, 1),
+        dt.datetime(2016, 1, 1),
+        dt.datetime(2016, 3, 1),
+        dt.datetime(2016, 3, 7),  # a Monday
+        dt.datetime(2016, 3, 13),
+        dt.datetime(2016, 3, 13, 2),
+        dt.datetime(2016, 3, 13, 2, 30),
+        dt.datetime(2016, 3, 13, 2, 30, 15),
+        dt.datetime(2016, 3, 13, 2, 30, 15, 123000),
+        dt.datetime(2016, 3, 13, 2, 30, 15, 123456),
+    )
+    assert got[len(units) :][:2] == (dt.date(2016, 3, 1), dt.datetime(2016, 1, 1))
+    instant = got[-1]  # collected in the session zone: compare as an instant
+    assert instant.astimezone(dt.UTC) == dt.datetime(2016, 12, 31, tzinfo=dt.UTC)
+
+
+def test_date_trunc_unit_spark_lacks_is_refused_by_name(spark):
+    from substrait_spark.consumer.analysis.analyze import validate_plan
+    from substrait_spark.consumer.errors import UnsupportedFeatureError
+
+    b = PlanBuilder()
+    with pytest.raises(UnsupportedFeatureError, match="date_trunc: unit 'decade'") as refused:
+        values(spark, b, b.call("date_trunc", lit("decade", string()), lit(TS, precision_timestamp()), out=date()))
+    assert refused.value.exit_code == 3
+    rel = project(virtual(["d"], [i64()], [(0,)]), b.call("date_trunc", lit("decade", string()),
+                  lit(TS, precision_timestamp()), out=precision_timestamp()), emit=[1])  # fmt: skip
+    findings = validate_plan(b.plan(rel, ["c"]))  # validate refuses it too, before Spark
+    assert len(findings) == 1 and findings[0].feature.startswith("date_trunc: unit 'decade' (supported: year")
+
+
+def test_nanosecond_literals_are_read_exactly_or_refused(spark):
+    """precision_timestamp(9) literals (DataFusion's): whole microseconds read exactly; a digit below a
+    microsecond is refused, never rounded."""
+    from substrait_spark.consumer.errors import UnsupportedFeatureError
+
+    b = PlanBuilder()
+    got = values(spark, b, _ns_literal("precision_timestamp", TS), _ns_literal("precision_timestamp_tz", INSTANT))
+    assert got[0] == TS and got[1].astimezone(dt.UTC) == INSTANT
+    odd = _ns_literal("precision_timestamp", TS)
+    odd.literal.precision_timestamp.value += 1
+    with pytest.raises(UnsupportedFeatureError, match="digits below a microsecond"):
+        values(spark, PlanBuilder(), odd)

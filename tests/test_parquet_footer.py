@@ -157,3 +157,33 @@ def test_resolver_opens_a_table_without_a_job(spark, tmp_path):
     expected = spark.read.parquet(str(path))
     assert schema == expected.schema
     assert sorted(table.df.collect()) == sorted(expected.collect())
+
+
+def test_footer_columns_list_every_type_spark_may_read(spark, tmp_path):
+    """`footer_columns` (the check before Spark): for each column the types Spark's reads give it under either
+    setting of spark.sql.parquet.inferTimestampNTZ.enabled; a nested column has none worked out (name only)."""
+    from substrait_spark.consumer.running.parquet_footer import footer_columns
+
+    moment = dt.datetime(2024, 5, 6, 7, 8, 9)
+    table = pa.table(
+        {
+            "wall": pa.array([moment], pa.timestamp("us")),
+            "utc": pa.array([moment], pa.timestamp("ms", tz="UTC")),
+            "n": pa.array([1], pa.int64()),
+            "nested": pa.array([{"a": 1}], pa.struct([("a", pa.int64())])),
+        }
+    )
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path)
+    columns = {c.name: c.types for c in footer_columns(str(path)) or []}
+    assert columns["nested"] == () and columns["n"] == (T.LongType(),)
+    key = "spark.sql.parquet.inferTimestampNTZ.enabled"
+    before = spark.conf.get(key)
+    try:
+        for setting in ("true", "false"):
+            spark.conf.set(key, setting)
+            for f in spark.read.parquet(str(path)).schema.fields:
+                if f.name in ("wall", "utc", "n"):
+                    assert f.dataType in columns[f.name], (setting, f)
+    finally:
+        spark.conf.set(key, before)

@@ -112,6 +112,19 @@ CASES = [
         "timestamp_ntz",
         "TIMESTAMP_NTZ'2020-01-02 03:04:05.123'",
     ),
+    Case(  # DataFusion's nanoseconds: whole microseconds read exactly
+        "precision_timestamp_9",
+        pb.precision_timestamp(9),
+        _raw(
+            precision_timestamp={
+                "precision": 9,
+                "value": (_TS - dt.datetime(1970, 1, 1)) // dt.timedelta(0, 0, 1) * 1000,
+            }
+        ),
+        _TS,
+        "timestamp_ntz",
+        "TIMESTAMP_NTZ'2020-01-02 03:04:05.123456'",
+    ),
     Case(
         "precision_timestamp_tz",
         pb.precision_timestamp_tz(6),
@@ -359,7 +372,6 @@ REJECTED = [
     ("precision_time", _type("precision_time", precision=6), "time-of-day"),
     ("interval_compound", _type("interval_compound", precision=6), "calendar interval"),
     ("func", _type("func"), "function type"),
-    ("precision_timestamp_9", pb.precision_timestamp(9), "at most microseconds"),
     ("interval_day_9", _type("interval_day", precision=9), "at most microseconds"),
     ("decimal_39", pb.decimal_(39, 0), "exceeds Spark's maximum 38"),
     ("list_of_time", pb.list_(_type("precision_time", precision=3)), "time-of-day"),

@@ -489,15 +489,18 @@ def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
             )
 
 
+# Literals whose value decides whether they translate: user-defined ones (the mapped unsigned integers translate,
+# others name their type) and timestamps finer than microseconds (whole microseconds translate).
+_CHECKED_LITERALS = frozenset({"user_defined", "precision_timestamp", "precision_timestamp_tz"})
+
+
 def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Finding]:
     kind = lit.WhichOneof("literal_type")
     if kind is None:
         raise PlanInvalidError("literal has no value set", path)
     if kind in REFUSED_LITERALS:
         yield Finding(REFUSED_LITERALS[kind], path)
-    elif kind in ("precision_timestamp", "precision_timestamp_tz") and getattr(lit, kind).precision > 6:
-        yield Finding(f"timestamp precision {getattr(lit, kind).precision}: Spark holds microseconds", path)
-    elif kind == "user_defined":  # the mapped ones (unsigned integers) translate; others name their type
+    elif kind in _CHECKED_LITERALS:  # the translator's own conversion decides (one rule)
         try:
             literal_value(lit, path)
         except UnsupportedFeatureError as exc:

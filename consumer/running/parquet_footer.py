@@ -8,11 +8,16 @@ Only what maps one way whatever the session's settings is read here: flat column
 in files Spark would list (a file, or a folder of data files with no partition folders or summary files), every
 file with the same schema. Anything else (nested or repeated columns, timestamps, INT96, unsigned or unannotated
 binary columns, field ids Spark may read by) returns None and Spark infers, as before.
+
+`footer_columns` gives the check before Spark (`validate`, `analysis/tables.py`) every top-level column, each with
+the Spark types a read may give it: also the setting-dependent ones (a timestamp without time zone), and none for
+what only Spark types.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -41,13 +46,20 @@ _SIGNED_INTS: dict[tuple[str, int], T.DataType] = {
 _DECIMAL_PRECISION = {"INT32": 9, "INT64": 18, "FIXED_LEN_BYTE_ARRAY": 38, "BYTE_ARRAY": 38}
 
 
-def local_files(uri: str) -> list[Path] | None:
-    """The data files Spark would read for a local `uri` (a path or `file:` URI), or None when Spark lists
-    something this module does not imitate (another file system, partition folders, summary files, globs)."""
+def local_path(uri: str) -> Path | None:
+    """The local path of `uri` (a path or `file:` URI without glob characters), else None."""
     parsed = urlparse(uri)
     if parsed.scheme not in ("", "file") or any(ch in uri for ch in "*?[{"):
         return None
-    path = Path(parsed.path if parsed.scheme else uri)
+    return Path(parsed.path if parsed.scheme else uri)
+
+
+def local_files(uri: str) -> list[Path] | None:
+    """The data files Spark would read for a local `uri` (a path or `file:` URI), or None when Spark lists
+    something this module does not imitate (another file system, partition folders, summary files, globs)."""
+    path = local_path(uri)
+    if path is None:
+        return None
     if path.is_file():
         return [path]
     if not path.is_dir():
@@ -102,3 +114,59 @@ def _spark_type(physical: str, logical: dict) -> T.DataType | None:
     if kind == "Int":
         return _SIGNED_INTS.get((physical, logical["bitWidth"])) if logical["isSigned"] else None
     return _PLAIN.get((physical, kind))
+
+
+@dataclass(frozen=True)
+class FooterColumn:
+    """A top-level column of a parquet table and the Spark types a read may give it: one, or several where
+    Spark's settings decide (a timestamp not adjusted to UTC: TIMESTAMP_NTZ, or TIMESTAMP when
+    `spark.sql.parquet.inferTimestampNTZ.enabled` is off), or none worked out here (nested, INT96, nanoseconds)."""
+
+    name: str
+    types: tuple[T.DataType, ...]
+    note: str = ""  # why there is not exactly one type
+
+
+# Why a column's Spark type is not one type worked out here.
+NTZ_NOTE = (
+    "a timestamp without time zone: TIMESTAMP_NTZ, or TIMESTAMP if spark.sql.parquet.inferTimestampNTZ.enabled is off"
+)
+UNKNOWN_NOTE = "nested, INT96, nanosecond or unannotated: Spark types it when it reads"
+
+
+def footer_columns(uri: str) -> list[FooterColumn] | None:
+    """The columns of the local parquet table at `uri` (`validate`'s table check, no Spark); None when Spark lists
+    files this module does not imitate, the files differ in schema or are not parquet."""
+    files = local_files(uri)
+    if files is None:
+        return None
+    try:
+        import pyarrow.parquet as pq
+
+        tables = [_columns(pq.ParquetFile(f).schema) for f in files]
+    except Exception:  # not parquet, unreadable: Spark reports it in its own words when it runs
+        return None
+    first = tables[0]
+    return first if all(t == first for t in tables[1:]) else None
+
+
+def _columns(parquet_schema) -> list[FooterColumn]:
+    flat = {}
+    for i in range(len(parquet_schema)):
+        column = parquet_schema.column(i)
+        if column.max_repetition_level == 0:
+            flat[column.path] = (column.physical_type, json.loads(column.logical_type.to_json()))
+    out = []
+    for name in parquet_schema.to_arrow_schema().names:
+        types = _candidates(*flat[name]) if name in flat else ()
+        out.append(FooterColumn(name, types, "" if len(types) == 1 else NTZ_NOTE if types else UNKNOWN_NOTE))
+    return out
+
+
+def _candidates(physical: str, logical: dict) -> tuple[T.DataType, ...]:
+    t = _spark_type(physical, logical)
+    if t is not None:
+        return (t,)
+    if physical == "INT64" and logical.get("Type") == "Timestamp" and logical.get("timeUnit") != "nanoseconds":
+        return (T.TimestampType(),) if logical.get("isAdjustedToUTC") else (T.TimestampNTZType(), T.TimestampType())
+    return ()

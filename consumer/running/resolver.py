@@ -15,6 +15,7 @@ from ..errors import ResolutionError, first_line
 from .clients import is_connect
 from .parquet_footer import footer_schema
 from .report import TableRead
+from .table_schemas import Lookup, Missing, NotChecked, SchemaSource, file_schema
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
 CSV_OPTIONS = {"header": "true"}  # how a `csv` table binding is read
@@ -171,11 +172,24 @@ class TableMapResolver:
         """What `names` is bound to: all its parts, else its last one (case-insensitively); None when unbound."""
         return self.tables.get(".".join(names).lower()) or (self.tables.get(names[-1].lower()) if names else None)
 
-    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+    def bound(self, names: Sequence[str]) -> TableBinding:
+        """The binding of the plan's table name, else a resolution error naming the tables that are bound."""
         binding = self.binding(names)
         if binding is None:
             known = ", ".join(sorted(self.tables)) or "none"
             raise ResolutionError(f"table {'.'.join(names)!r} not found (known tables: {known})")
+        return binding
+
+    def schema(self, names: Sequence[str]) -> Lookup:
+        """The bound table's schema without Spark (`table_schemas.file_schema`)."""
+        try:
+            binding = self.bound(names)
+        except ResolutionError as exc:
+            return Missing(exc.message)
+        return file_schema(".".join(names), binding.uri, binding.format)
+
+    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
+        binding = self.bound(names)
         key = (id(spark), binding)
         if key not in self._opened:
             df = _open(spark, binding)
@@ -211,7 +225,17 @@ def _load(spark: SparkSession, binding: TableBinding, schema: T.StructType | Non
 
 @dataclass
 class SessionCatalogResolver:
-    """Tables from Spark's own catalog (`spark.table`), e.g. temp views or Hive tables."""
+    """Tables from Spark's own catalog (`spark.table`), e.g. temp views or Hive tables. `known_empty`: the
+    session the run gets starts with an empty catalog (the CLI's own local one), so a table found nowhere
+    before it is missing, which the check before Spark can say."""
+
+    known_empty: bool = False
+
+    def schema(self, names: Sequence[str]) -> Lookup:
+        table = ".".join(names)
+        if self.known_empty:
+            return Missing(f"table {table!r} not found in the Spark catalog")
+        return NotChecked(f"table {table!r} is in no table map or catalog: Spark's session catalog may hold it")
 
     def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable:
         ident = ".".join(f"`{n.replace('`', '``')}`" for n in names)
@@ -235,3 +259,16 @@ class ChainResolver:
             except ResolutionError as exc:
                 errors.append(exc.message)
         raise ResolutionError("; ".join(errors) or f"table {'.'.join(names)!r} not found")
+
+    def schema(self, names: Sequence[str]) -> Lookup:
+        """As `resolve`, without Spark: the first source that has the table answers; a resolver that cannot
+        look without Spark leaves the table to the run."""
+        errors = []
+        for r in self.resolvers:
+            if not isinstance(r, SchemaSource):
+                return NotChecked(f"table {'.'.join(names)!r}: {type(r).__name__} resolves it when the plan runs")
+            found = r.schema(names)
+            if not isinstance(found, Missing):
+                return found
+            errors.append(found.message)
+        return Missing("; ".join(errors) or f"table {'.'.join(names)!r} not found")

@@ -61,11 +61,13 @@ def preflight(
     parameters: Mapping[str | int, Any] | None = None,
     consumer_class: type[SubstraitConsumer] = SubstraitConsumer,
     before: Callable[[LoadedPlan], None] | None = None,
+    tables: Callable[[LoadedPlan], None] | None = None,
 ) -> None:
     """Refuse, before any Spark session starts, what a run would refuse anyway: what `before` refuses (the run's
     policy: exit 5), a feature the consumer class does not translate (what `validate` reports: exit 3; a malformed
-    plan: exit 2) and parameter values that do not fit the plan (exit 2). Raises the typed error with a failed
-    RunReport on it (`exc.report`)."""
+    plan: exit 2), what `tables` refuses (a table missing or of other types than the plan declares, as far as
+    it can be seen without Spark: exit 4, `analysis/tables.py`) and parameter values that do not fit the plan
+    (exit 2). Raises the typed error with a failed RunReport on it (`exc.report`)."""
     start = time.perf_counter()
     try:
         if before is not None:
@@ -73,6 +75,8 @@ def preflight(
         findings = validate_plan(loaded, consumer_class)
         if findings:
             raise unsupported(findings)
+        if tables is not None:
+            tables(loaded)
         Parameters.bind(loaded.plan, parameters).bound(loaded.plan)
     except SubstraitSparkError as exc:
         report = new_report(loaded)

@@ -43,11 +43,7 @@ def instant(cx: SubstraitConsumer) -> dt.datetime:
 def _truncate(now: dt.datetime, precision: int, path: str) -> dt.datetime:
     if not 0 <= precision <= 12:
         raise PlanInvalidError(f"timestamp precision {precision} (0 to 12)", path)
-    if precision > 6:
-        raise UnsupportedFeatureError(
-            f"current_timestamp with precision {precision}: Spark timestamps hold at most microseconds", path
-        )
-    step = 10 ** (6 - precision)
+    step = 10 ** max(0, 6 - precision)  # finer than microseconds: the clock's microseconds, as Spark's own
     return now.replace(microsecond=now.microsecond - now.microsecond % step)
 
 

@@ -86,10 +86,18 @@ def _micros_to_naive(micros: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=micros)
 
 
-def _precision_to_micros(value: int, precision: int) -> int:
-    if precision > 6:
-        raise UnsupportedFeatureError(f"timestamp precision {precision}: Spark holds microseconds")
-    return value * 10 ** (6 - precision)
+def _precision_to_micros(value: int, precision: int, path: str) -> int:
+    """A timestamp literal in microseconds: exact, or refused (a finer one with digits below a microsecond)."""
+    if precision <= 6:
+        return value * 10 ** (6 - precision)
+    micros, rest = divmod(value, 10 ** (precision - 6))
+    if rest:
+        raise UnsupportedFeatureError(
+            f"timestamp literal {value} at precision {precision} has digits below a microsecond (Spark holds "
+            "microseconds)",
+            path,
+        )
+    return micros
 
 
 def _day_to_second(lit: Literal) -> dt.timedelta:
@@ -116,11 +124,13 @@ _VALUES: dict[str, Callable[[Literal, str], tuple[Any, T.DataType]]] = {
     "uuid": lambda lit, path: (bytes(uuid.UUID(bytes=bytes(lit.uuid)).bytes), T.BinaryType()),
     "date": lambda lit, path: (_EPOCH_DATE + dt.timedelta(days=lit.date), T.DateType()),
     "precision_timestamp": lambda lit, path: (
-        _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision)),
+        _micros_to_naive(_precision_to_micros(lit.precision_timestamp.value, lit.precision_timestamp.precision, path)),
         T.TimestampNTZType(),
     ),
     "precision_timestamp_tz": lambda lit, path: (
-        _micros_to_naive(_precision_to_micros(lit.precision_timestamp_tz.value, lit.precision_timestamp_tz.precision)),
+        _micros_to_naive(
+            _precision_to_micros(lit.precision_timestamp_tz.value, lit.precision_timestamp_tz.precision, path)
+        ),
         T.TimestampType(),
     ),
     "interval_day_to_second": lambda lit, path: (_day_to_second(lit), T.DayTimeIntervalType()),

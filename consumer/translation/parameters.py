@@ -241,19 +241,18 @@ def _micros(d: dt.datetime) -> int:
 def _precision_timestamp(kind: str) -> Callable[[tp.Type, Any], Literal]:
     def convert(t: tp.Type, v: Any) -> Literal:
         precision = getattr(t, kind).precision
-        if precision > 6:
-            raise ValueError(f"precision {precision}: Spark holds microseconds")
         d = _datetime(v)
         if d.tzinfo is not None and kind == "precision_timestamp":
             raise ValueError("a timestamp without time zone cannot take a value with an offset")
         if d.tzinfo is None and kind == "precision_timestamp_tz":
             raise ValueError("a timestamp with time zone needs an offset (e.g. +00:00)")
-        micros = _micros(d)
-        step = 10 ** (6 - precision)
+        micros = _micros(d)  # a Python datetime holds microseconds: a finer precision scales up exactly
+        step = 10 ** (6 - precision) if precision <= 6 else 1
         if micros % step:
             raise ValueError(f"more digits than precision {precision}")
+        value = micros // step if precision <= 6 else micros * 10 ** (precision - 6)
         lit = Literal()
-        getattr(lit, kind).CopyFrom(Literal.PrecisionTimestamp(precision=precision, value=micros // step))
+        getattr(lit, kind).CopyFrom(Literal.PrecisionTimestamp(precision=precision, value=value))
         return lit
 
     return convert

@@ -358,6 +358,64 @@ def _round_temporal(c: Call) -> Column:
     return F.to_date(rounded) if kind == "date" else rounded
 
 
+# date_trunc units (DataFusion's, DuckDB's and Spark's spellings) -> Spark's `trunc` unit on the date (calendar
+# units), or None for DAY and the fixed-length units of `_UNIT_MICROS`.
+_TRUNC_UNITS: dict[str, str | None] = {
+    "YEAR": "YEAR", "YYYY": "YEAR", "YY": "YEAR",
+    "QUARTER": "QUARTER",
+    "MONTH": "MONTH", "MON": "MONTH", "MM": "MONTH",
+    "WEEK": "WEEK",  # weeks start on Monday (ISO 8601), as in DataFusion, DuckDB and Spark
+    "DAY": None, "DD": None,
+    **dict.fromkeys(("HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND")),
+}  # fmt: skip
+
+
+def _trunc_unit(c: Arguments) -> object:
+    """The unit argument: an enum, else the first value argument (a string literal, as DataFusion writes it)."""
+    if c.enums:
+        return c.enums[0]
+    return c.values[0].value if c.values and c.values[0].is_literal else None
+
+
+def _date_trunc_rule(c: Arguments) -> str | None:
+    if len(c.values) != (1 if c.enums else 2) or _trunc_unit(c) is UNKNOWN:
+        return None  # (a wrong arity is the handler's invalid plan; a parameter's value is not in the plan)
+    unit = _trunc_unit(c)
+    if not isinstance(unit, str):
+        return "the unit must be a string literal"
+    if unit.upper() not in _TRUNC_UNITS:
+        return f"unit {unit!r} (supported: {', '.join(u.lower() for u in _TRUNC_UNITS)})"
+    return None
+
+
+def _truncate_wall_clock(w: Column, unit: str) -> Column:
+    """Wall-clock time `w` (TIMESTAMP_NTZ) truncated to `unit`. Spark's `date_trunc` takes an instant and
+    truncates in the session time zone (a wall-clock time that does not exist there, in a DST gap, moves):
+    calendar units truncate the date (`trunc`), the others count microseconds, neither sees a time zone."""
+    if unit in ("DAY", "DD"):
+        return F.to_date(w).cast(T.TimestampNTZType())
+    calendar = _TRUNC_UNITS[unit]
+    if calendar is not None:
+        return F.trunc(F.to_date(w), calendar).cast(T.TimestampNTZType())
+    micros, step = _ntz_micros(w), F.lit(_UNIT_MICROS[unit])
+    return _micros_ntz(micros - F.pmod(micros, step))
+
+
+def _date_trunc(c: Call) -> Column:
+    """date_trunc(unit, x): a date or wall-clock time truncated to the unit; an instant on its UTC wall clock
+    (the plan does not say the zone it was truncated in: Substrait instants are UTC). The result is the type the
+    plan declares (DataFusion: a timestamp even for a date, which it casts first), else the argument's."""
+    c.check(_date_trunc_rule)
+    x = c.arity(1).values[0] if c.enums else c.arity(2).values[1]
+    kind = _kind(x.type)
+    wall = _wall_clock(x.col, F.lit("UTC")) if kind == "timestamp_tz" else x.col.cast(T.TimestampNTZType())
+    truncated = _truncate_wall_clock(wall, str(_trunc_unit(c)).upper())
+    out = c.output_type or x.type
+    if isinstance(out, T.TimestampType):
+        return _assume(truncated, F.lit("UTC"))
+    return cast(truncated, out)
+
+
 def _datetime_arithmetic(name: str) -> Handler:
     """date +/- interval_day is a timestamp in functions_datetime when the plan declares one; producers of SQL's
     `date - INTERVAL '3' DAY` declare a date (or nothing): the arithmetic table's add/subtract keep it a date."""
@@ -387,6 +445,7 @@ DATETIME: dict[str, Handler] = {
     "strptime_timestamp": _strptime_timestamp,
     "extract_boolean": _extract_boolean,
     "round_temporal": _round_temporal,
+    "date_trunc": _date_trunc,
 }
 # What the handlers above refuse in their arguments (`call.ArgumentRule`; `validate` applies the same rules).
 DATETIME_RULES: dict[str, ArgumentRule] = {
@@ -397,4 +456,5 @@ DATETIME_RULES: dict[str, ArgumentRule] = {
     "strptime_timestamp": _STRPTIME_TIMESTAMP_RULE,
     "extract_boolean": _extract_boolean_rule,
     "round_temporal": _round_temporal_rule,
+    "date_trunc": _date_trunc_rule,
 }

@@ -63,12 +63,38 @@ def _check_catalog_schema(cx: SubstraitConsumer, rel: ReadRel, names: list[str],
     if not resolved.strict_schema:
         return
     required = [not nullable(t) for t in rel.base_schema.struct.types]
-    problems = schema_problems(names, types, fields_by_lower(resolved.fields), required=required)
-    if problems:
-        table = ".".join(rel.named_table.names)
-        raise SchemaMismatchError(
-            f"table {table!r} ({resolved.identity}) does not match the plan's schema: " + "; ".join(problems), path
-        )
+    table = ".".join(rel.named_table.names)
+    error = catalog_schema_error(table, resolved.identity, names, types, required, resolved.fields, path)
+    if error is not None:
+        raise error
+
+
+def catalog_schema_error(
+    table: str,
+    identity: str,
+    names: list[str],
+    types: list[T.DataType],
+    required: list[bool],
+    fields: list[T.StructField],
+    path: str,
+) -> SchemaMismatchError | None:
+    """The error a read of catalog table `table` fails with, if its columns differ from the plan's base schema.
+    Public: the table check before Spark (`analysis/tables.py`) refuses by it too."""
+    problems = schema_problems(names, types, fields_by_lower(fields), required=required)
+    if not problems:
+        return None
+    return SchemaMismatchError(
+        f"table {table!r} ({identity}) does not match the plan's schema: " + "; ".join(problems), path
+    )
+
+
+def file_schema_error(
+    what: str, names: list[str], types: list[T.DataType], fields: list[T.StructField], lossy_ok: bool, path: str
+) -> SchemaMismatchError | None:
+    """The error `conform` fails a read with, if the columns do not convert to the plan's types (lossy casts only
+    when `lossy_ok`). Public: the table check before Spark (`analysis/tables.py`) refuses by it too."""
+    problems = schema_problems(names, types, fields_by_lower(fields), lossy_ok=lossy_ok)
+    return _mismatch(what, problems, path) if problems else None
 
 
 def fields_by_lower(fields: list[T.StructField]) -> dict[str, T.StructField]:
@@ -159,10 +185,10 @@ def conform(
     the fresh names refer to by attribute (`Projection.bound`), so no renaming Project is needed to join it with
     the first read — the plan Spark SQL makes for a self-join."""
     fields = fields if fields is not None else df.schema.fields
+    error = file_schema_error(what, names, types, fields, cx.cast_to_plan_types, path)
+    if error is not None:
+        raise error
     by_lower = fields_by_lower(fields)
-    problems = schema_problems(names, types, by_lower, lossy_ok=cx.cast_to_plan_types)
-    if problems:
-        raise _mismatch(what, problems, path)
     found = [by_lower[name.lower()] for name in names]
     kinds = [conversion(f.dataType, t) for f, t in zip(found, types, strict=True)]
     own = [f.name for f in found]
@@ -191,6 +217,11 @@ def conform(
     return Relation(df, fresh, list(types), projection=projection)
 
 
+def table_label(parts: list[str]) -> str:
+    """How a read's errors name a NamedTable."""
+    return f"table {'.'.join(parts)!r}"
+
+
 def read_named_table(
     cx: SubstraitConsumer, table: ReadRel.NamedTable, names: list[str], types: list[T.DataType] | None, path: str
 ) -> Relation:
@@ -201,7 +232,7 @@ def read_named_table(
     if types is None:  # a producer that names the columns without typing them (see producers.Quirks)
         by_lower = {f.name.lower(): f.dataType for f in reversed(resolved.fields)}
         types = [by_lower.get(n.lower(), T.NullType()) for n in names]
-    what = f"table {'.'.join(parts)!r}"
+    what = table_label(parts)
     if resolved.format == "csv":  # text: parsed as the plan declares each column, not as Spark guessed
         declared = {n.lower(): t for n, t in zip(names, types, strict=True)}
         fields = [T.StructField(f.name, declared.get(f.name.lower(), T.StringType())) for f in resolved.fields]
