@@ -196,8 +196,18 @@ def _runner(args: argparse.Namespace):
 
 def _fresh_local(master: str | None) -> bool:
     """Whether the command's session is a new local one (its catalog empty: a table found in no table map or
-    catalog is missing). A cluster's or a Spark Connect server's catalog may hold tables."""
-    return master is None or master.startswith("local")
+    catalog is missing). A cluster's or a Spark Connect server's catalog may hold tables, and so may a session
+    this process already runs (`main` called from a notebook or a test), which `get_session` would reuse."""
+    return (master is None or master.startswith("local")) and not _session_running()
+
+
+def _session_running() -> bool:
+    """A Spark session already running in this process (no JVM is started to find out)."""
+    if "pyspark" not in sys.modules:
+        return False
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() is not None or SparkSession._instantiatedSession is not None
 
 
 def _session(master: str | None, conf: dict[str, str]):

@@ -54,10 +54,13 @@ def bars(line: str) -> list[int]:
 def test_a_batch_says_each_plan_as_it_runs_and_ends_with_a_summary_table(
     spark, shop_dir, shop_plans, shop_oracle, tmp_path, capsys
 ):
-    plans = [plan(shop_plans, n) for n in ("top_products", "orders_per_month", "all_orders")]
+    # The middle plan reads a table the folder does not hold: refused before Spark (exit 4).
+    missing = tmp_path / "top_produkts.bin"
+    missing.write_bytes(Path(plan(shop_plans, "top_products")).read_bytes().replace(b"products", b"produkts"))
+    plans = [plan(shop_plans, "top_products"), str(missing), plan(shop_plans, "all_orders")]
     out_dir = tmp_path / "out"
     code, out, err = cli(capsys, "run", *plans, "--tables-dir", str(shop_dir), "--output-dir", str(out_dir))
-    assert code == 3, err  # orders_per_month: date_trunc is not supported (issue 28 item 10)
+    assert code == 4, err
     assert out == ""  # nothing about the run on stdout
     lines = err.splitlines()
     all_orders = shop_oracle.run("SELECT count(*) FROM orders").rows[0][0]
@@ -73,7 +76,7 @@ def test_a_batch_says_each_plan_as_it_runs_and_ends_with_a_summary_table(
     assert ended["3"].group(2) == f"{all_orders} rows" and ended["3"].group(4) == str(out_dir / "shop-all_orders.csv")
     # The refused plan: its one error line (before Spark), no progress line of its own.
     errors = [line for line in lines if line.startswith(PROG)]
-    assert len(errors) == 1 and "date_trunc" in errors[0] and plans[1] in errors[0]
+    assert len(errors) == 1 and "'produkts' not found" in errors[0] and plans[1] in errors[0]
     # The summary table: every plan, in the order given, aligned; where the files went.
     head = next(
         i
@@ -84,7 +87,7 @@ def test_a_batch_says_each_plan_as_it_runs_and_ends_with_a_summary_table(
     assert set(table[1]) <= {"-", "+"} and len({tuple(bars(line)) for line in [table[0], *table[2:]]}) == 1
     cells = [[c.strip() for c in line.split("|")] for line in table[2:]]
     assert [c[0] for c in cells] == plans
-    assert [c[1] for c in cells] == ["success", "failed (exit 3)", "success"]
+    assert [c[1] for c in cells] == ["success", "failed (exit 4)", "success"]
     assert [c[2] for c in cells] == ["5", "-", str(all_orders)]
     assert cells[2][4] == str(out_dir / "shop-all_orders.csv") and float(cells[2][3]) > 0
     assert lines[-1] == f"Results and summary.json in {out_dir}"
@@ -93,7 +96,7 @@ def test_a_batch_says_each_plan_as_it_runs_and_ends_with_a_summary_table(
     assert [p["plan"] for p in summary["plans"]] == plans and summary["plans"][2]["outputs"][0]["rows"] == all_orders
 
     code, out, err = cli(capsys, "run", *plans, "--quiet", "--tables-dir", str(shop_dir), "--output-dir", str(out_dir))
-    assert code == 3 and out == "" and err.splitlines() == errors  # --quiet: the errors alone
+    assert code == 4 and out == "" and err.splitlines() == errors  # --quiet: the errors alone
 
 
 # --- printed results: a row limit, aligned columns, NULL, the real count ----------------------------------------
