@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 from ..errors import ResolutionError, first_line
 from .clients import is_connect
 from .parquet_footer import footer_schema
+from .paths import absolute
 from .report import TableRead
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
@@ -91,8 +92,14 @@ class TableResolver(Protocol):
 
 @dataclass(frozen=True)
 class TableBinding:
+    """A table's location and format; a relative path is made absolute here, on the client (`paths.py`)."""
+
     uri: str
     format: str = "parquet"
+
+    def __post_init__(self) -> None:
+        if self.format != "table":  # a table name, not a path
+            object.__setattr__(self, "uri", absolute(self.uri))
 
     @classmethod
     def parse(cls, spec: str) -> TableBinding:
