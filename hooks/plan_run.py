@@ -251,7 +251,15 @@ class PlanRunner:
 
     @cached_property
     def spark(self) -> SparkSession:
-        """The session: the caller's, from the caller's factory, else `master` (the running one, else local[*])."""
+        """The session: the caller's, from the caller's factory, else `master` (the running one, else local[*]);
+        with the catalogs registered and loadable on it (`Catalogs.check_session`: a session of this process
+        started without Iceberg's jars is refused before the run, with the fix)."""
+        session = self._new_session()
+        if self.catalogs:
+            self.catalogs.check_session(session)
+        return session
+
+    def _new_session(self) -> SparkSession:
         if callable(self._session):  # a factory (a session is not callable)
             return self._session(self.catalog_conf)
         if self._session is not None:
