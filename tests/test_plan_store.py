@@ -419,9 +419,9 @@ def _only_environment_credentials(monkeypatch, endpoint: str | None) -> None:
 
 
 def test_a_named_aws_connection_that_does_not_exist_is_an_error_naming_it(
-    s3_endpoint: str,
+    s3_endpoint: str,  # noqa: F811
     s3: Any,
-    monkeypatch,  # noqa: F811
+    monkeypatch,
 ):
     """Issue 28 item 8: the provider's S3Hook quietly falls back to the environment's credentials; the plan was
     read with credentials nobody named. Now the connection is looked up first, as `spark_conn_id` is."""
