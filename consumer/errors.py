@@ -105,6 +105,13 @@ class ConcurrentCommitError(ExecutionError):
     kind = "concurrent commit"
 
 
+class SparkUnavailableError(ExecutionError):
+    """The Spark the run is given cannot be reached: nothing answers as Spark Connect at the URL within the connect
+    timeout (exit 1: the plan did not run; a later try may find the server up, so front ends may retry it)."""
+
+    kind = "spark unavailable"
+
+
 class PlanInvalidError(SubstraitSparkError):
     """The plan cannot be parsed or is malformed: dangling anchors, bad references, type mismatches (exit 2)."""
 
@@ -167,6 +174,12 @@ class ResolutionError(SubstraitSparkError):
 
     exit_code = 4
     kind = "resolution failed"
+
+
+class CatalogUnavailableError(ResolutionError):
+    """The Spark session cannot load a catalog the run needs, e.g. the session of this process started without
+    Iceberg's classes (jars join a session only when it starts): refused before the run, with the fix (exit 4;
+    a try in a new process, whose session starts with the jars, can succeed)."""
 
 
 class SchemaMismatchError(ResolutionError):

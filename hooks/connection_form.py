@@ -12,6 +12,7 @@ EXTRA_EXAMPLE = {
     "jars": ["/opt/jars/iceberg-spark-runtime-3.5_2.12.jar"],
     "packages": "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.6.1",
     "app_name": "substrait-spark",
+    "connect_timeout": 20,
     "tables": {"lineitem": {"uri": "s3://bucket/tpch/lineitem", "format": "parquet"}},
     "policy": {"read_namespaces": ["lake.*"], "write_namespaces": ["lake.staging"], "steps": ["insert", "ctas"]},
 }
@@ -48,6 +49,11 @@ CONN_FIELDS: dict[str, Any] = {
         "label": "Packages",
         "description": "Comma-separated Maven coordinates (spark.jars.packages)",
         "schema": {"type": ["string", "null"]},
+    },
+    "connect_timeout": {
+        "label": "Connect timeout (s)",
+        "description": "Seconds a Spark Connect server (sc://) has to answer before the task fails (default 20)",
+        "schema": {"type": ["string", "number", "null"]},
     },
     "tables": {
         "label": "Table map (JSON)",

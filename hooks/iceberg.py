@@ -27,7 +27,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
-from substrait_spark.consumer.errors import ResolutionError
+from substrait_spark.consumer.errors import CatalogUnavailableError, ResolutionError, first_line
 from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.resolver import ResolvedTable, ResolvedView, read_mapping_file
 from substrait_spark.consumer.running.table_schemas import Lookup, Missing, NotChecked, TableColumn, TableSchema
@@ -157,6 +157,18 @@ class Catalogs:
             conf.update(c.spark_conf())
         return conf
 
+    def check_session(self, spark: SparkSession) -> None:
+        """Every catalog registered on `spark` (runtime settings: Spark loads catalog plugins lazily, by name) and
+        loadable there, before a run uses it: a session started without Iceberg's classes — by an earlier run of
+        the same process that had no catalogs — is refused here with the reason and the fix, not by Spark two
+        layers down in the run."""
+        for name in self.catalogs:
+            self.configure(spark, name)
+            try:
+                spark.sql(f"SHOW NAMESPACES IN {quote(name)}")  # a command: runs at once, loading the plugin
+            except Exception as exc:
+                raise _unavailable(name, exc) from None
+
     def configure(self, spark: SparkSession, name: str) -> None:
         """Register catalog `name` on a running session (Spark loads catalog plugins lazily, by name)."""
         config = self.find(name)
@@ -164,6 +176,25 @@ class Catalogs:
         for k, v in config.spark_conf().items():
             if spark.conf.get(k, None) != v:
                 spark.conf.set(k, v)
+
+
+# What Spark says when a catalog's plugin class is not on the session's classpath.
+_MISSING_CLASSES = ("CATALOG_PLUGIN_CLASS_NOT_FOUND", "Cannot find catalog plugin class", "ClassNotFound", "NoClassDef")
+_JARS_FIX = (
+    "a session's jars are fixed when it starts, and this one started without Iceberg's (an earlier run in this "
+    "process, without catalogs, may have started it). Fix: start every session with Iceberg — the Iceberg runtime "
+    "in the Spark connection's `jars` or `packages` extra (spark.jars / spark.jars.packages), or on the Spark "
+    "Connect server — or run this in a process of its own"
+)
+
+
+def _unavailable(name: str, exc: Exception) -> CatalogUnavailableError:
+    reason = first_line(exc)
+    if any(mark in str(exc) for mark in _MISSING_CLASSES):
+        return CatalogUnavailableError(
+            f"catalog {name!r}: this Spark session lacks Iceberg's classes ({reason}); {_JARS_FIX}"
+        )
+    return CatalogUnavailableError(f"catalog {name!r}: Spark cannot open it: {reason}")
 
 
 @dataclass

@@ -55,6 +55,7 @@ class RunSettings:
     `tables`: name → `URI[:FORMAT]` or `{uri, format}`; `tables_dir`: `DIR/<name>.parquet` bound to `<name>`;
     `tables_file`: a JSON/YAML table map (tables_dir, then `tables`, then the file: a later one wins a name);
     `catalog_config`: an Iceberg catalog configuration file; `master`/`spark_conf`: the Spark target;
+    `connect_timeout`: seconds a Spark Connect `master` has to answer (None: 20);
     `expected_sha256`: the plan's pinned digest; `audit_log`/`audit_strict`: see `hooks/audit.py`;
     `update_keys`: table → key columns of UPDATE writes; `cast_to_plan_types`: allow lossy casts (noted);
     `policy`: what plans may read, write and run (`consumer/analysis/policy.py`: a `Policy`, a file's path or
@@ -66,6 +67,7 @@ class RunSettings:
     catalog_config: str | None = None
     master: str | None = None
     spark_conf: Mapping[str, Any] = field(default_factory=dict)
+    connect_timeout: float | None = None
     expected_sha256: str | None = None
     audit_log: str | Mapping[str, Any] | None = None
     audit_strict: bool = False
@@ -293,14 +295,23 @@ class PlanRunner:
 
     @cached_property
     def spark(self) -> SparkSession:
-        """The session: the caller's, from the caller's factory, else `master` (the running one, else local[*])."""
+        """The session: the caller's, from the caller's factory, else `master` (the running one, else local[*]);
+        with the catalogs registered and loadable on it (`Catalogs.check_session`: a session of this process
+        started without Iceberg's jars is refused before the run, with the fix)."""
+        session = self._new_session()
+        if self.catalogs:
+            self.catalogs.check_session(session)
+        return session
+
+    def _new_session(self) -> SparkSession:
         if callable(self._session):  # a factory (a session is not callable)
             return self._session(self.catalog_conf)
         if self._session is not None:
             return self._session
         from substrait_spark.hooks.spark import get_session
 
-        return get_session(self.settings.master, {**self.settings.spark_conf, **self.catalog_conf()})
+        s = self.settings
+        return get_session(s.master, {**s.spark_conf, **self.catalog_conf()}, connect_timeout=s.connect_timeout)
 
     @cached_property
     def targets(self) -> Any:

@@ -95,6 +95,8 @@ class PlanStore:
         self.backoff_s = backoff_s
         self._sleep: Callable[[float], None] = time.sleep
         self._readers: dict[str, Callable[[str, Limits], PlanObject]] = {"s3": self._read_s3, "s3a": self._read_s3}
+        # Where credentials were looked for, as an error without any should say (a front end's client may know more).
+        self.credentials_source = "env, profile or connection"
 
     def read(
         self, uri: str | os.PathLike[str], expected_sha256: str | None = None, limits: Limits = DEFAULT_LIMITS
@@ -128,7 +130,7 @@ class PlanStore:
                 return _get_object(self.s3, loc, uri, limits)
             except Exception as exc:
                 if not _is_transient(exc):
-                    typed = _translate(exc, uri, loc)
+                    typed = _translate(exc, uri, loc, self.credentials_source)
                     if typed is exc:
                         raise
                     raise typed from None
@@ -268,7 +270,7 @@ _CLIENT_ERRORS: dict[str, Callable[[str, S3Location], Exception]] = {
 }
 
 
-def _translate(exc: Exception, uri: str, loc: S3Location) -> Exception:
+def _translate(exc: Exception, uri: str, loc: S3Location, credentials_source: str) -> Exception:
     """A typed error (with the CLI's exit code) for a failure that retrying will not fix."""
     client = _client_error(exc)
     if client is not None:
@@ -280,7 +282,7 @@ def _translate(exc: Exception, uri: str, loc: S3Location) -> Exception:
     from botocore.exceptions import BotoCoreError, NoCredentialsError
 
     if isinstance(exc, NoCredentialsError):
-        return PlanStoreError(f"cannot read plan {uri}: no AWS credentials found (env, profile or connection)")
+        return PlanStoreError(f"cannot read plan {uri}: no AWS credentials found ({credentials_source})")
     if isinstance(exc, BotoCoreError):
         return PlanStoreError(f"cannot read plan {uri}: {_describe(exc)}")
     return exc

@@ -15,7 +15,9 @@ try:
 except ImportError:  # Airflow 2.x
     from airflow.hooks.base import BaseHook  # type: ignore[no-redef]
 
+from substrait_spark.consumer.errors import ConfigurationError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
+from substrait_spark.hooks.connections import get_connection
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore
 
 
@@ -35,9 +37,25 @@ class PlanStoreHook(BaseHook):
         self.store = PlanStore(s3_client=self._s3_client, retries=retries, backoff_s=backoff_s)
 
     def _s3_client(self) -> Any:
+        """The amazon provider's client for `aws_conn_id`. A connection named that does not exist is an error
+        naming it (the provider would quietly use the environment's credentials instead); only the default,
+        `aws_default`, may be missing — Airflow's convention for "the environment's credentials" — and then an
+        error for lack of credentials says so. `aws_conn_id=None`: the environment's, on purpose."""
         from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
+        if self.aws_conn_id:
+            self._check_connection(self.aws_conn_id)
         return S3Hook(aws_conn_id=self.aws_conn_id).get_conn()
+
+    def _check_connection(self, conn_id: str) -> None:
+        try:
+            get_connection(self, conn_id)
+        except ConfigurationError:
+            if conn_id != self.default_conn_name:
+                raise
+            self.store.credentials_source = (
+                f"aws_conn_id {conn_id!r} is not defined, so only the environment's: variables, profile, instance role"
+            )
 
     def get_conn(self) -> PlanStore:
         return self.store

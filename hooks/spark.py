@@ -25,8 +25,10 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from substrait_spark.consumer.errors import SparkUnavailableError, first_line
 from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.clients import ENGINE_CONF, is_connect
+from substrait_spark.hooks.connect_probe import DEFAULT_CONNECT_TIMEOUT_S, connect_timeout, probe
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +122,8 @@ class SparkTarget:
     `master=None` means "whatever session this process already has, else `local[*]`", which is what the CLI
     and tests want: the running classic session, or, when there is none, an open Spark Connect session (never
     stopped to start a local one: a session the caller made is theirs). The URL is not shown by `repr` (a
-    Connect URL may carry a token); use `display`.
+    Connect URL may carry a token); use `display`. `connect_timeout`: seconds a Spark Connect server has to answer
+    before the session is refused (`SparkUnavailableError`).
     """
 
     master: str | None = field(default=None, repr=False)
@@ -128,6 +131,7 @@ class SparkTarget:
     jars: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
     app_name: str = DEFAULT_APP_NAME
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
 
     @classmethod
     def parse(
@@ -140,6 +144,7 @@ class SparkTarget:
         packages: str | Iterable[str] | None = None,
         app_name: str | None = None,
         default_scheme: str = "spark",
+        connect_timeout: float | str | None = None,
     ) -> SparkTarget:
         """A target from loose strings: a URL or bare host (+ port), conf values coerced to strings."""
         master = normalize_master(url, port, default_scheme) if url and url.strip() else None
@@ -149,6 +154,7 @@ class SparkTarget:
             jars=split_list(jars),
             packages=split_list(packages),
             app_name=app_name or DEFAULT_APP_NAME,
+            connect_timeout=_timeout(connect_timeout),
         )
 
     @property
@@ -178,6 +184,10 @@ class SparkTarget:
 
     def __repr__(self) -> str:
         return f"SparkTarget(master={self.display!r}, conf keys={sorted(self.conf)}, app_name={self.app_name!r})"
+
+
+def _timeout(value: float | str | None) -> float:
+    return connect_timeout(value, "connect_timeout")
 
 
 def conf_str(value: Any) -> str:
@@ -307,16 +317,32 @@ def _connect_session(target: SparkTarget) -> SparkSession:
         session = _connect_sessions.get(target.master)
         if session is not None and _is_open(session):
             return _reuse_connect(session, target)
+        # Before anything changes in this process (a classic session stopped): pyspark would retry for ten minutes.
+        probe(target.master, target.display, target.connect_timeout)
         _switch_to_connect()
         if target.jars or target.packages:
             log.warning("Spark Connect: jars and packages are the server's; ignored for %s", target.display)
         builder = _remote_builder().remote(target.master)
         for key, value in target.spark_conf().items():
             builder = builder.config(key, value)
-        session = builder.create()
+        session = _answering(builder.create(), target)
         _connect_sessions[target.master] = session
         log.info("Connected to Spark Connect at %s", target.display)
         return session
+
+
+def _answering(session: SparkSession, target: SparkTarget) -> SparkSession:
+    """`session` once its server has answered one request (its Spark version): a gRPC server that is not Spark
+    Connect fails here, in one line, not at the run's first query."""
+    try:
+        log.debug("Spark Connect at %s runs Spark %s", target.display, session.version)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            session.stop()
+        raise SparkUnavailableError(
+            f"Spark Connect at {target.display}: the server does not answer as Spark Connect: {first_line(exc)}"
+        ) from None
+    return session
 
 
 _SESSION_FACTORIES = {"classic": _classic_session, "connect": _connect_session}
@@ -345,9 +371,13 @@ def get_session(
     *,
     jars: str | Iterable[str] | None = None,
     packages: str | Iterable[str] | None = None,
+    connect_timeout: float | str | None = None,
 ) -> SparkSession:
-    """A SparkSession for `master` (default: the active session, else `local[*]`); `sc://` URLs use Spark Connect."""
-    target = SparkTarget.parse(master, conf=conf, jars=jars, packages=packages, app_name=app_name)
+    """A SparkSession for `master` (default: the active session, else `local[*]`); `sc://` URLs use Spark Connect,
+    refused (`SparkUnavailableError`) when no server answers within `connect_timeout` seconds (default 20)."""
+    target = SparkTarget.parse(
+        master, conf=conf, jars=jars, packages=packages, app_name=app_name, connect_timeout=connect_timeout
+    )
     return session_for(target)
 
 

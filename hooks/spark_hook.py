@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from pyspark.sql import SparkSession
 from substrait_spark.hooks import spark as spark_sessions
+from substrait_spark.hooks.connect_probe import connect_timeout
 from substrait_spark.hooks.connection_form import UI_FIELD_BEHAVIOUR
 from substrait_spark.hooks.connections import get_connection
 from substrait_spark.hooks.spark import SparkTarget, normalize_master
@@ -122,7 +123,9 @@ def target_from_connection(conn: Any) -> SparkTarget:
         raise ValueError(
             f"Connection {conn.conn_id!r} has type {conn.conn_type!r}; expected one of {', '.join(CONNECTION_PARSERS)}"
         )
-    return parser(conn, conn.extra_dejson or {})
+    extra = conn.extra_dejson or {}
+    timeout = connect_timeout(_json_field(extra, "connect_timeout"), f"connection {conn.conn_id!r}: connect_timeout")
+    return replace(parser(conn, extra), connect_timeout=timeout)
 
 
 class SubstraitSparkHook(BaseHook):
@@ -160,11 +163,9 @@ class SubstraitSparkHook(BaseHook):
             base = target_from_connection(conn)
         else:
             base = SparkTarget()  # the process's running session, else local[*]
-        target = SparkTarget(
-            master=base.master,
+        target = replace(
+            base,
             conf={**base.conf, **{k: spark_sessions.conf_str(v) for k, v in self._conf_override.items()}},
-            jars=base.jars,
-            packages=base.packages,
             app_name=self._app_name or base.app_name,
         )
         self.log.info("Spark target for connection %s: %s", self.spark_conn_id or "(none)", target.display)

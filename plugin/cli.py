@@ -50,6 +50,13 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--catalog-config", metavar="FILE", help="Iceberg catalogs (YAML/JSON) to resolve tables in")
         sp.add_argument("--master", help="Spark master URL (default local[*]; spark://host:port, sc://host:port)")
         sp.add_argument(
+            "--connect-timeout",
+            type=_seconds,
+            metavar="SECONDS",
+            help="how long a Spark Connect server (--master sc://...) has to answer before the run fails, exit 1 "
+            "(default 20)",
+        )
+        sp.add_argument(
             "--cast-to-plan-types",
             action="store_true",
             help="cast read columns to the plan's declared types even where that can lose information (else a "
@@ -145,6 +152,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _seconds(text: str) -> float:
+    """An argparse type for a timeout: a number of seconds above 0 (else a usage error, exit 2)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expects a number of seconds above 0, got {text!r}")
+    return seconds
+
+
 def _name_value(syntax: str, empty_value: bool = False) -> Callable[[str], tuple[str, str]]:
     """An argparse type for `NAME=VALUE` options: a malformed one is a usage error (usage printed, exit 2)."""
 
@@ -179,6 +197,7 @@ def _runner(args: argparse.Namespace):
             tables_file=args.tables_file,
             catalog_config=args.catalog_config,
             master=args.master,
+            connect_timeout=args.connect_timeout,
             audit_log=getattr(args, "audit_log", None) or "off",  # the CLI audits only when asked
             audit_strict=getattr(args, "audit_strict", False),
             update_keys=_update_keys(getattr(args, "update_key", [])),
@@ -187,7 +206,7 @@ def _runner(args: argparse.Namespace):
         )
         args._runner = PlanRunner(
             settings,
-            session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(()))),
+            session=lambda catalog_conf: _quiet(_session(args.master, catalog_conf(()), args.connect_timeout)),
             bind_hint=BIND_HINT,
             session_catalog_empty=_fresh_local(args.master),
         )
@@ -210,10 +229,10 @@ def _session_running() -> bool:
     return SparkSession.getActiveSession() is not None or SparkSession._instantiatedSession is not None
 
 
-def _session(master: str | None, conf: dict[str, str]):
+def _session(master: str | None, conf: dict[str, str], connect_timeout: float | None):
     from substrait_spark.hooks.spark import get_session
 
-    return get_session(master, conf)
+    return get_session(master, conf, connect_timeout=connect_timeout)
 
 
 def _quiet(spark):

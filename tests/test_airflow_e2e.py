@@ -338,7 +338,8 @@ def test_provider_is_listed_with_its_connection_form(examples):
     fields = {
         w["connection_parameter_name"] for w in json.loads(widgets.stdout) if w["package_name"] == "substrait-spark"
     }
-    assert fields == {f"extra__substrait_spark__{f}" for f in ("conf", "jars", "packages", "policy", "tables")}
+    fields_expected = ("conf", "jars", "packages", "connect_timeout", "policy", "tables")
+    assert fields == {f"extra__substrait_spark__{f}" for f in fields_expected}
     links = examples.airflow("providers", "links")
     assert "substrait_spark.operators.links.SubstraitPlanLink" in links.stdout
 
@@ -383,6 +384,53 @@ def test_operator_and_cli_resolve_through_the_same_catalog_config(test_dags, s3_
     cli_report = json.loads((out / "summary.json").read_text())["plans"][0]
     assert cli_report["tables_read"] == report["tables_read"]
     assert cli_report["outputs"][0]["rows"] == 6
+
+
+@pytest.fixture(scope="module")
+def session_order_plans(s3_endpoint, lake, tmp_path_factory) -> Path:
+    """`session_order/plain.json` (no tables) and `session_order/lake.json` (reads `lake.airflow_e2e.people`), and
+    the catalog configuration naming `lake`."""
+    import pyarrow as pa
+    from plan_builder import virtual
+
+    people = pa.table({"id": pa.array([1, 2], pa.int64()), "name": pa.array(["Zoë", "Ana"], pa.string())})
+    lake.catalog.create_namespace_if_not_exists("airflow_e2e")
+    lake.catalog.create_table("airflow_e2e.people", schema=people.schema).append(people)
+    _put_plan(s3_endpoint, "session_order/plain.json", PlanBuilder().plan(virtual(["a"], [i32()], [(1,)]), ["a"]))
+    read = named(["airflow_e2e", "people"], ["id", "name"], [i64(), string()])
+    _put_plan(s3_endpoint, "session_order/lake.json", PlanBuilder().plan(read, ["id", "name"]))
+    return lake.write_config(tmp_path_factory.mktemp("session-order") / "catalogs.yaml")
+
+
+def test_a_task_whose_session_lacks_iceberg_is_refused_with_the_fix(test_dags, session_order_plans):
+    """Issue 28 item 5: the first task (no catalogs) starts the worker's session without Iceberg's jars; the second
+    task's catalog is refused before its run, saying why and what to do — not Spark's `Cannot find catalog plugin
+    class` from the read."""
+    run = test_dags.dags_test(
+        "substrait_test_session_order", "2024-06-02", AIRFLOW_VAR_CATALOG_CONFIG=str(session_order_plans)
+    )
+    assert run.state_of("plain") == "success", run.log[-5000:]
+    assert run.state_of("lake_read") == "failed", run.log[-5000:]
+    assert "catalog 'lake': this Spark session lacks Iceberg's classes" in run.log, run.log[-5000:]
+    assert "`jars` or `packages` extra" in run.log
+
+
+def test_both_tasks_run_when_the_connection_brings_iceberg(test_dags, session_order_plans):
+    """The fix the refusal names: the connection's `jars` extra gives every session of the worker Iceberg's
+    classes; the second task's catalog then joins the running session (runtime settings)."""
+    from iceberg_stack import iceberg_session_conf
+
+    spark = json.loads(test_dags.env()["AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT"])
+    spark["extra"]["jars"] = iceberg_session_conf()["spark.jars"]
+    run = test_dags.dags_test(
+        "substrait_test_session_order",
+        "2024-06-03",
+        AIRFLOW_VAR_CATALOG_CONFIG=str(session_order_plans),
+        AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT=json.dumps(spark),
+    )
+    assert run.state == "success", run.log[-5000:]
+    report = run.value("lake_read")
+    assert sorted(map(tuple, report["outputs"][0]["preview"])) == [(1, "Zoë"), (2, "Ana")]
 
 
 def test_operator_update_keys_are_templated_and_match_rows(test_dags, s3_endpoint, lake, tmp_path):

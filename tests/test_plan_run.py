@@ -71,10 +71,10 @@ def test_the_catalogs_spark_settings_reach_the_session_factory(lake):
 
     def factory(catalog_conf):
         asked.append(catalog_conf(()))
-        return "the session"
+        return lake.spark
 
     runner = PlanRunner(catalogs=lake.catalogs(), session=factory)
-    assert runner.spark == "the session" and runner.spark == "the session"  # asked once
+    assert runner.spark is lake.spark and runner.spark is lake.spark  # asked once (and checked: it has the catalog)
     [conf] = asked
     assert conf["spark.sql.extensions"].endswith("IcebergSparkSessionExtensions")
     assert conf[f"spark.sql.catalog.{lake.name}"] == "org.apache.iceberg.spark.SparkCatalog"

@@ -405,6 +405,56 @@ def test_airflow_hook_reads_through_env_connection(s3_endpoint: str, s3: Any, tm
         hook.read(f"s3://{bucket}/missing.bin")
 
 
+def _only_environment_credentials(monkeypatch, endpoint: str | None) -> None:
+    """The environment's AWS credentials (moto's), or none at all when `endpoint` is None; no profile files,
+    no instance metadata."""
+    for name in AWS_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    if endpoint is not None:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+
+
+def test_a_named_aws_connection_that_does_not_exist_is_an_error_naming_it(
+    s3_endpoint: str,  # noqa: F811
+    s3: Any,
+    monkeypatch,
+):
+    """Issue 28 item 8: the provider's S3Hook quietly falls back to the environment's credentials; the plan was
+    read with credentials nobody named. Now the connection is looked up first, as `spark_conn_id` is."""
+    pytest.importorskip("airflow.providers.amazon")
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    bucket = new_bucket(s3)
+    s3.put_object(Bucket=bucket, Key="q06.bin", Body=BIN_PLAN.read_bytes())
+    _only_environment_credentials(monkeypatch, s3_endpoint)  # they could read it
+    monkeypatch.delenv("AIRFLOW_CONN_PLANS_TYPO", raising=False)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(aws_conn_id="plans_typo", retries=0).read(f"s3://{bucket}/q06.bin")
+    assert err.value.exit_code == 2
+    assert "aws_conn_id 'plans_typo': no such Airflow connection" in str(err.value)
+    assert "AIRFLOW_CONN_PLANS_TYPO" in str(err.value)
+
+
+def test_the_default_aws_connection_may_be_missing_and_an_error_without_credentials_names_it(monkeypatch):
+    """`aws_default` missing means the environment's credentials (Airflow's convention); with none there, the error
+    says which connection was not there."""
+    pytest.importorskip("airflow.providers.amazon")
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    _only_environment_credentials(monkeypatch, None)
+    monkeypatch.delenv("AIRFLOW_CONN_AWS_DEFAULT", raising=False)
+    with pytest.raises(PlanStoreError) as err:
+        PlanStoreHook(retries=0).read("s3://any-bucket/q06.bin")
+    assert "no AWS credentials found" in str(err.value) and "aws_conn_id 'aws_default' is not defined" in str(err.value)
+
+
 # --- bounds -----------------------------------------------------------------------------------------------
 
 

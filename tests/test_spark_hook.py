@@ -287,6 +287,8 @@ class _FakeConnectSession:
 
     __module__ = "pyspark.sql.connect.session"
 
+    version = "4.0.0"  # what a server answers (`hooks/spark._answering` asks once)
+
     def __init__(self, url: str, conf: dict[str, str]):
         self.url, self.settings, self.tags, self.interrupted = url, conf, set(), []
         self.client = type("Client", (), {"is_closed": False})()
@@ -332,6 +334,7 @@ def test_spark_connect_builder_gets_the_remote_url(monkeypatch):
     monkeypatch.setattr(_FakeRemoteBuilder, "created", [])
     mode_switches: list[str] = []
     monkeypatch.setattr(sessions, "_switch_to_connect", lambda: mode_switches.append("connect"))  # keeps `spark`
+    monkeypatch.setattr(sessions, "probe", lambda url, display, timeout: None)  # no server at connect.example
     conn = {
         "conn_type": "spark_connect",
         "host": "connect.example",
@@ -374,7 +377,7 @@ def test_ui_field_behaviour():
     for example in ("spark://127.0.0.1:7077", "local[*]", "sc://host:15002"):
         assert example in placeholder
     extra = json.loads(behaviour["placeholders"]["extra"])
-    assert set(extra) == {"conf", "jars", "packages", "app_name", "tables", "policy"}
+    assert set(extra) == {"conf", "jars", "packages", "app_name", "connect_timeout", "tables", "policy"}
     from substrait_spark.consumer.analysis.policy import Policy
 
     assert Policy.from_mapping(extra["policy"]).write_namespaces == ("lake.staging",)  # the example is a policy

@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 from ..errors import ResolutionError, first_line
 from .clients import is_connect
 from .parquet_footer import footer_schema
+from .paths import absolute
 from .report import TableRead
 from .table_schemas import Lookup, Missing, NotChecked, SchemaSource, file_schema
 
@@ -93,11 +94,16 @@ class TableResolver(Protocol):
 @dataclass(frozen=True)
 class TableBinding:
     """A table name bound to files (or, as format `table`, to a Spark table); `source` says which binding it is
-    (a tables directory, a table map), for a policy's refusal to name it."""
+    (a tables directory, a table map), for a policy's refusal to name it. A relative path is made absolute here,
+    on the client (`paths.py`): a server resolves paths against its own working directory."""
 
     uri: str
     format: str = "parquet"
     source: str = field(default="table map", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.format != "table":  # a table name, not a path
+            object.__setattr__(self, "uri", absolute(self.uri))
 
     @classmethod
     def parse(cls, spec: str, source: str = "table map") -> TableBinding:

@@ -19,9 +19,11 @@ from pyspark.sql import functions as F
 
 from ..errors import ExecutionError, PlanInvalidError
 from .observe import Metrics, observed
+from .paths import absolute
 from .report import RootOutput
 
 FILE_FORMATS = ("csv", "parquet", "jsonl")
+_PATH_KINDS = frozenset({"file", "folder"})
 FOLDER_FORMATS = ("parquet", "orc", "csv", "json", "jsonl")
 WRITE_MODES = ("overwrite", "append", "error", "ignore")
 
@@ -40,6 +42,10 @@ class Sink:
     format: str = "parquet"
     mode: str = "overwrite"
     max_rows: int | None = 20
+
+    def __post_init__(self) -> None:
+        if self.kind in _PATH_KINDS and self.target:  # the client's path, not one relative to a Connect server
+            object.__setattr__(self, "target", absolute(self.target))
 
     @classmethod
     def parse(cls, spec: Sink | str | dict[str, Any] | None) -> Sink:

@@ -32,6 +32,9 @@ class SparkResource(ConfigurableResource):
 
     master: str | None = Field(default=None, description="local[*] (default), spark://host:port or sc://host:port")
     conf: dict[str, str] = Field(default_factory=dict, description="Spark settings, e.g. spark.sql.shuffle.partitions")
+    connect_timeout: float | None = Field(
+        default=None, description="seconds a Spark Connect server (sc://) has to answer before the run fails (20)"
+    )
     _started: Any = PrivateAttr(default=None)
 
     def session(self, extra_conf: Mapping[str, str] | None = None) -> SparkSession:
@@ -40,7 +43,7 @@ class SparkResource(ConfigurableResource):
 
         conf = {**self.conf, **(extra_conf or {})}
         before = active_session(SparkTarget.parse(self.master, conf=conf))
-        session = get_session(self.master, conf)
+        session = get_session(self.master, conf, connect_timeout=self.connect_timeout)
         if before is None:
             self._started = session
         return session
@@ -109,6 +112,7 @@ class SubstraitSparkResource(ConfigurableResource):
             catalog_config=self.catalogs.config_path,
             master=self.spark.master,
             spark_conf=self.spark.conf,
+            connect_timeout=self.spark.connect_timeout,
             expected_sha256=expected_sha256,
             audit_log=self.audit_log,
             audit_strict=self.audit_strict,
