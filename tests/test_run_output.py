@@ -214,15 +214,14 @@ def test_a_long_spark_job_reports_its_stages_every_few_seconds(spark):
         mine: list[str] = []
         others: list[str] = []
         fast = {"after_s": 0.2, "every_s": 0.2, "poll_s": 0.05}
-        spark.sparkContext.setJobGroup("mine", "stage progress of one job group")
-        try:
-            with (
-                StageProgress(spark, "mine", mine.append, job_group="mine", **fast),
-                StageProgress(spark, "others", others.append, job_group="someone else's", **fast),
-            ):
-                sleepy.collect()
-        finally:
-            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        from substrait_spark.hooks.spark import job_group
+
+        with (
+            job_group(spark, "mine", "stage progress of one job group"),  # restores the thread's properties
+            StageProgress(spark, "mine", mine.append, job_group="mine", **fast),
+            StageProgress(spark, "others", others.append, job_group="someone else's", **fast),
+        ):
+            sleepy.collect()
         assert mine and not others
 
 
