@@ -3,13 +3,15 @@ extra pins, from SQL over the TPC-H parquet files and consumer-testing's table `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import version as installed_version
 from pathlib import Path
+from typing import Any
 
 from function_corpus import table_t_arrow
 from oracles import TPCH_TABLES
 
-from .cache import Generated, cached_plans
+from .cache import Generated, Generator, cached_plans
 
 PRODUCER = "datafusion"
 TABLE_T = "t"
@@ -38,10 +40,16 @@ def answer(tpch_dir: Path, sql: str) -> tuple[list[str], list[tuple]]:
 def plans(tpch_dir: Path, sqls: dict[str, str]) -> dict[str, Generated]:
     """The plan of each SQL text (by name), from the cache or written now by DataFusion."""
 
+    return cached_plans(PRODUCER, version(), sqls, generator(lambda: _context(tpch_dir), sqls))
+
+
+def generator(context: Callable[[], Any], sqls: dict[str, str]) -> Generator:
+    """What writes each named SQL text's plan (or the producer's error) with the SessionContext `context()` makes."""
+
     def generate(out: Path, names: list[str]) -> None:
         from datafusion.substrait import Serde
 
-        ctx = _context(tpch_dir)
+        ctx = context()
         for name in names:
             try:
                 (out / f"{name}.bin").write_bytes(Serde.serialize_bytes(sqls[name], ctx))
@@ -49,4 +57,4 @@ def plans(tpch_dir: Path, sqls: dict[str, str]) -> dict[str, Generated]:
                 lines = str(exc).strip().splitlines()
                 (out / f"{name}.error").write_text(f"{type(exc).__name__}: {lines[0] if lines else ''}")
 
-    return cached_plans(PRODUCER, version(), sqls, generate)
+    return generate

@@ -24,16 +24,6 @@ def plans(shop_dir: Path, sqls: dict[str, str] | None = None) -> dict[str, Gener
     """The plan of each shop query by name (all of ``SHOP_SQL`` by default), cached or written now."""
     texts = {f"shop-{name}": sql for name, sql in (sqls or SHOP_SQL).items()}
 
-    def generate(out: Path, names: list[str]) -> None:
-        from datafusion.substrait import Serde
-
-        ctx = _context(shop_dir)
-        for name in names:
-            try:
-                (out / f"{name}.bin").write_bytes(Serde.serialize_bytes(texts[name], ctx))
-            except Exception as exc:  # the producer refused the SQL: recorded, the test decides
-                lines = str(exc).strip().splitlines()
-                (out / f"{name}.error").write_text(f"{type(exc).__name__}: {lines[0] if lines else ''}")
-
+    generate = datafusion_plans.generator(lambda: _context(shop_dir), texts)
     made = cached_plans(datafusion_plans.PRODUCER, datafusion_plans.version(), texts, generate)
     return {name.removeprefix("shop-"): g for name, g in made.items()}
