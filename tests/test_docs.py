@@ -50,10 +50,7 @@ class Needs:
         return self.option not in done.stdout
 
 
-NEEDS_MERGE = (
-    # `validate` checks the tables a plan reads without Spark (the validate branch of issue 28).
-    Needs(r"^substrait-spark validate .*--tables-dir", ("validate",), "--tables-dir"),
-)
+NEEDS_MERGE: tuple[Needs, ...] = ()  # empty: every option the pages use is in the CLI
 
 
 def regions(page: Path) -> dict[str, str]:
@@ -185,10 +182,13 @@ def test_readme_own_data_path_is_the_pages(tmp_path: Path) -> None:
 @pytest.mark.spark  # the CLI starts Spark (a subprocess)
 @pytest.mark.iceberg
 def test_own_data_path_runs_as_written(tmp_path: Path) -> None:
-    """Parquet files → a DataFusion plan → validate → run (csv + summary.json) → an Iceberg namespace and table
-    loaded with pyiceberg → a CTAS plan (a WriteRel around the query) run against the catalog."""
+    """Parquet files → a DataFusion plan → validate → run (csv + summary.json) → printed rows with `--limit` →
+    validate and run refusing a new export whose column type changed, and a typo'd table name (exit 4) → an
+    Iceberg namespace and table loaded with pyiceberg → a CTAS plan (a WriteRel around the query) run against the
+    catalog."""
     found = regions(DOCS / "getting-started" / "your-own-data.md")
-    stdout, dropped = run_regions(tmp_path, found["own-data"], found["own-data-iceberg"])
+    assert list(found) == ["own-data", "own-data-checks", "own-data-iceberg"]
+    stdout, dropped = run_regions(tmp_path, *found.values())
     work = tmp_path / "home" / "substrait-first-run"
     assert (work / "out" / "revenue.csv").read_text().splitlines() == [
         "country,orders,revenue",
@@ -199,6 +199,12 @@ def test_own_data_path_runs_as_written(tmp_path: Path) -> None:
     summary = (work / "out" / "summary.json").read_text()
     assert '"kind": "ctas"' in summary and '"target": "lake.sales.revenue_by_country"' in summary
     assert re.search(r"DE\s+2\s+17.75", stdout), stdout  # the table read back with pyiceberg
+    assert "revenue.bin: supported\n" in stdout  # validate with --tables-dir
+    assert "(3 rows, the first 2 shown: --limit N or --limit 0 for all)" in stdout, stdout
+    assert re.search(r"^ DE +\| +2 \| +17\.75$", stdout, re.M), stdout  # the aligned table
+    assert "column 'amount' is string, plan says double" in stdout  # validate of the new export
+    assert "table 'orders' not found (known tables: order)" in stdout  # the typo
+    assert stdout.count("exit 4\n") == 3, stdout  # validate, run (before Spark) and validate of the typo
     skip_if_dropped(dropped)
 
 
