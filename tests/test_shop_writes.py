@@ -268,6 +268,21 @@ def test_ctas_creates_the_declared_nullability_and_the_insert_fits(lake, shop_di
     assert len(snapshots(lake, ns)) == 2 and rows(lake, ns) == 2 * len(expected)
 
 
+def test_a_replacing_ctas_creates_the_declared_nullability(lake, shop_dir, query, ns):
+    """CREATE_MODE_REPLACE_IF_EXISTS over a table of optional columns: the atomic replace has the new
+    table_schema's nullability too."""
+    from substrait_spark import run_plan
+
+    resolver = run_plan_resolver(lake, shop_dir)
+    run_plan(wrapped(query, ns, W.WRITE_OP_CTAS), lake.spark, resolver)
+    assert required_flags(lake, ns, "revenue") == [False, False, False]
+    declared = [i64(nullable=False), string(nullable=False), decimal_(21, 2)]
+    replace = W.CREATE_MODE_REPLACE_IF_EXISTS
+    run_plan(wrap_in_write(query, [ns, "revenue"], NAMES, declared, W.WRITE_OP_CTAS, replace), lake.spark, resolver)
+    assert required_flags(lake, ns, "revenue") == [True, True, False]
+    assert len(snapshots(lake, ns)) == 2
+
+
 def test_a_nullable_column_is_optional_even_when_its_input_cannot_be_null(lake, shop_dir, shop_plans, ns):
     """`orders` is a COUNT (Spark knows it is never NULL), declared NULLABLE: the created column is optional, so
     a later NULL fits it."""

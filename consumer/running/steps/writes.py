@@ -20,8 +20,8 @@
   Iceberg catalogs are configured with `use-nullable-query-schema=false`, so Spark's CTAS and its atomic replace
   take the query's): a NULL in a REQUIRED column fails the step (RequiredColumnNullError) and nothing is created;
   a NULLABLE column is optional even when the input has no NULLs.
-- INSERT into a table's required column: the input column is made non-nullable the same way (Iceberg refuses a
-  nullable input for it), so a NULL there fails the step naming the column.
+- INSERT into a table's required column: the input column is made non-nullable the same way, so a NULL there fails
+  the step naming the column (Spark's own check would fail with a bare NullPointerException).
 - The input's declared types may differ from the table_schema's only by a lossless cast (`conversions`);
   INSERT leaves the cast into the table's own column types to Spark's store assignment (an overflow fails).
 Output: NO_OUTPUT (and UNSPECIFIED) give no rows; MODIFIED_RECORDS the rows inserted, deleted or after-images,
