@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -75,9 +74,11 @@ def some_value(t: T.DataType) -> Column:
 
 def _decimal(t: T.DataType) -> Column:
     assert isinstance(t, T.DecimalType)
-    # Zero with the type's scale: decimal(s, s) or narrower, which every decimal(p, s) holds (a cast that keeps
-    # the literal non-NULL).
-    return cast(F.lit(Decimal(0).scaleb(-t.scale)), t)
+    # Zero as a SQL literal with the type's scale and at most one integer digit — decimal(max(1, s), s), which every
+    # decimal(p, s) holds, so the cast keeps it non-NULL. (A Python Decimal literal gets decimal(10, s) or wider
+    # from a Spark Connect client: a cast of that to decimal(2, 2) could overflow, so Spark makes it nullable.)
+    zero = "0." + "0" * t.scale if t.scale else "0"
+    return cast(F.expr(f"{zero}BD"), t)
 
 
 def _struct(t: T.DataType) -> Column:
