@@ -415,12 +415,13 @@ def test_a_required_column_is_non_nullable_of_its_own_type_and_fails_on_a_null(s
     value = spark.range(2).select(F.when(F.col("id") >= 0, some_value(t)).alias("c"))  # nullable, never NULL
     required = with_nullability(value, [False], "table lake.ns.t")
     assert required.schema["c"] == T.StructField("c", t, False)
-    assert len(required.collect()) == 2
+    required.write.format("noop").mode("overwrite").save()  # every value computed (a year-month interval cannot
+    # be collected into Python on pyspark 4)
     optional = with_nullability(spark.range(1).select(some_value(t).alias("c")), [True], "table lake.ns.t")
     assert optional.schema["c"] == T.StructField("c", t, True)
     holes = spark.range(2).select(F.when(F.col("id") > 0, some_value(t)).alias("c"))
     with pytest.raises(Exception) as info:
-        with_nullability(holes, [False], "table lake.ns.t").collect()
+        with_nullability(holes, [False], "table lake.ns.t").write.format("noop").mode("overwrite").save()
     err = spark_error(info.value)
     assert isinstance(err, RequiredColumnNullError)
     assert err.message == "NULL in required column 'c' of table lake.ns.t (declared REQUIRED)"
