@@ -112,6 +112,13 @@ class SparkUnavailableError(ExecutionError):
     kind = "spark unavailable"
 
 
+class RequiredColumnNullError(ExecutionError):
+    """A NULL reached a column the table (or the plan's table_schema) declares REQUIRED: the step failed and wrote
+    nothing — neither the NULL nor a row without it (exit 1)."""
+
+    kind = "null in required column"
+
+
 class PlanInvalidError(SubstraitSparkError):
     """The plan cannot be parsed or is malformed: dangling anchors, bad references, type mismatches (exit 2)."""
 

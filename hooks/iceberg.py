@@ -34,6 +34,7 @@ from substrait_spark.consumer.running.table_schemas import Lookup, Missing, NotC
 from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg_spark import (
     ICEBERG_EXTENSIONS,
+    KEEP_QUERY_NULLABILITY,
     SPARK_CATALOG_CLASS,
     IcebergSetupError,
     spark_catalog_conf,
@@ -69,6 +70,7 @@ class CatalogConfig:
             raise ResolutionError(f"catalog {self.name!r}: type {kind!r} has no Spark equivalent here")
         prefix = f"spark.sql.catalog.{self.name}"
         conf = {prefix: SPARK_CATALOG_CLASS, f"{prefix}.type": kind}
+        conf.update({f"{prefix}.{k}": v for k, v in KEEP_QUERY_NULLABILITY.items()})
         conf.update({f"{prefix}.{k}": str(self.properties[k]) for k in keys if k in self.properties})
         conf.update({k if k.startswith("spark.") else f"{prefix}.{k}": str(v) for k, v in self.spark.items()})
         return conf

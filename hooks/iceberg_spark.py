@@ -31,6 +31,10 @@ SPARK_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
 # V1 adds `iceberg_type` (tables and views) to `iceberg_tables`; pyiceberg >= 0.12 reads and writes it too.
 JDBC_SCHEMA_VERSION = "V1"
 
+# Spark's CTAS (and atomic replace) keeps the query's nullability instead of making every column optional: a
+# created table's REQUIRED columns are the plan's (the write makes the input's nullability the table_schema's).
+KEEP_QUERY_NULLABILITY = {"use-nullable-query-schema": "false"}
+
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -181,7 +185,8 @@ def spark_catalog_conf(
 
     `extra` adds catalog properties (`{"io-impl": ...}` becomes `spark.sql.catalog.<name>.io-impl`); a key that
     already starts with `spark.` is taken as is. The table cache is off by default: another writer (pyiceberg)
-    commits to the same tables, and a cached table would hide its snapshots from Spark for up to 30 s.
+    commits to the same tables, and a cached table would hide its snapshots from Spark for up to 30 s. A CTAS keeps
+    the query's nullability (`KEEP_QUERY_NULLABILITY`).
     """
     db = CatalogDatabase.parse(uri).with_credentials(jdbc_user, jdbc_password)
     prefix = f"spark.sql.catalog.{_check_name(name)}"
@@ -193,6 +198,7 @@ def spark_catalog_conf(
         f"{prefix}.warehouse": warehouse_uri(warehouse),
         f"{prefix}.jdbc.schema-version": JDBC_SCHEMA_VERSION,
         f"{prefix}.cache-enabled": "false",
+        **{f"{prefix}.{k}": v for k, v in KEEP_QUERY_NULLABILITY.items()},
     }
     if db.kind == "sqlite":
         # Iceberg's JdbcCatalog leaves the ResultSet of its table-existence probe (DatabaseMetaData.getTables)

@@ -36,6 +36,8 @@ from plan_builder import (
     project,
     tuples,
 )
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from spark_modes import configuration, needs_spark35_classic
 from substrait import algebra_pb2 as alg
 from substrait_spark.api import run_plan
@@ -374,3 +376,52 @@ def test_csv_table_binding_is_parsed_as_the_plan_declares(spark, tmp_path, decla
     plan = write_plan(amounts_plan(), tmp_path / "narrow.json")
     assert main(["run", str(plan), "--table", f"amounts={path}:csv"]) == 1
     assert re.search(MALFORMED, capsys.readouterr().err)
+
+
+# A created table's nullability (consumer/translation/nullability.py; the CTAS tests: tests/test_shop_writes.py).
+EVERY_TYPE = [
+    T.BooleanType(),
+    T.ByteType(),
+    T.ShortType(),
+    T.IntegerType(),
+    T.LongType(),
+    T.FloatType(),
+    T.DoubleType(),
+    T.DecimalType(21, 2),
+    T.DecimalType(2, 2),  # no integer digit: a Connect client's Python Decimal literal (decimal(10, 2)) overflows it
+    T.DecimalType(38, 0),
+    T.DecimalType(38, 38),
+    T.StringType(),
+    T.BinaryType(),
+    T.DateType(),
+    T.TimestampType(),
+    T.TimestampNTZType(),
+    T.DayTimeIntervalType(),
+    T.YearMonthIntervalType(),
+    T.ArrayType(T.IntegerType()),
+    T.MapType(T.StringType(), T.DecimalType(5, 5)),
+    T.StructType([T.StructField("a", T.IntegerType(), False), T.StructField("b", T.DecimalType(3, 3))]),
+]
+
+
+@pytest.mark.parametrize("t", EVERY_TYPE, ids=lambda t: t.simpleString())
+def test_a_required_column_is_non_nullable_of_its_own_type_and_fails_on_a_null(spark, t):
+    """What a CTAS's REQUIRED column becomes: Spark knows it cannot be NULL (so the table's column is required),
+    its type is unchanged, a value passes through and a NULL fails the query, typed, naming the column."""
+    from substrait_spark.consumer.errors import RequiredColumnNullError
+    from substrait_spark.consumer.running.steps.log import spark_error
+    from substrait_spark.consumer.translation.nullability import some_value, with_nullability
+
+    value = spark.range(2).select(F.when(F.col("id") >= 0, some_value(t)).alias("c"))  # nullable, never NULL
+    required = with_nullability(value, [False], "table lake.ns.t")
+    assert required.schema["c"] == T.StructField("c", t, False)
+    required.write.format("noop").mode("overwrite").save()  # every value computed (a year-month interval cannot
+    # be collected into Python on pyspark 4)
+    optional = with_nullability(spark.range(1).select(some_value(t).alias("c")), [True], "table lake.ns.t")
+    assert optional.schema["c"] == T.StructField("c", t, True)
+    holes = spark.range(2).select(F.when(F.col("id") > 0, some_value(t)).alias("c"))
+    with pytest.raises(Exception) as info:
+        with_nullability(holes, [False], "table lake.ns.t").write.format("noop").mode("overwrite").save()
+    err = spark_error(info.value)
+    assert isinstance(err, RequiredColumnNullError)
+    assert err.message == "NULL in required column 'c' of table lake.ns.t (declared REQUIRED)"

@@ -230,3 +230,132 @@ def test_an_insert_of_a_value_the_tables_int_column_cannot_hold_fails(lake, ns):
         with pytest.raises(ExecutionError):
             run_plan(plan, lake.spark, resolver)
     assert lake.catalog.load_table(f"{ns}.ids").scan().to_arrow().to_pylist() == [{"id": 7}]
+
+
+# --- nullability: a created table's REQUIRED and NULLABLE columns are the table_schema's -----------------------
+
+
+def required_flags(lake: Lake, ns: str, table: str) -> list[bool]:
+    return [f.required for f in lake.catalog.load_table(f"{ns}.{table}").schema().fields]
+
+
+def spark_nullable(lake: Lake, ns: str, table: str) -> list[bool]:
+    return [f.nullable for f in lake.spark.read.table(f"{lake.name}.{ns}.{table}").schema.fields]
+
+
+def shop_query(shop_plans, name: str) -> bytes:
+    generated = shop_plans[name]
+    assert generated.plan is not None, generated.error
+    return generated.plan.read_bytes()
+
+
+COUNTRY = ["country", "orders"]  # orders_by_country: country has NULLs; orders is a COUNT (never NULL in Spark)
+
+
+def test_ctas_creates_the_declared_nullability_and_the_insert_fits(lake, shop_dir, shop_oracle, query, ns):
+    """customer_id and name declared REQUIRED (their input, read from Parquet, is nullable), gross_revenue
+    NULLABLE: the table has exactly that, and the INSERT of the same query into it runs."""
+    from substrait_spark import run_plan
+
+    resolver = run_plan_resolver(lake, shop_dir)
+    declared = [i64(nullable=False), string(nullable=False), decimal_(21, 2)]
+    for op in (W.WRITE_OP_CTAS, W.WRITE_OP_INSERT):
+        report = run_plan(wrap_in_write(query, [ns, "revenue"], NAMES, declared, op), lake.spark, resolver)
+        assert report.steps[0].status.value == "committed"
+    assert required_flags(lake, ns, "revenue") == [True, True, False]
+    assert spark_nullable(lake, ns, "revenue") == [False, False, True]
+    expected = shop_oracle.run(SHOP_SQL["revenue_per_customer"]).rows
+    assert len(snapshots(lake, ns)) == 2 and rows(lake, ns) == 2 * len(expected)
+
+
+def test_a_replacing_ctas_creates_the_declared_nullability(lake, shop_dir, query, ns):
+    """CREATE_MODE_REPLACE_IF_EXISTS over a table of optional columns: the atomic replace has the new
+    table_schema's nullability too."""
+    from substrait_spark import run_plan
+
+    resolver = run_plan_resolver(lake, shop_dir)
+    run_plan(wrapped(query, ns, W.WRITE_OP_CTAS), lake.spark, resolver)
+    assert required_flags(lake, ns, "revenue") == [False, False, False]
+    declared = [i64(nullable=False), string(nullable=False), decimal_(21, 2)]
+    replace = W.CREATE_MODE_REPLACE_IF_EXISTS
+    run_plan(wrap_in_write(query, [ns, "revenue"], NAMES, declared, W.WRITE_OP_CTAS, replace), lake.spark, resolver)
+    assert required_flags(lake, ns, "revenue") == [True, True, False]
+    assert len(snapshots(lake, ns)) == 2
+
+
+def test_a_nullable_column_is_optional_even_when_its_input_cannot_be_null(lake, shop_dir, shop_plans, ns):
+    """`orders` is a COUNT (Spark knows it is never NULL), declared NULLABLE: the created column is optional, so
+    a later NULL fits it."""
+    from plan_builder import PlanBuilder, virtual, write
+    from substrait_spark import run_plan
+
+    query = shop_query(shop_plans, "orders_by_country")
+    resolver = run_plan_resolver(lake, shop_dir)
+    run_plan(wrap_in_write(query, [ns, "counts"], COUNTRY, [string(), i64()], W.WRITE_OP_CTAS), lake.spark, resolver)
+    assert required_flags(lake, ns, "counts") == [False, False]
+    assert spark_nullable(lake, ns, "counts") == [True, True]
+    rel = write([ns, "counts"], virtual(COUNTRY, [string(), i64()], [("XX", None)]), COUNTRY, [string(), i64()])
+    run_plan(PlanBuilder().plan(rel, COUNTRY).SerializeToString(), lake.spark, resolver)
+    assert rows(lake, ns, "counts") == len(lake.spark.read.table(f"{lake.name}.{ns}.counts").collect())
+    assert lake.spark.read.table(f"{lake.name}.{ns}.counts").where("orders IS NULL").count() == 1
+
+
+def test_a_null_in_a_required_column_fails_the_ctas_and_creates_nothing(lake, shop_dir, shop_plans, ns, tmp_path):
+    """country declared REQUIRED, and a customer has none: the step fails, typed, naming the column; no table, no
+    commit — never a NULL written or the row dropped."""
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.errors import RequiredColumnNullError
+
+    body = wrap_in_write(
+        shop_query(shop_plans, "orders_by_country"),
+        [ns, "counts"],
+        COUNTRY,
+        [string(nullable=False), i64(nullable=False)],
+        W.WRITE_OP_CTAS,
+    )
+    with pytest.raises(
+        RequiredColumnNullError, match=rf"NULL in required column 'country' of table {lake.name}\.{ns}\.counts"
+    ) as info:
+        run_plan(body, lake.spark, run_plan_resolver(lake, shop_dir))
+    assert info.value.exit_code == 1 and info.value.kind == "null in required column"
+    assert info.value.report.steps[0].status.value == "failed"
+    assert not lake.catalog.table_exists(f"{ns}.counts")
+    # The CLI: exit 1, the error's kind and column in the summary.
+    code, plans = cli(lake, shop_dir, tmp_path, [plan_file(tmp_path / "ctas.json", body)], "nulls")
+    assert code == 1 and plans[0]["error"]["kind"] == "null in required column"
+    assert "'country'" in plans[0]["error"]["message"]
+    assert not lake.catalog.table_exists(f"{ns}.counts")
+
+
+def test_an_insert_of_a_null_into_a_required_column_fails_the_step(lake, shop_dir, shop_plans, ns):
+    """A table created by DDL with REQUIRED columns (an INSERT of nullable input without NULLs into such columns:
+    `test_ctas_creates_the_declared_nullability_and_the_insert_fits`): a NULL fails the step naming the column,
+    and the table keeps its (empty) state."""
+    from plan_builder import PlanBuilder
+    from substrait_spark import run_plan
+    from substrait_spark.consumer.errors import RequiredColumnNullError
+
+    resolver = run_plan_resolver(lake, shop_dir)
+    required = [string(nullable=False), i64(nullable=False)]
+    create = PlanBuilder().plan(ddl([ns, "counts"], alg.DdlRel.DDL_OP_CREATE, names=COUNTRY, types=required), COUNTRY)
+    run_plan(create.SerializeToString(), lake.spark, resolver)
+    assert required_flags(lake, ns, "counts") == [True, True]
+    insert = wrap_in_write(
+        shop_query(shop_plans, "orders_by_country"), [ns, "counts"], COUNTRY, required, W.WRITE_OP_INSERT
+    )
+    with pytest.raises(
+        RequiredColumnNullError, match=rf"NULL in required column 'country' of table {lake.name}\.{ns}\.counts"
+    ):
+        run_plan(insert, lake.spark, resolver)
+    assert snapshots(lake, ns, "counts") == [] and rows(lake, ns, "counts") == 0
+
+
+def test_a_root_table_sink_into_an_iceberg_catalog_creates_optional_columns(lake, shop_dir, shop_plans, ns):
+    """A root declares no nullability: the table a sink creates has every column optional, even `orders` (a COUNT,
+    which Spark knows is never NULL), so later appends of NULLs fit it."""
+    from substrait_spark import run_plan
+
+    query = shop_query(shop_plans, "orders_by_country")
+    run_plan(query, lake.spark, run_plan_resolver(lake, shop_dir), output=f"table:{lake.name}.{ns}.counts")
+    assert required_flags(lake, ns, "counts") == [False, False]
+    assert rows(lake, ns, "counts") > 0

@@ -11,10 +11,11 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from ..analysis.analyze import Finding, validate_plan
-from ..errors import ExecutionError, SubstraitSparkError, UnsupportedFeatureError, first_line
+from ..errors import ExecutionError, RequiredColumnNullError, SubstraitSparkError, UnsupportedFeatureError, first_line
 from ..loading.loader import LoadedPlan
 from ..translation.consumer import SubstraitConsumer
 from ..translation.conversions import exactly_as
+from ..translation.nullability import REQUIRED_NULL_MESSAGE, with_nullability
 from ..translation.parameters import Parameters
 from .clients import connect_identity, engine_settings, recorded_operations
 from .report import RootOutput, RunReport, RunStatus
@@ -26,7 +27,11 @@ from .steps.update_key import caller_keys
 
 
 def _spark_error(exc: Exception) -> ExecutionError:
-    return ExecutionError(f"Spark failed: {first_line(exc, 500)}")
+    text = first_line(exc, 500)
+    null = REQUIRED_NULL_MESSAGE.search(text) or REQUIRED_NULL_MESSAGE.search(str(exc))
+    if null is not None:  # a NULL in a column written as REQUIRED (`nullability.required`)
+        return RequiredColumnNullError(null[0])
+    return ExecutionError(f"Spark failed: {text}")
 
 
 def new_report(loaded: LoadedPlan) -> RunReport:
@@ -142,6 +147,8 @@ def run_loaded(
                     out = RootOutput(index=n, columns=consumer.root_columns[n])
                     if sink.kind in TYPED_SINKS:  # the table it creates has the root's declared types
                         df = exactly_as(df, consumer.root_types[n], f"root {n}")
+                        # and optional columns (a root declares no nullability): not what Spark infers
+                        df = with_nullability(df, [True] * len(consumer.root_types[n]), f"root {n}")
                     deliver(df, sink, out, index=n, roots=len(roots), empty=n in consumer.empty_roots)
                 except SubstraitSparkError:
                     raise

@@ -174,7 +174,8 @@ _FILE_WRITERS: dict[str, Callable[[Any, str], None]] = {
     "jsonl": lambda w, p: w.json(p),
 }
 
-# Sinks that create tables: the root's rows are cast to its declared types first (`runner`), so the table has them.
+# Sinks that create tables: the root's rows are cast to its declared types first (`runner`), so the table has them,
+# and every column is made optional (a root declares no nullability; Spark's inference is not the plan's).
 TYPED_SINKS = frozenset({"table"})
 
 # Sinks that only report (rows, a preview): an empty root needs no job for them. Files and tables are still written.

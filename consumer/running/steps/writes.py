@@ -16,7 +16,12 @@
   else the table's identifier fields; refused with none (see `update_key`). The step record's `details` say which.
 - CTAS creates the table (atomic create-with-data) with the table_schema's names and types, the input cast into
   them value by value exactly (`common.named`; a type that would lose information is refused up front, exit 4);
-  if it exists the create mode decides. Spark's CTAS makes every column optional (as its atomic replace does).
+  if it exists the create mode decides. Its columns have the table_schema's nullability (`nullability`; the
+  Iceberg catalogs are configured with `use-nullable-query-schema=false`, so Spark's CTAS and its atomic replace
+  take the query's): a NULL in a REQUIRED column fails the step (RequiredColumnNullError) and nothing is created;
+  a NULLABLE column is optional even when the input has no NULLs.
+- INSERT into a table's required column: the input column is made non-nullable the same way, so a NULL there fails
+  the step naming the column (Spark's own check would fail with a bare NullPointerException).
 - The input's declared types may differ from the table_schema's only by a lossless cast (`conversions`);
   INSERT leaves the cast into the table's own column types to Spark's store assignment (an overflow fails).
 Output: NO_OUTPUT (and UNSPECIFIED) give no rows; MODIFIED_RECORDS the rows inserted, deleted or after-images,
@@ -36,9 +41,10 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ...errors import ExecutionError, PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
+from ...translation.nullability import with_nullability
 from ...translation.relation import Relation
 from ...translation.scope import Scope
-from ...types import schema_of
+from ...types import nullable, schema_of
 from ..observe import observed
 from ..report import Skip, Step, StepKind
 from . import common as c
@@ -91,9 +97,19 @@ class WriteJob:
     def columns(self, fields: list[T.StructField]) -> list[str]:
         return c.table_columns(fields, self.names, self.types, f"table {self.target.identity}", self.path)
 
-    def current_columns(self) -> list[str]:
+    def current_fields(self) -> list[T.StructField]:
         """The table's columns as Spark sees them now (without recording a read of the table)."""
-        return self.columns(list(self.cx.spark.read.table(self.target.spark_name).schema.fields))
+        return list(self.cx.spark.read.table(self.target.spark_name).schema.fields)
+
+    @property
+    def nullable(self) -> list[bool]:
+        """The table_schema's nullability, column by column."""
+        return [nullable(t) for t in self.rel.table_schema.struct.types]
+
+    def created(self) -> DataFrame:
+        """The input as the table to create: the table_schema's names, types (`c.named`) and nullability."""
+        df = c.named(self.input(), self.names, self.types)
+        return with_nullability(df, self.nullable, f"table {self.target.identity}")
 
     def writer(self, df: DataFrame, **options: str):
         return c.writer(df, self.target, self.log, self.step, **options)
@@ -179,15 +195,18 @@ def _committed_records(job: WriteJob) -> DataFrame:
 
 
 def _insert(job: WriteJob) -> Result:
-    df = c.named(job.input(), job.current_columns())  # Spark casts into the table's types (store assignment)
+    fields = job.current_fields()
+    df = c.named(job.input(), job.columns(fields))  # Spark casts into the table's types (store assignment)
+    # A required table column takes a non-nullable input only (Iceberg's check): a NULL fails the step.
+    df = with_nullability(df, [f.nullable for f in fields], f"table {job.target.identity}", widen=False)
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).append()
     return Outcome(int(obs.get["rows"])), job.records(df)
 
 
 def _ctas(job: WriteJob) -> Result:
-    if not job.target.exists():  # the table_schema's types, not the input's (`c.named`)
-        df = c.named(job.input(), job.names, job.types)
+    if not job.target.exists():  # the table_schema's types and nullability, not the input's
+        df = job.created()
         counted, obs = observed(df, rows=c.count_rows())
         job.writer(counted).create()
         return Outcome(int(obs.get["rows"])), job.records(df)
@@ -204,7 +223,7 @@ def _append_if_exists(job: WriteJob) -> Result:
 def _replace_if_exists(job: WriteJob) -> Result:
     """An atomic replace: new schema (the table_schema's types) and rows in one commit; the table's history (and
     keys) are kept."""
-    df = c.named(job.input(), job.names, job.types)
+    df = job.created()
     counted, obs = observed(df, rows=c.count_rows())
     job.writer(counted).replace()
     return Outcome(int(obs.get["rows"])), job.records(df)
