@@ -6,7 +6,7 @@ audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Ai
 The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
 engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
 policy, with views expanded through the catalogs: `consumer/analysis/policy.py`; then `preflight`: validate,
-check the tables read where the resolver chain finds them without Spark (`consumer/analysis/tables.py`) and
+check the tables read where the resolver chain finds them without Spark (`consumer/running/table_check.py`) and
 bind the parameters) — all before a Spark session is asked for; then the catalogs, the
 resolver chain, the session (with the catalogs' Spark settings), the write targets, the run, the audit record.
 
@@ -31,11 +31,11 @@ from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer come with the first plan
     from pyspark.sql import SparkSession
     from substrait_spark.consumer.analysis.policy import Policy, Violation
-    from substrait_spark.consumer.analysis.tables import TableCheck
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
     from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver, TableResolver
     from substrait_spark.consumer.running.sinks import Sink
+    from substrait_spark.consumer.running.table_check import TableCheck
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
 
@@ -240,9 +240,9 @@ class PlanRunner:
         return planned
 
     def tables(self, loaded: LoadedPlan) -> TableCheck:
-        """The plan's NamedTable reads checked where the run resolves them, without Spark (`analysis/tables.py`):
+        """The plan's NamedTable reads checked where the run resolves them, without Spark (`running/table_check.py`):
         what `validate` lists and `check` refuses."""
-        from substrait_spark.consumer.analysis.tables import TableCheck, check_tables
+        from substrait_spark.consumer.running.table_check import TableCheck, check_tables
         from substrait_spark.consumer.running.table_schemas import SchemaSource
 
         if not isinstance(self.resolver, SchemaSource):

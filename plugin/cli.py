@@ -407,7 +407,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     declared types, else 3 for an unsupported feature. No Spark: tables only Spark can see are listed as not
     checked."""
     from substrait_spark.consumer.analysis.analyze import validate_plan
-    from substrait_spark.consumer.analysis.tables import TableCheck
+    from substrait_spark.consumer.running.table_check import TableCheck
 
     runner = _runner(args)
     load = _loader(runner)
@@ -461,7 +461,7 @@ def _print_validation(plan: str, findings: list, tables: Any, violations: list) 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from substrait_spark.consumer.analysis.explain import plan_tree
-    from substrait_spark.consumer.analysis.planned_steps import planned_steps
+    from substrait_spark.consumer.running.planned_steps import planned_steps
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     loaded, _ = _loader()(args.plan)

@@ -9,7 +9,7 @@ in files Spark would list (a file, or a folder of data files with no partition f
 file with the same schema. Anything else (nested or repeated columns, timestamps, INT96, unsigned or unannotated
 binary columns, field ids Spark may read by) returns None and Spark infers, as before.
 
-`footer_columns` gives the check before Spark (`validate`, `analysis/tables.py`) every top-level column, each with
+`footer_columns` gives the check before Spark (`validate`, `running/table_check.py`) every top-level column, each with
 the Spark types a read may give it: also the setting-dependent ones (a timestamp without time zone), and none for
 what only Spark types.
 """

@@ -71,7 +71,7 @@ def preflight(
     """Refuse, before any Spark session starts, what a run would refuse anyway: what `before` refuses (the run's
     policy: exit 5), a feature the consumer class does not translate (what `validate` reports: exit 3; a malformed
     plan: exit 2), what `tables` refuses (a table missing or of other types than the plan declares, as far as
-    it can be seen without Spark: exit 4, `analysis/tables.py`) and parameter values that do not fit the plan
+    it can be seen without Spark: exit 4, `running/table_check.py`) and parameter values that do not fit the plan
     (exit 2). Raises the typed error with a failed RunReport on it (`exc.report`)."""
     start = time.perf_counter()
     try:

@@ -1,5 +1,5 @@
 """A table's schema as a run would find it, looked up without Spark: what `validate` and the check before a run
-compare a plan's base schemas with (`consumer/analysis/tables.py`).
+compare a plan's base schemas with (`consumer/running/table_check.py`).
 
 Each resolver that can answer without Spark has a `schema(names)` method next to its `resolve` (the same lookup,
 so the same table): a table map's local parquet files (their footers), an Iceberg catalog's table (pyiceberg,

@@ -79,7 +79,7 @@ def catalog_schema_error(
     path: str,
 ) -> SchemaMismatchError | None:
     """The error a read of catalog table `table` fails with, if its columns differ from the plan's base schema.
-    Public: the table check before Spark (`analysis/tables.py`) refuses by it too."""
+    Public: the table check before Spark (`running/table_check.py`) refuses by it too."""
     problems = schema_problems(names, types, fields_by_lower(fields), required=required)
     if not problems:
         return None
@@ -92,7 +92,7 @@ def file_schema_error(
     what: str, names: list[str], types: list[T.DataType], fields: list[T.StructField], lossy_ok: bool, path: str
 ) -> SchemaMismatchError | None:
     """The error `conform` fails a read with, if the columns do not convert to the plan's types (lossy casts only
-    when `lossy_ok`). Public: the table check before Spark (`analysis/tables.py`) refuses by it too."""
+    when `lossy_ok`). Public: the table check before Spark (`running/table_check.py`) refuses by it too."""
     problems = schema_problems(names, types, fields_by_lower(fields), lossy_ok=lossy_ok)
     return _mismatch(what, problems, path) if problems else None
 

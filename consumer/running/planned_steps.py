@@ -12,8 +12,8 @@ from google.protobuf.message import Message
 from substrait import algebra_pb2 as alg
 from substrait.plan_pb2 import Plan
 
-from ..running.report import StepKind
 from ..walk import nodes
+from .report import StepKind
 
 WriteRel = alg.WriteRel
 DdlRel = alg.DdlRel

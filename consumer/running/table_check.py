@@ -18,13 +18,11 @@ from substrait import algebra_pb2 as alg
 from substrait import plan_pb2
 
 from ..errors import ResolutionError, SubstraitSparkError
-from ..running.table_schemas import Missing, NotChecked, SchemaSource, TableSchema
 from ..translation.relations.read import catalog_schema_error, file_schema_error, table_label
 from ..types import nullable, schema_of
 from ..walk import nodes
-
-# Relations that write a named table (their target's field): a read of such a table may read what the plan made.
-_WRITES: dict[type, str] = {alg.WriteRel: "named_table", alg.DdlRel: "named_object", alg.UpdateRel: "named_table"}
+from .planned_steps import planned_steps
+from .table_schemas import Missing, NotChecked, SchemaSource, TableSchema
 
 
 @dataclass
@@ -81,10 +79,9 @@ def _named_reads(plan: plan_pb2.Plan) -> Iterator[tuple[alg.ReadRel, str]]:
 def _written(plan: plan_pb2.Plan) -> set[tuple[str, ...]]:
     """The names (all parts, and the last one) of the tables the plan writes."""
     out = set()
-    for msg, _ in nodes(plan):
-        target = _WRITES.get(type(msg))
-        if target is not None and msg.HasField(target) and getattr(msg, target).names:
-            names = tuple(n.lower() for n in getattr(msg, target).names)
+    for step in planned_steps(plan):  # a read of a table the plan writes may read what the plan made
+        if step.names:
+            names = tuple(n.lower() for n in step.names)
             out |= {names, names[-1:]}
     return out
 
