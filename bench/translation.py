@@ -92,7 +92,7 @@ def _translate_once(spark, plan, resolver) -> tuple[float, float | None]:
     output columns taken (the names the consumer attached: no round trip). On Spark Connect also, for reference,
     with one analysis round trip added (`df.schema`: one AnalyzePlan call, which `run` no longer makes: the server
     analyzes once, when the root runs); None on classic Spark, where building analyzes."""
-    from substrait_spark.consumer.running.clients import is_connect
+    from substrait_spark.consumer.clients import is_connect
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
     c = None

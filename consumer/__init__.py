@@ -3,7 +3,10 @@
 Its folders are the stages a plan goes through: `loading/` (bytes to a checked plan), `translation/` (relations,
 expressions, types and functions to DataFrames), `analysis/` (validate, lineage, explain — visitors of the same walk,
 `plan_visitor.py`, without Spark) and `running/` (table resolution, the Spark client, the plan's write/DDL/update
-steps, result sinks, the run report). `errors.py`, `types.py`, `walk.py` and `plan_visitor.py` serve every stage.
+steps, result sinks, the run report). The modules directly here serve every stage (stage 0): `errors.py`,
+`types.py`, `type_text.py`, `walk.py`, `plan_visitor.py`, the records every stage makes (`records.py`), the client
+probes (`clients.py`) and the table-resolution port (`tables.py`). A module imports only its own or an earlier
+stage's modules (`tools/stage_order.py`).
 
 Imports are lazy so that `import substrait_spark.consumer` starts no JVM and loads no protobuf modules.
 """
@@ -20,7 +23,7 @@ _EXPORTS = {
     "SubstraitConsumer": "substrait_spark.consumer.translation.consumer",
     "TableResolver": "substrait_spark.consumer.running.resolver",
     "TableMapResolver": "substrait_spark.consumer.running.resolver",
-    "engine_settings": "substrait_spark.consumer.running.clients",
+    "engine_settings": "substrait_spark.consumer.clients",
     # The extension surface (docs/extending.md): stable names whatever folder the stage's module sits in.
     "Relation": "substrait_spark.consumer.translation.relation",
     "register_extension_relation": "substrait_spark.consumer.translation.registry",
@@ -28,8 +31,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from substrait_spark.consumer.clients import engine_settings
     from substrait_spark.consumer.loading.loader import LoadedPlan, load_plan, parse_plan_bytes
-    from substrait_spark.consumer.running.clients import engine_settings
     from substrait_spark.consumer.running.resolver import TableMapResolver, TableResolver
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
     from substrait_spark.consumer.translation.registry import register_extension_relation, unregister_extension_relation

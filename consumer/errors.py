@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .records import RunError, described, plain
 from .redact import redact
-from .running.report import RunError, described, plain
 
 # A JVM exception's own line in py4j's text: ": org.apache.spark.SparkException: Job 0 cancelled ...".
 _JAVA_CAUSE = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+([A-Z][\w$]*(?:Exception|Error)): (.+)$")

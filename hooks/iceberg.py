@@ -29,8 +29,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 from substrait_spark.consumer.errors import CatalogUnavailableError, ResolutionError, first_line
 from substrait_spark.consumer.redact import redact
-from substrait_spark.consumer.running.resolver import ResolvedTable, ResolvedView, read_mapping_file
+from substrait_spark.consumer.running.resolver import read_mapping_file
 from substrait_spark.consumer.running.table_schemas import Lookup, Missing, NotChecked, TableColumn, TableSchema
+from substrait_spark.consumer.tables import ResolvedTable, ResolvedView
 from substrait_spark.consumer.translation.relation import quote
 from substrait_spark.hooks.iceberg_spark import (
     ICEBERG_EXTENSIONS,

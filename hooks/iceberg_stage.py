@@ -34,8 +34,8 @@ from functools import cached_property
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from substrait_spark.consumer.clients import is_connect
 from substrait_spark.consumer.errors import ConcurrentCommitError, ExecutionError
-from substrait_spark.consumer.running.clients import is_connect
 from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.consumer.running.steps.targets import RowLevelCommand, RowLevelSettings, WriteMode
 from substrait_spark.consumer.translation.relation import quote

@@ -33,9 +33,10 @@ if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer
     from substrait_spark.consumer.analysis.policy import Policy, Violation
     from substrait_spark.consumer.loading.loader import LoadedPlan
     from substrait_spark.consumer.running.report import RunReport
-    from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver, TableResolver
+    from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver
     from substrait_spark.consumer.running.sinks import Sink
     from substrait_spark.consumer.running.table_check import TableCheck
+    from substrait_spark.consumer.tables import TableResolver
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
 

@@ -25,9 +25,9 @@ from typing import Any, Protocol
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from substrait_spark.consumer.clients import ENGINE_CONF, is_connect
 from substrait_spark.consumer.errors import SparkUnavailableError, first_line
 from substrait_spark.consumer.redact import redact
-from substrait_spark.consumer.running.clients import ENGINE_CONF, is_connect
 from substrait_spark.hooks.connect_probe import DEFAULT_CONNECT_TIMEOUT_S, connect_timeout, probe
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from substrait_spark.consumer.running.clients import is_connect
+from substrait_spark.consumer.clients import is_connect
 
 AFTER_S = 10.0  # a plan faster than this prints no stage progress
 EVERY_S = 5.0  # at most one progress line per this many seconds

@@ -10,8 +10,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.loading.loader import LoadedPlan
 from substrait_spark.consumer.running.report import RunReport
-from substrait_spark.consumer.running.resolver import TableResolver
 from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.consumer.tables import TableResolver
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
 

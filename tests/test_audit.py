@@ -17,7 +17,7 @@ from iceberg_stack import Lake  # fixtures `iceberg_spark` and `lake` come from 
 from plan_builder import PlanBuilder, fp64, i64, named, string, virtual, write
 from substrait_spark.consumer.errors import ResolutionError
 from substrait_spark.consumer.loading.loader import LoadedPlan
-from substrait_spark.consumer.running.report import plain
+from substrait_spark.consumer.records import plain
 from substrait_spark.consumer.running.runner import run_loaded
 from substrait_spark.consumer.running.sinks import Sink
 from substrait_spark.hooks.audit import (

@@ -409,7 +409,7 @@ def test_a_required_column_is_non_nullable_of_its_own_type_and_fails_on_a_null(s
     """What a CTAS's REQUIRED column becomes: Spark knows it cannot be NULL (so the table's column is required),
     its type is unchanged, a value passes through and a NULL fails the query, typed, naming the column."""
     from substrait_spark.consumer.errors import RequiredColumnNullError
-    from substrait_spark.consumer.running.steps.log import spark_error
+    from substrait_spark.consumer.running.spark_errors import spark_error
     from substrait_spark.consumer.translation.nullability import some_value, with_nullability
 
     value = spark.range(2).select(F.when(F.col("id") >= 0, some_value(t)).alias("c"))  # nullable, never NULL

@@ -16,7 +16,7 @@ from plan_builder import PlanBuilder, fp64, i64, named, project, string, tuples
 from substrait import algebra_pb2 as alg
 from substrait_spark.cli import main
 from substrait_spark.consumer.errors import ResolutionError
-from substrait_spark.consumer.running.report import plain
+from substrait_spark.consumer.records import plain
 from substrait_spark.consumer.running.resolver import ChainResolver
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import Catalogs, IcebergCatalogResolver

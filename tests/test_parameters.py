@@ -36,7 +36,7 @@ from plan_builder import (
 from substrait_spark.cli import main
 from substrait_spark.consumer import to_dataframe
 from substrait_spark.consumer.errors import PlanInvalidError, UnboundParameterError, UnsupportedFeatureError
-from substrait_spark.consumer.running.report import plain
+from substrait_spark.consumer.records import plain
 from substrait_spark.consumer.running.resolver import SessionCatalogResolver
 
 pytestmark = [pytest.mark.spark]

@@ -10,7 +10,7 @@ from iceberg_stack import Lake
 from oracles import assert_same_result
 from plan_builder import tuples
 from substrait_spark.consumer import TableMapResolver, load_plan
-from substrait_spark.consumer.running.report import plain
+from substrait_spark.consumer.records import plain
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 from substrait_spark.hooks.iceberg import IcebergCatalogResolver
 from substrait_spark.hooks.iceberg_spark import register_catalog

@@ -599,7 +599,7 @@ class PlanSchemaResolver:
 
     def resolve(self, spark, names):
         from pyspark.sql import types as T
-        from substrait_spark.consumer.running.resolver import ResolvedTable
+        from substrait_spark.consumer.tables import ResolvedTable
 
         columns = self.schemas[".".join(names).lower()]
         schema = T.StructType([T.StructField(n, t) for n, t in columns])

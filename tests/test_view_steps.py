@@ -11,7 +11,7 @@ from plan_builder import DdlRel, PlanBuilder, WriteRel, ddl, field, filter_, fp6
 from sqlalchemy import text
 from substrait.plan_pb2 import Plan
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, ResolutionError
-from substrait_spark.consumer.running.report import plain
+from substrait_spark.consumer.records import plain
 from substrait_spark.consumer.running.steps.log import KEY_PROPERTY
 from substrait_spark.hooks.iceberg_views import SUBSTRAIT_DIALECT, views_of
 from test_write_steps import NAMES, TYPES, catalogs_fixture, ns_fixture, rows_of, run, table  # noqa: F401

@@ -78,8 +78,8 @@ def _cell(text: str) -> str:
 
 def render() -> str:
     from substrait_spark.consumer import types as ty
-    from substrait_spark.consumer.analysis.explain import type_str
     from substrait_spark.consumer.errors import SubstraitSparkError
+    from substrait_spark.consumer.type_text import type_str
 
     nested = _nested()
     lines = [

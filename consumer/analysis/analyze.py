@@ -60,7 +60,7 @@ from ..translation.relations.aggregate import function_refusals as aggregate_ref
 from ..translation.relations.filter import equality_key_position
 from ..translation.relations.read import READ_METHODS, local_files_refusals
 from ..translation.relations.sort import sort_refusals
-from ..translation.subqueries import KEYED_PREDICATE, _count_output, refuse_unmarked_correlation
+from ..translation.subqueries import KEYED_PREDICATE, outputs_count, refuse_unmarked_correlation
 from ..types import PlanTypes, schema_of, spark_type
 from ..walk import (
     OPAQUE,
@@ -483,7 +483,7 @@ def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
     if kind == "scalar":
         state = _correlation(cx, body, f"{path}.scalar.input")
         # As the translator: a keyed COUNT output is fixed up (0 for no rows); anything computed over one is not.
-        if state.pending and state.count_bug and not (state.keyed and _count_output(cx, body)):
+        if state.pending and state.count_bug and not (state.keyed and outputs_count(cx, body)):
             yield Finding(
                 "correlated scalar subquery computing over COUNT (its empty-group value is not NULL)", f"{path}.scalar"
             )

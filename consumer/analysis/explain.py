@@ -31,9 +31,10 @@ from ..plan_visitor import (
     subquery_body,
     subquery_relations,
 )
-from ..running.report import TableRead
+from ..records import TableRead
 from ..translation.functions import PREDICATES
-from ..types import PlanTypes, declared_user_types
+from ..type_text import UNKNOWN, literal_type, type_str
+from ..types import PlanTypes
 from ..walk import children, value_args
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ JoinRel = alg.JoinRel
 INDENT = "  "
 MAX_EXPR_CHARS = 90
 MAX_SCHEMA_CHARS = 120
-UNKNOWN = "?"
 BOOLEAN = "boolean"
 
 # Relation kinds with a left and a right input (the physical joins number their join types differently).
@@ -75,53 +75,6 @@ _SORT_DIRECTIONS = {
 }
 
 # --- types -------------------------------------------------------------------------------------------------
-
-
-def type_str(t: tp.Type) -> str:
-    """A Substrait type in the spec's notation: `i32`, `decimal<15,2>`, `list<string>`; `?` marks nullable."""
-    kind = t.WhichOneof("kind")
-    if kind is None:
-        return UNKNOWN
-    body = getattr(t, kind)
-    if kind == "decimal":
-        text = f"decimal<{body.precision},{body.scale}>"
-    elif kind in ("precision_time", "precision_timestamp", "precision_timestamp_tz"):
-        text = f"{kind}<{body.precision}>"
-    elif kind in ("fixed_char", "varchar", "fixed_binary"):
-        text = f"{kind}<{body.length}>"
-    elif kind == "struct":
-        text = f"struct<{', '.join(type_str(f) for f in body.types)}>"
-    elif kind == "list":
-        text = f"list<{type_str(body.type)}>"
-    elif kind == "map":
-        text = f"map<{type_str(body.key)}, {type_str(body.value)}>"
-    elif kind == "user_defined":
-        name = declared_user_types().get(body.type_reference)  # `unsigned_integers/u8` while rendering a plan
-        text = f"u!{name.rpartition('/')[2]}" if name else f"u!{body.type_reference}"
-    else:
-        text = kind
-    return text + ("?" if getattr(body, "nullability", 0) == tp.Type.NULLABILITY_NULLABLE else "")
-
-
-_LITERAL_TYPES = {
-    "boolean": "boolean",
-    "var_char": "varchar",
-    "interval_year_to_month": "interval_year",
-    "interval_day_to_second": "interval_day",
-    "empty_list": "list",
-    "empty_map": "map",
-}
-
-
-def literal_type(lit: Expression.Literal) -> str:
-    """A literal's type in the spec's notation (as `type_str`)."""
-    kind = lit.WhichOneof("literal_type") or UNKNOWN
-    suffix = "?" if lit.nullable else ""
-    if kind == "null":
-        return type_str(lit.null)
-    if kind == "decimal":
-        return f"decimal<{lit.decimal.precision},{lit.decimal.scale}>{suffix}"
-    return _LITERAL_TYPES.get(kind, kind) + suffix
 
 
 def schema_str(types: list[str]) -> str:
@@ -675,4 +628,4 @@ register(
     ),
 )
 
-__all__ = ["PlanTree", "plan_tree", "plan_tree_of", "schema_str", "type_str"]
+__all__ = ["UNKNOWN", "PlanTree", "literal_type", "plan_tree", "plan_tree_of", "schema_str", "type_str"]

@@ -29,10 +29,10 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from substrait.plan_pb2 import Plan
 
 from ..errors import PlanInvalidError, PlanNotFoundError
-from ..translation.outer_references import resolve_rel_references
 from . import legacy
 from .legacy.fields import upgrade
 from .limits import DEFAULT_LIMITS, DEFAULT_MAX_DEPTH, Limits, PlanTooLargeError, json_depth, text_depth
+from .outer_references import resolve_rel_references
 from .superset import SupersetPlan
 
 # Message nesting allowed at most (`limits.py`). protobuf's default of 100 is too low for real plans (each

@@ -1,25 +1,25 @@
-"""Where NamedTable reads come from. The consumer asks a `TableResolver`; hooks provide catalog-backed ones."""
+"""Where NamedTable reads come from: the resolvers. The consumer asks a `TableResolver` (the port,
+`consumer/tables.py`, re-exported here with what it returns); hooks provide catalog-backed ones."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from ..errors import ResolutionError, first_line
+from ..tables import CSV_OPTIONS, ResolvedTable, ResolvedView, TableResolver
 from .clients import is_connect
 from .parquet_footer import footer_schema
 from .paths import absolute
-from .report import TableRead
 from .table_schemas import Lookup, Missing, NotChecked, SchemaSource, file_schema
 
 FORMATS = ("parquet", "orc", "csv", "json", "delta", "iceberg", "table")
-CSV_OPTIONS = {"header": "true"}  # how a `csv` table binding is read
 
 
 def read_mapping_file(path: str | Path, what: str) -> Mapping[str, Any]:
@@ -33,62 +33,6 @@ def read_mapping_file(path: str | Path, what: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise ResolutionError(f"{what} {path}: expected a mapping")
     return data
-
-
-@dataclass(frozen=True)
-class ResolvedTable:
-    """A table found for a plan's NamedTable, with what the run report records about it."""
-
-    df: DataFrame
-    identity: str  # e.g. "file:///data/lineitem.parquet" or "catalog.db.table"
-    format: str
-    snapshot_id: int | None = None  # the snapshot every read of this table in the run reads
-    catalog: str | None = None
-    metadata_location: str | None = None
-    # A catalog table with a declared schema: the plan's base schema must match it exactly (types and
-    # nullability), where files are only checked for columns whose values convert without loss.
-    strict_schema: bool = False
-    view_version: int | None = None  # a view: the version of its definition this run read
-    # Another read of the same data as a new relation (new attribute ids), or None when the source cannot give
-    # one: a table the plan reads twice then needs no renaming Project (relations/read.py `conform`).
-    reopen: Callable[[], DataFrame] | None = field(default=None, compare=False, repr=False)
-
-    def report(self, name: str) -> TableRead:
-        """What the run report records about this table."""
-        return TableRead(
-            name,
-            self.identity,
-            self.format,
-            self.snapshot_id,
-            catalog=self.catalog,
-            metadata_location=self.metadata_location if self.catalog is not None else None,
-            view_version=self.view_version,
-        )
-
-    @cached_property
-    def fields(self) -> list[T.StructField]:
-        """The table's columns (asked of Spark once per resolved table)."""
-        return list(self.df.schema.fields)
-
-
-@dataclass(frozen=True)
-class ResolvedView:
-    """A catalog view whose definition is a Substrait plan (JSON): the consumer translates it where it is read,
-    with the run's resolver, so the tables under it are pinned and reported like any other read."""
-
-    identity: str
-    definition: str | None  # None: the view has no Substrait representation (only `dialects`)
-    version_id: int
-    dialects: tuple[str, ...] = ()
-    catalog: str | None = None
-    metadata_location: str | None = None
-
-
-@runtime_checkable
-class TableResolver(Protocol):
-    """Finds the DataFrame (or the view definition) for a NamedTable's name parts (`["tpch", "lineitem"]`)."""
-
-    def resolve(self, spark: SparkSession, names: Sequence[str]) -> ResolvedTable | ResolvedView: ...
 
 
 @dataclass(frozen=True)

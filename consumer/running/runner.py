@@ -11,27 +11,20 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from ..analysis.analyze import Finding, validate_plan
-from ..errors import ExecutionError, RequiredColumnNullError, SubstraitSparkError, UnsupportedFeatureError, first_line
+from ..errors import SubstraitSparkError, UnsupportedFeatureError
 from ..loading.loader import LoadedPlan
 from ..translation.consumer import SubstraitConsumer
 from ..translation.conversions import exactly_as
-from ..translation.nullability import REQUIRED_NULL_MESSAGE, with_nullability
+from ..translation.nullability import with_nullability
 from ..translation.parameters import Parameters
 from .clients import connect_identity, engine_settings, recorded_operations
 from .report import RootOutput, RunReport, RunStatus
 from .resolver import TableResolver
 from .sinks import TYPED_SINKS, Sink, deliver
+from .spark_errors import spark_error
 from .steps.log import StepLog
 from .steps.targets import WriteTargets, targets_of
 from .steps.update_key import caller_keys
-
-
-def _spark_error(exc: Exception) -> ExecutionError:
-    text = first_line(exc, 500)
-    null = REQUIRED_NULL_MESSAGE.search(text) or REQUIRED_NULL_MESSAGE.search(str(exc))
-    if null is not None:  # a NULL in a column written as REQUIRED (`nullability.required`)
-        return RequiredColumnNullError(null[0])
-    return ExecutionError(f"Spark failed: {text}")
 
 
 def new_report(loaded: LoadedPlan) -> RunReport:
@@ -154,11 +147,11 @@ def run_loaded(
                     raise
                 except AnalysisException as exc:
                     if not consumer.lazy:
-                        raise _spark_error(exc) from exc
+                        raise spark_error(exc) from exc
                     # Spark Connect analyzes the plan here, with its first use: name the relation it rejects.
                     raise consumer.rejection(exc, f"relations[{roots[n]}].root") from exc
                 except Exception as exc:
-                    raise _spark_error(exc) from exc
+                    raise spark_error(exc) from exc
                 report.outputs.append(out)
             report.status = RunStatus.SUCCESS
             return report

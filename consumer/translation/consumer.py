@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 from substrait.plan_pb2 import Plan
 
+from ..clients import is_connect, translation_settings
 from ..errors import (
     PlanInvalidError,
     ResolutionError,
@@ -28,14 +29,13 @@ from ..errors import (
 from ..loading.extensions import Extensions
 from ..loading.producers import Quirks
 from ..plan_visitor import DETACHED, SUBQUERY_BODY, KindTable, PlanVisitor, register
-from ..running.clients import is_connect, translation_settings
-from ..running.report import TableRead
-from ..running.resolver import ResolvedTable, ResolvedView, TableResolver
+from ..records import TableRead
 from ..running.steps import ddl as ddl_steps
 from ..running.steps import update as update_steps
 from ..running.steps import update_key
 from ..running.steps import writes as write_steps
 from ..running.steps.log import StepLog
+from ..tables import ResolvedTable, ResolvedView, TableResolver
 from ..types import PlanTypes, has_struct
 from ..walk import emit_mapping
 from . import expressions as ex

@@ -19,7 +19,6 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
-from ..analysis.explain import literal_type, type_str
 from ..errors import (
     PlanInvalidError,
     TargetRefusedError,
@@ -27,7 +26,8 @@ from ..errors import (
     UnsupportedFeatureError,
     UnusedParameterError,
 )
-from ..running.report import BoundParameter, ParameterSource
+from ..records import BoundParameter, ParameterSource
+from ..type_text import literal_type, type_str
 from ..walk import nodes
 from .literals import python_value, to_column
 from .scope import Typed

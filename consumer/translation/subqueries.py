@@ -501,7 +501,7 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
         view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
         col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
         return Hosted(host, col), body.types[0]
-    count_output = body.count_bug and body.keyed and _count_output(cx, sc.input)
+    count_output = body.count_bug and body.keyed and outputs_count(cx, sc.input)
     if body.count_bug and not count_output:
         raise UnsupportedFeatureError(
             "correlated scalar subquery computing over COUNT (its empty-group value is not NULL)", path
@@ -540,7 +540,7 @@ def _single_by_keys(cx: SubstraitConsumer, host: Relation, body: Relation, path:
 _COUNTS = {"count", "approx_count_distinct", "approx_distinct"}
 
 
-def _count_output(cx: PlanReader, rel: alg.Rel) -> bool:
+def outputs_count(cx: PlanReader, rel: alg.Rel) -> bool:
     """Whether a subquery's only output column is, unchanged, a COUNT measure of an aggregate without keys.
 
     Projections and emits that pass the column through are looked through; anything computed from it is

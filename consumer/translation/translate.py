@@ -8,9 +8,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from substrait.plan_pb2 import Plan
 
+from ..clients import engine_settings
 from ..loading.loader import LoadedPlan
-from ..running.clients import engine_settings
-from ..running.resolver import TableResolver
+from ..tables import TableResolver
 from .consumer import SubstraitConsumer
 
 

@@ -18,7 +18,7 @@ from substrait.plan_pb2 import Plan, PlanRel
 
 from ..errors import PlanInvalidError, ResolutionError, SubstraitSparkError
 from ..loading.loader import parse_plan_bytes
-from ..running.resolver import ResolvedTable, ResolvedView
+from ..tables import ResolvedTable, ResolvedView
 from ..walk import nodes
 
 if TYPE_CHECKING:

@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ...errors import ExecutionError, RunKeyReusedError, SubstraitSparkError
+from ...errors import RunKeyReusedError, SubstraitSparkError
 from ..report import Skip, Step, StepKind, StepStatus
+from ..spark_errors import spark_error  # re-exported: the steps' and tests' old import path
 from .targets import KeyRecord, ViewTarget, WriteTarget, WriteTargets
 
 KEY_PROPERTY = "substrait-spark.step-key"
@@ -143,12 +144,6 @@ class StepLog:
 def mark_committed(step: Step, found: str) -> None:
     """The status every step an earlier try committed gets; `found`: where its key was."""
     step.skipped(Skip.ALREADY_COMMITTED, f"already committed ({found})")
-
-
-def spark_error(exc: Exception) -> ExecutionError:
-    from ..runner import _spark_error  # one place that turns py4j's text into one line
-
-    return _spark_error(exc)
 
 
 Body = Callable[[Step], Outcome]

@@ -24,8 +24,8 @@ from google.protobuf.message import Message
 from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
+from ...clients import has_outer_references
 from ...errors import PlanInvalidError, UnsupportedFeatureError
-from ...running.clients import has_outer_references
 from ...walk import children
 from ..relation import Relation, conjunction
 from ..scope import Scope

@@ -13,8 +13,8 @@ from substrait import algebra_pb2 as alg
 
 from ...errors import PlanInvalidError, ResolutionError, SchemaMismatchError, UnsupportedFeatureError, first_line
 from ...plan_visitor import KindTable, register
-from ...running.report import TableRead
-from ...running.resolver import CSV_OPTIONS
+from ...records import TableRead
+from ...tables import CSV_OPTIONS
 from ...types import cast, compatible, nullable, schema_of
 from ..conversions import Conversion, conversion
 from ..relation import Projection, Relation, column, quote, union_all
