@@ -58,7 +58,7 @@ help:
 	@echo "make docs      the documentation site (MkDocs, strict: a broken link fails) in $(SITE); open $(SITE)/index.html"
 	@echo "make test-fast the inner loop (about a minute): ruff, mypy, the unit tests and a few Spark test modules"
 	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
-	@echo "make lint      ruff check and mypy (typecheck)"
+	@echo "make lint      ruff check, the engine's stage order (tools/stage_order.py) and mypy (typecheck)"
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
@@ -129,6 +129,7 @@ browser:
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(PY) tools/stage_order.py
 	$(MAKE) --no-print-directory typecheck
 
 # mypy on the engine and the public extension surface; what it checks is configured in pyproject.toml.
