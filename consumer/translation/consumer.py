@@ -70,6 +70,7 @@ from .relations import window as window_rel
 from .scope import Scope, Typed
 
 Expression = alg.Expression
+ReadRel = alg.ReadRel
 
 # Relation kind -> method name; expression kind -> method name.
 REL_METHODS: dict[str, str] = {
@@ -169,7 +170,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         parameters: Mapping[str | int, Any] | None = None,
         *,
         cast_to_plan_types: bool = False,
-    ):
+    ) -> None:
         self.spark = spark
         self.plan = plan
         self.resolver = resolver
@@ -281,7 +282,14 @@ class SubstraitConsumer(PlanVisitor[Relation]):
     def consume_read(self, rel: alg.ReadRel, path: str, outer: Scope | None) -> Relation:
         return read.translate_read(self, rel, path, outer)
 
-    def read_named_table(self, table, names, types, path, outer) -> Relation:
+    def read_named_table(
+        self,
+        table: ReadRel.NamedTable,
+        names: list[str],
+        types: list[T.DataType] | None,
+        path: str,
+        outer: Scope | None,
+    ) -> Relation:
         return read.read_named_table(self, table, names, types, path)
 
     def resolve_table(self, parts: list[str], path: str) -> ResolvedTable:
@@ -321,68 +329,76 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         for key in [k for k, t in self._resolved.items() if t.identity == identity]:
             del self._resolved[key]
 
-    def read_virtual_table(self, table, names, types, path, outer) -> Relation:
+    def read_virtual_table(
+        self, table: ReadRel.VirtualTable, names: list[str], types: list[T.DataType], path: str, outer: Scope | None
+    ) -> Relation:
         return read.read_virtual_table(self, table, names, types, path)
 
-    def read_local_files(self, files, names, types, path, outer) -> Relation:
+    def read_local_files(
+        self, files: ReadRel.LocalFiles, names: list[str], types: list[T.DataType], path: str, outer: Scope | None
+    ) -> Relation:
         return read.read_local_files(self, files, names, types, path)
 
-    def read_extension_table(self, table, names, types, path, outer) -> Relation:
+    def read_extension_table(
+        self, table: ReadRel.ExtensionTable, names: list[str], types: list[T.DataType], path: str, outer: Scope | None
+    ) -> Relation:
         handler = extension_handler(self.extension_relations, table.detail.type_url)
         if handler is None:
             raise UnsupportedFeatureError(f"extension table {table.detail.type_url or '(no type URL)'}", path)
         return handler(self, table.detail, [], path)
 
-    def read_iceberg_table(self, table, names, types, path, outer) -> Relation:
+    def read_iceberg_table(
+        self, table: ReadRel.IcebergTable, names: list[str], types: list[T.DataType], path: str, outer: Scope | None
+    ) -> Relation:
         return read.read_iceberg_table(self, table, names, types, path)
 
-    def consume_filter(self, rel, path, outer):
+    def consume_filter(self, rel: alg.FilterRel, path: str, outer: Scope | None) -> Relation:
         placed = subquery_placement.placed_filter(self, rel, path, outer)
         return placed if placed is not None else filter_rel.translate_filter(self, rel, path, outer)
 
-    def consume_project(self, rel, path, outer):
+    def consume_project(self, rel: alg.ProjectRel, path: str, outer: Scope | None) -> Relation:
         return project.translate_project(self, rel, path, outer)
 
-    def consume_fetch(self, rel, path, outer):
+    def consume_fetch(self, rel: alg.FetchRel, path: str, outer: Scope | None) -> Relation:
         return sort.translate_fetch(self, rel, path, outer)
 
-    def consume_sort(self, rel, path, outer):
+    def consume_sort(self, rel: alg.SortRel, path: str, outer: Scope | None) -> Relation:
         return sort.translate_sort(self, rel, path, outer)
 
-    def consume_aggregate(self, rel, path, outer):
+    def consume_aggregate(self, rel: alg.AggregateRel, path: str, outer: Scope | None) -> Relation:
         return aggregate.translate_aggregate(self, rel, path, outer)
 
     def consume_window(self, rel: alg.ConsistentPartitionWindowRel, path: str, outer: Scope | None) -> Relation:
         return window_rel.translate_window(self, rel, path, outer)
 
-    def consume_join(self, rel, path, outer):
+    def consume_join(self, rel: alg.JoinRel, path: str, outer: Scope | None) -> Relation:
         return join.translate_join(self, rel, path, outer)
 
-    def consume_cross(self, rel, path, outer):
+    def consume_cross(self, rel: alg.CrossRel, path: str, outer: Scope | None) -> Relation:
         return join.translate_cross(self, rel, path, outer)
 
-    def consume_set(self, rel, path, outer):
+    def consume_set(self, rel: alg.SetRel, path: str, outer: Scope | None) -> Relation:
         return setop.translate_set(self, rel, path, outer)
 
-    def consume_hash_join(self, rel, path, outer):
+    def consume_hash_join(self, rel: alg.HashJoinRel, path: str, outer: Scope | None) -> Relation:
         return physical_join.translate_hash_join(self, rel, path, outer)
 
-    def consume_merge_join(self, rel, path, outer):
+    def consume_merge_join(self, rel: alg.MergeJoinRel, path: str, outer: Scope | None) -> Relation:
         return physical_join.translate_merge_join(self, rel, path, outer)
 
-    def consume_nested_loop_join(self, rel, path, outer):
+    def consume_nested_loop_join(self, rel: alg.NestedLoopJoinRel, path: str, outer: Scope | None) -> Relation:
         return physical_join.translate_nested_loop_join(self, rel, path, outer)
 
-    def consume_lateral_join(self, rel, path, outer):
+    def consume_lateral_join(self, rel: alg.LateralJoinRel, path: str, outer: Scope | None) -> Relation:
         return lateral.translate_lateral_join(self, rel, path, outer)
 
-    def consume_exchange(self, rel, path, outer):
+    def consume_exchange(self, rel: alg.ExchangeRel, path: str, outer: Scope | None) -> Relation:
         return exchange.translate_exchange(self, rel, path, outer)
 
-    def consume_expand(self, rel, path, outer):
+    def consume_expand(self, rel: alg.ExpandRel, path: str, outer: Scope | None) -> Relation:
         return expand.translate_expand(self, rel, path, outer)
 
-    def consume_top_n(self, rel, path, outer):
+    def consume_top_n(self, rel: alg.TopNRel, path: str, outer: Scope | None) -> Relation:
         return topn.translate_top_n(self, rel, path, outer)
 
     def consume_reference(self, rel: alg.ReferenceRel, path: str, outer: Scope | None) -> Relation:
@@ -403,20 +419,26 @@ class SubstraitConsumer(PlanVisitor[Relation]):
     def consume_update(self, rel: alg.UpdateRel, path: str, outer: Scope | None) -> Relation:
         return update_steps.consume_update(self, rel, path, outer)
 
-    def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
+    def _extension_rel(
+        self,
+        rel: alg.ExtensionSingleRel | alg.ExtensionMultiRel | alg.ExtensionLeafRel,
+        path: str,
+        outer: Scope | None,
+        inputs: list[Relation],
+    ) -> Relation:
         handler = extension_handler(self.extension_relations, rel.detail.type_url)
         if handler is None:
             raise UnsupportedFeatureError(f"extension relation {rel.detail.type_url or '(no type URL)'}", path)
         return handler(self, rel.detail, [r.materialized() for r in inputs], path)
 
-    def consume_extension_single(self, rel, path, outer):
+    def consume_extension_single(self, rel: alg.ExtensionSingleRel, path: str, outer: Scope | None) -> Relation:
         return self._extension_rel(rel, path, outer, [self.rel(rel.input, f"{path}.input", outer)])
 
-    def consume_extension_multi(self, rel, path, outer):
+    def consume_extension_multi(self, rel: alg.ExtensionMultiRel, path: str, outer: Scope | None) -> Relation:
         inputs = [self.rel(r, f"{path}.inputs[{i}]", outer) for i, r in enumerate(rel.inputs)]
         return self._extension_rel(rel, path, outer, inputs)
 
-    def consume_extension_leaf(self, rel, path, outer):
+    def consume_extension_leaf(self, rel: alg.ExtensionLeafRel, path: str, outer: Scope | None) -> Relation:
         return self._extension_rel(rel, path, outer, [])
 
     # --- expressions ---------------------------------------------------------------------------------------
@@ -426,37 +448,37 @@ class SubstraitConsumer(PlanVisitor[Relation]):
             return lambdas.null_function(path)
         return to_column(e, path)
 
-    def selection(self, e, scope, path):
+    def selection(self, e: Expression.FieldReference, scope: Scope, path: str) -> Typed:
         return ex.selection(self, e, scope, path)
 
-    def scalar_function(self, e, scope, path):
+    def scalar_function(self, e: Expression.ScalarFunction, scope: Scope, path: str) -> Typed:
         return ex.scalar_function(self, e, scope, path)
 
-    def if_then(self, e, scope, path):
+    def if_then(self, e: Expression.IfThen, scope: Scope, path: str) -> Typed:
         return ex.if_then(self, e, scope, path)
 
-    def switch_expression(self, e, scope, path):
+    def switch_expression(self, e: Expression.SwitchExpression, scope: Scope, path: str) -> Typed:
         return ex.switch(self, e, scope, path)
 
-    def singular_or_list(self, e, scope, path):
+    def singular_or_list(self, e: Expression.SingularOrList, scope: Scope, path: str) -> Typed:
         return ex.singular_or_list(self, e, scope, path)
 
-    def multi_or_list(self, e, scope, path):
+    def multi_or_list(self, e: Expression.MultiOrList, scope: Scope, path: str) -> Typed:
         return ex.multi_or_list(self, e, scope, path)
 
-    def cast(self, e, scope, path):
+    def cast(self, e: Expression.Cast, scope: Scope, path: str) -> Typed:
         return ex.cast(self, e, scope, path)
 
-    def subquery(self, e, scope, path):
+    def subquery(self, e: Expression.Subquery, scope: Scope, path: str) -> Typed:
         return subqueries.subquery(self, e, scope, path)
 
-    def nested(self, e, scope, path):
+    def nested(self, e: Expression.Nested, scope: Scope, path: str) -> Typed:
         return ex.nested(self, e, scope, path)
 
     def dynamic_parameter(self, e: alg.DynamicParameter, scope: Scope, path: str) -> Typed:
         return self.parameters.column(e, path)
 
-    def execution_context_variable(self, e, scope, path):
+    def execution_context_variable(self, e: Expression.ExecutionContextVariable, scope: Scope, path: str) -> Typed:
         return context_variable(self, e, scope, path)
 
     def window_function(self, e: Expression.WindowFunction, scope: Scope, path: str) -> Typed:
