@@ -1,6 +1,8 @@
 """What the PySpark client in use can do: classic or Spark Connect, pyspark 3.5 or 4.x.
 
-The engine uses only APIs that every kind of client has; the few places where they differ ask here, once.
+The engine uses only APIs that every kind of client has; the few places where they differ ask here, once (stage 0:
+translation asks too). The running stage's own questions (observed metrics, a Connect session's identity and
+operations) are `running/clients.py`'s.
 Call-site capture (PySpark 4's DataFrame debugging) and ANSI mode are session settings, not client kinds: see
 `hooks/spark.py` and the per-expression semantics in `functions/`.
 """
