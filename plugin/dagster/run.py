@@ -1,0 +1,169 @@
+"""A materialization of `substrait_assets`: what the asset hands its resource (`SubstraitRun`) and what the
+resource does with it (`execute`, behind `SubstraitSparkResource.run`).
+
+The run reads the plan again (its pin checked again), checks it before Spark (the blocking `plan_valid` check of
+every asset), runs it through the shared run path (`hooks/plan_run.PlanRunner`, as the CLI and the Airflow
+operator do), logs and audits the report, and reports a `MaterializeResult` per table it changed — keyed by the
+translator, with the column lineage of the plan this run read and ran (not the definitions' copy: an unpinned
+object may have changed in between).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    AssetKey,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+)
+from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.running.narration import report_lines
+from substrait_spark.consumer.running.report import RunReport
+from substrait_spark.dagster import metadata
+from substrait_spark.dagster.translator import SubstraitTranslator
+from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner
+from substrait_spark.materializations import TableKeys
+
+if TYPE_CHECKING:
+    from substrait_spark.dagster.resources import SubstraitSparkResource
+
+PLAN_VALID_CHECK = "plan_valid"
+
+
+@dataclass(frozen=True)
+class SubstraitRun:
+    """What an asset of `substrait_assets` runs: the plan (its URI and pin), its op, the assets whose `plan_valid`
+    check it reports (`asset_keys`), the parameters (static, and the partition's key bound to
+    `partition_parameter`), where root rows go (`results`, `Sink.parse`; `{partition_key}` replaced), the root
+    result's asset, the translator keying the materializations, and a remote driver (`pipes.SparkSubmitPipes`)."""
+
+    plan_uri: str
+    op_name: str
+    asset_keys: tuple[AssetKey, ...]
+    expected_sha256: str | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    partition_parameter: int | str | None = None
+    results: str | Mapping[str, Any] | None = None
+    root_key: AssetKey | None = None
+    translator: SubstraitTranslator | None = None
+    remote: Any = None
+
+    def bound(self, partition: str | None) -> dict[str | int, Any]:
+        """The parameters' values: the static ones, and the partition's key."""
+        bound: dict[str | int, Any] = dict(self.parameters)
+        if partition is not None and self.partition_parameter is not None:
+            bound[str(self.partition_parameter)] = partition
+        return bound
+
+    def sink_spec(self, partition: str | None) -> Any:
+        """`results` with `{partition_key}` in its path replaced by the partition's key (for `Sink.parse`)."""
+        if self.results is None:
+            return None
+        key = partition or ""
+        if isinstance(self.results, Mapping):
+            return {k: v.replace("{partition_key}", key) if isinstance(v, str) else v for k, v in self.results.items()}
+        return self.results.replace("{partition_key}", key)
+
+
+Result = AssetCheckResult | MaterializeResult
+
+
+def execute(resource: SubstraitSparkResource, context: AssetExecutionContext, plan: SubstraitRun) -> Iterator[Result]:
+    """Check, run, log, audit and report the plan (see the module docstring)."""
+    from substrait_spark.consumer.running.sinks import Sink
+    from substrait_spark.dagster.plan_assets import PlanAssets
+    from substrait_spark.hooks.spark_progress import StageProgress
+
+    runner = resource.runner(plan.expected_sha256)
+    partition = context.partition_key if context.has_partition_key else None
+    bound = plan.bound(partition)
+    key = run_key(context, plan.op_name, partition)
+    try:
+        checked = runner.check(runner.load(plan.plan_uri), bound)
+    except SubstraitSparkError as exc:
+        yield from plan_valid(plan, passed=False, metadata={"error": exc.describe(), "exit_code": exc.exit_code})
+        raise failure(exc) from exc
+    parameters = MetadataValue.json({str(k): v for k, v in bound.items()})
+    yield from plan_valid(plan, passed=True, metadata={"parameters": parameters})
+    sink = plan.sink_spec(partition)
+    if plan.remote is not None:
+        yield from plan.remote.run(context, resource, runner, plan.plan_uri, bound, key, sink, plan.root_key)
+        return
+    context.log.info("Running %s (run key %s)", plan.plan_uri, key)
+    try:
+        with StageProgress(runner.spark, f"Plan {plan.plan_uri}", context.log.info):
+            report = runner.run(checked, parameters=bound, run_key=key, sink=Sink.parse(sink))
+    except SubstraitSparkError as exc:
+        log_report(context, getattr(exc, "report", None))
+        audit(runner, getattr(exc, "report", None), context, key)
+        raise failure(exc) from exc
+    log_report(context, report)
+    audit(runner, report, context, key)
+    ran = PlanAssets.of(plan.plan_uri, checked, resource, plan.expected_sha256, keys=default_keys(runner))
+    keys = ran.translated(plan.translator)
+    yield from metadata.results(report, ran.lineage, keys, runner.catalogs, key, plan.root_key)
+
+
+def default_keys(runner: PlanRunner) -> TableKeys:
+    """The default key scheme of a run's tables: its catalogs and its table maps' names."""
+    return TableKeys(runner.catalogs, [n for m in runner.table_maps for n in m.tables])
+
+
+def plan_valid(plan: SubstraitRun, passed: bool, metadata: dict[str, Any]) -> Iterator[AssetCheckResult]:
+    """The blocking check of every asset of the plan."""
+    for key in plan.asset_keys:
+        yield AssetCheckResult(
+            check_name=PLAN_VALID_CHECK,
+            asset_key=key,
+            passed=passed,
+            severity=AssetCheckSeverity.ERROR,
+            metadata=metadata,
+        )
+
+
+def run_key(context: AssetExecutionContext, op_name: str, partition: str | None = None) -> str:
+    """What makes write steps retry-safe: the root run (a re-execution keeps its parent's root, a step retry its
+    run), the asset op and its partition — never the retry number, so no committed step is applied twice."""
+    run = context.run
+    root = run.root_run_id or run.run_id
+    return "/".join(p for p in ("dagster", root, op_name, partition) if p)
+
+
+def failure(exc: SubstraitSparkError) -> Failure:
+    """The engine's typed error as a Dagster failure; errors another try cannot fix are not retried."""
+    return Failure(
+        description=exc.describe(),
+        metadata={"exit_code": exc.exit_code},
+        allow_retries=exc.exit_code not in NOT_RETRYABLE,
+    )
+
+
+def log_report(context: AssetExecutionContext, report: RunReport | None) -> None:
+    """What the run did, a line per part, in the run's log (as the Airflow operator's task log has it)."""
+    for line in report_lines(report) if report is not None else []:
+        context.log.info(line)
+
+
+def audit(runner: PlanRunner, report: Any, context: AssetExecutionContext, key: str) -> None:
+    """The run's audit record (none unless configured; never fails the step unless the log is strict)."""
+    if report is None:
+        return
+    from substrait_spark.hooks.audit import AuditContext
+
+    record = AuditContext(
+        run_key=key,
+        dag_id=context.job_name,
+        run_id=context.run.run_id,
+        task_id=context.op_def.name,
+        try_number=context.retry_number + 1,
+    )
+    result = runner.record(report, record)
+    if result is not None:
+        context.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
