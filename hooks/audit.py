@@ -413,9 +413,9 @@ class AuditLog:
                     table = f"{spec['namespace']}.{table}"
                 return IcebergAuditLog.create(catalogs, spec.get("catalog"), table, strict=is_strict)
             raise AuditError(f"audit log: unknown type {kind!r} (iceberg or jsonl)")
-        text = (spec or "").strip()
-        if text.lower() in ("none", "off", "false", "no"):
+        if cls.off(spec):
             return None
+        text = (spec or "").strip()
         if not text:
             if catalogs is None or not getattr(catalogs, "catalogs", None):
                 return None
@@ -432,6 +432,11 @@ class AuditLog:
         if text.startswith("file://") or text.endswith((".jsonl", ".json", ".ndjson")) or "/" in text:
             return JsonLinesAuditLog(text, strict=bool(strict))
         raise AuditError(f"audit log: expected 'iceberg[:NS.TABLE]', 'jsonl:PATH' or a path, got {text!r}")
+
+    @staticmethod
+    def off(spec: Any) -> bool:
+        """Whether `spec` turns the audit log off (`off`, `none`, `false`, `no`)."""
+        return isinstance(spec, str) and spec.strip().lower() in ("none", "off", "false", "no")
 
     def write(self, report: Any, context: AuditContext) -> AuditResult:
         """Write the run's record unless one with the same id is there. Never raises unless strict: a failure is

@@ -327,6 +327,8 @@ class PlanRunner:
         """The audit log (`hooks/audit.py`: `audit_log`, else the default table when catalogs are configured)."""
         from substrait_spark.hooks.audit import AuditLog
 
+        if AuditLog.off(self.settings.audit_log):  # the catalogs are not needed (nor built) to know
+            return None
         return AuditLog.from_spec(self.settings.audit_log, self.catalogs, strict=self.settings.audit_strict)
 
     # --- the run ----------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import datetime as dt
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from substrait_spark.consumer.errors import ExitCode, SubstraitSparkError
 from substrait_spark.hooks.plan_run import PlanInput, PlanRunner, PlanSource
@@ -40,17 +40,20 @@ if TYPE_CHECKING:
     from substrait_spark.hooks.audit import AuditContext, AuditResult
 
 
-class RunObserver:
-    """What a front end does at each point of a run; every method does nothing unless overridden. Called in this
-    order: `on_read` (the bytes read, before the sha256 pin), `on_loaded` (pinned and parsed), `running` (a context
+class RunObserver(Protocol):
+    """What a front end does at each point of a run (a class deriving from this one does nothing at a point it does
+    not override; one that does not derive from it, e.g. to keep the plan loader out of a module's imports, has them
+    all, as the CLI's `_PlanObserver`). Called in this order: `on_read` (the bytes read, before the sha256 pin), `on_loaded` (pinned and parsed), `running` (a context
     around the run, once the session is there), `on_report` (the run's report, before its audit record), `on_audit`.
     On the failed path: `on_error` first, then `on_report` (if the error carries a report), then `on_audit`."""
 
     def on_read(self, obj: PlanObject) -> None:
         """The plan's bytes were read (not yet checked against the pin)."""
+        return None
 
     def on_loaded(self, planned: PlanInput) -> None:
         """The plan is pinned and parsed (not yet checked)."""
+        return None
 
     @contextlib.contextmanager
     def running(self, spark: SparkSession, planned: PlanInput) -> Iterator[None]:
@@ -59,15 +62,22 @@ class RunObserver:
 
     def on_report(self, report: RunReport, error: SubstraitSparkError | None) -> None:
         """The run's report (`error`: the typed error it failed with, None when it ran), before its audit record."""
+        return None
 
     def on_audit(self, result: AuditResult | None) -> None:
         """The audit record written (None: no audit log)."""
+        return None
 
     def on_error(self, error: SubstraitSparkError) -> None:
         """The run failed (loading, checking, running or a strict audit log): the first thing on the failed path."""
+        return None
 
 
-NO_OBSERVER = RunObserver()
+class _NoObserver(RunObserver):
+    """A front end with nothing of its own to do (`run_plan`, Pipes)."""
+
+
+NO_OBSERVER = _NoObserver()
 
 
 @dataclass
@@ -180,15 +190,18 @@ class PlanRun:
         *,
         parameters: Mapping[str | int, Any] | None = None,
         run_key: str | None = None,
-        sink: Sink | None = None,
+        sink: Sink | str | Mapping[str, Any] | None = None,
         slot: int = 0,
         audit_context: AuditContext | None = None,
         observer: RunObserver = NO_OBSERVER,
     ) -> RunResult:
         """read → pin → parse → check → session → run → audit record → report (the stages already done are not
         done again). `parameters` bind the plan's dynamic parameters; `run_key` and `slot` make its write steps
-        retry-safe (`PlanRunner.run`); `sink`: where root rows go (None: run and count); `audit_context`: who ran
+        retry-safe (`PlanRunner.run`); `sink`: where root rows go, a `Sink` or what `Sink.parse` takes (read once the
+        plan is checked; None: run and count); `audit_context`: who ran
         (default: the run key alone, a fresh record id)."""
+        from substrait_spark.consumer.running.sinks import Sink  # PySpark's: once a plan runs
+
         context = audit_context or _audit_context(run_key)
         try:
             obj = self.read()
@@ -196,9 +209,10 @@ class PlanRun:
                 observer.on_read(obj)
             observer.on_loaded(self.load())
             checked = self.check(parameters)
+            into = Sink.parse(dict(sink) if isinstance(sink, Mapping) else sink)
             spark = self.runner.spark
             with observer.running(spark, checked):
-                report = self.runner.run(checked, parameters=parameters, run_key=run_key, sink=sink, slot=slot)
+                report = self.runner.run(checked, parameters=parameters, run_key=run_key, sink=into, slot=slot)
         except SubstraitSparkError as exc:
             return self.failed(exc, context, observer)
         observer.on_report(report, None)
