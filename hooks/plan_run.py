@@ -1,7 +1,7 @@
 """The one composition root of a run: from plain settings to a checked plan, a Spark session, a RunReport and its
-audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Airflow operator
-(`operators/substrait_spark.py`) build their runs here; a Dagster resource can hold `RunSettings` as they are
-(plain values only) and be one more caller.
+audit record. Every front end (the CLI, `run_plan`, the Airflow operator, Dagster, Pipes) builds its `PlanRunner`
+here and runs a plan through the one run sequence over it (`hooks/run_sequence.PlanRun`); a Dagster resource can
+hold `RunSettings` as they are (plain values only).
 
 The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
 engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
