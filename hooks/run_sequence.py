@@ -41,11 +41,12 @@ if TYPE_CHECKING:
 
 
 class RunObserver(Protocol):
-    """What a front end does at each point of a run (a class deriving from this one does nothing at a point it does
-    not override; one that does not derive from it, e.g. to keep the plan loader out of a module's imports, has them
-    all, as the CLI's `_PlanObserver`). Called in this order: `on_read` (the bytes read, before the sha256 pin), `on_loaded` (pinned and parsed), `running` (a context
-    around the run, once the session is there), `on_report` (the run's report, before its audit record), `on_audit`.
-    On the failed path: `on_error` first, then `on_report` (if the error carries a report), then `on_audit`."""
+    """What a front end does at each point of a run. A class deriving from this one does nothing at a point it does
+    not override; one that does not derive from it (to keep the plan loader out of a module's imports, as the CLI's
+    `_PlanObserver`) has them all. Called in this order: `on_read` (the bytes read, before the sha256 pin),
+    `on_loaded` (pinned and parsed), `running` (a context around the run, once the session is there), `on_report`
+    (the run's report, before its audit record), `on_audit`. On the failed path: `on_error` first, then `on_report`
+    (if the error carries a report), then `on_audit`."""
 
     def on_read(self, obj: PlanObject) -> None:
         """The plan's bytes were read (not yet checked against the pin)."""
