@@ -1,8 +1,8 @@
 """What a plan says about its assets, from one read and one parse: the tables it writes and reads as
 `SubstraitTable` records, and their keys through a translator.
 
-`PlanAssets.load` reads, pins and parses a plan once (the shared `PlanRunner.load`, no Spark); the asset specs,
-the assets and the schema checks of one definitions load are all built from that one object
+`PlanAssets.load` reads, pins and parses a plan once (the shared run sequence's first stages, no Spark); the
+asset specs, the assets and the schema checks of one definitions load are all built from that one object
 (`substrait_asset_specs`, `substrait_assets`, `substrait_asset_checks` take it in place of a URI). A run builds
 its own from the plan it read and ran (`PlanAssets.of`), so a materialization's lineage is the run's plan's.
 """
@@ -45,9 +45,10 @@ class PlanAssets:
         """The plan at `plan_uri` read through `resource`'s plan store (refused unless it has `expected_sha256`)
         and parsed: one read, one parse, no Spark."""
         from substrait_spark.dagster.resources import SubstraitSparkResource
+        from substrait_spark.hooks.run_sequence import PlanRun
 
         resource = resource or SubstraitSparkResource()
-        planned = resource.runner(expected_sha256).load(plan_uri)
+        planned = PlanRun(resource.runner(expected_sha256), plan_uri).load()  # the run sequence's first stages
         return cls.of(plan_uri, planned, resource, expected_sha256)
 
     @classmethod

@@ -1,15 +1,17 @@
 """A materialization of `substrait_assets`: what the asset hands its resource (`SubstraitRun`) and what the
 resource does with it (`execute`, behind `SubstraitSparkResource.run`).
 
-The run reads the plan again (its pin checked again), checks it before Spark (the blocking `plan_valid` check of
-every asset), runs it through the shared run path (`hooks/plan_run.PlanRunner`, as the CLI and the Airflow
-operator do), logs and audits the report, and reports a `MaterializeResult` per table it changed — keyed by the
-translator, with the column lineage of the plan this run read and ran (not the definitions' copy: an unpinned
-object may have changed in between).
+The run reads the plan again (its pin checked again) and checks it before Spark (the blocking `plan_valid` check
+of every asset), then runs it through the run sequence every front end shares (`hooks/run_sequence.PlanRun`, as
+the CLI, `run_plan` and the Airflow operator do: the plan read and parsed once, the run, its audit record — of a
+failed run too), with the report's lines and the audit record in the step's log (`DagsterObserver`). It reports a
+`MaterializeResult` per table the run changed — keyed by the translator, with the column lineage of the plan this
+run read and ran (not the definitions' copy: an unpinned object may have changed in between).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,11 +30,14 @@ from substrait_spark.consumer.running.narration import report_lines
 from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.dagster import metadata
 from substrait_spark.dagster.translator import SubstraitTranslator
-from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner
+from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput, PlanRunner
+from substrait_spark.hooks.run_sequence import RunObserver
 from substrait_spark.materializations import TableKeys
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
     from substrait_spark.dagster.resources import SubstraitSparkResource
+    from substrait_spark.hooks.audit import AuditContext, AuditResult
 
 PLAN_VALID_CHECK = "plan_valid"
 
@@ -76,19 +81,22 @@ Result = AssetCheckResult | MaterializeResult
 
 
 def execute(resource: SubstraitSparkResource, context: AssetExecutionContext, plan: SubstraitRun) -> Iterator[Result]:
-    """Check, run, log, audit and report the plan (see the module docstring)."""
-    from substrait_spark.consumer.running.sinks import Sink
+    """Check, run, log, audit and report the plan through the run sequence every front end shares
+    (`hooks/run_sequence.PlanRun`; see the module docstring)."""
     from substrait_spark.dagster.plan_assets import PlanAssets
-    from substrait_spark.hooks.spark_progress import StageProgress
+    from substrait_spark.hooks.run_sequence import PlanRun
 
     runner = resource.runner(plan.expected_sha256)
     partition = context.partition_key if context.has_partition_key else None
     bound = plan.bound(partition)
     key = run_key(context, plan.op_name, partition)
+    sequence = PlanRun(runner, plan.plan_uri)
+    observer = DagsterObserver(context, plan.plan_uri)
     try:
-        checked = runner.check(runner.load(plan.plan_uri), bound)
+        sequence.check(bound)  # read, pin, parse, check: before Spark, memoized for `execute`
     except SubstraitSparkError as exc:
         yield from plan_valid(plan, passed=False, metadata={"error": exc.describe(), "exit_code": exc.exit_code})
+        sequence.failed(exc, audit_context(context, key), observer)
         raise failure(exc) from exc
     parameters = MetadataValue.json({str(k): v for k, v in bound.items()})
     yield from plan_valid(plan, passed=True, metadata={"parameters": parameters})
@@ -97,18 +105,52 @@ def execute(resource: SubstraitSparkResource, context: AssetExecutionContext, pl
         yield from plan.remote.run(context, resource, runner, plan.plan_uri, bound, key, sink, plan.root_key)
         return
     context.log.info("Running %s (run key %s)", plan.plan_uri, key)
-    try:
-        with StageProgress(runner.spark, f"Plan {plan.plan_uri}", context.log.info):
-            report = runner.run(checked, parameters=bound, run_key=key, sink=Sink.parse(sink))
-    except SubstraitSparkError as exc:
-        log_report(context, getattr(exc, "report", None))
-        audit(runner, getattr(exc, "report", None), context, key)
-        raise failure(exc) from exc
-    log_report(context, report)
-    audit(runner, report, context, key)
-    ran = PlanAssets.of(plan.plan_uri, checked, resource, plan.expected_sha256, keys=default_keys(runner))
+    result = sequence.execute(
+        parameters=bound, run_key=key, sink=sink, audit_context=audit_context(context, key), observer=observer
+    )
+    if result.error is not None:
+        raise failure(result.error) from result.error
+    assert result.report is not None and result.planned is not None
+    ran = PlanAssets.of(plan.plan_uri, result.planned, resource, plan.expected_sha256, keys=default_keys(runner))
     keys = ran.translated(plan.translator)
-    yield from metadata.results(report, ran.lineage, keys, runner.catalogs, key, plan.root_key)
+    yield from metadata.results(result.report, ran.lineage, keys, runner.catalogs, key, plan.root_key)
+
+
+class DagsterObserver(RunObserver):
+    """What the run sequence tells a Dagster step: Spark's stage progress around the run, the report's lines and
+    the audit record in the step's log (as the Airflow operator's task log has them)."""
+
+    def __init__(self, context: AssetExecutionContext, plan_uri: str):
+        self.context = context
+        self.plan_uri = plan_uri
+
+    @contextlib.contextmanager
+    def running(self, spark: SparkSession, planned: PlanInput) -> Iterator[None]:
+        from substrait_spark.hooks.spark_progress import StageProgress
+
+        with StageProgress(spark, f"Plan {self.plan_uri}", self.context.log.info):
+            yield
+
+    def on_report(self, report: RunReport, error: SubstraitSparkError | None) -> None:
+        for line in report_lines(report):
+            self.context.log.info(line)
+
+    def on_audit(self, result: AuditResult | None) -> None:
+        if result is not None:
+            self.context.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
+
+
+def audit_context(context: AssetExecutionContext, key: str) -> AuditContext:
+    """Who ran: the run key, the job, the Dagster run, the op and the try."""
+    from substrait_spark.hooks.audit import AuditContext
+
+    return AuditContext(
+        run_key=key,
+        dag_id=context.job_name,
+        run_id=context.run.run_id,
+        task_id=context.op_def.name,
+        try_number=context.retry_number + 1,
+    )
 
 
 def default_keys(runner: PlanRunner) -> TableKeys:
@@ -143,27 +185,3 @@ def failure(exc: SubstraitSparkError) -> Failure:
         metadata={"exit_code": exc.exit_code},
         allow_retries=exc.exit_code not in NOT_RETRYABLE,
     )
-
-
-def log_report(context: AssetExecutionContext, report: RunReport | None) -> None:
-    """What the run did, a line per part, in the run's log (as the Airflow operator's task log has it)."""
-    for line in report_lines(report) if report is not None else []:
-        context.log.info(line)
-
-
-def audit(runner: PlanRunner, report: Any, context: AssetExecutionContext, key: str) -> None:
-    """The run's audit record (none unless configured; never fails the step unless the log is strict)."""
-    if report is None:
-        return
-    from substrait_spark.hooks.audit import AuditContext
-
-    record = AuditContext(
-        run_key=key,
-        dag_id=context.job_name,
-        run_id=context.run.run_id,
-        task_id=context.op_def.name,
-        try_number=context.retry_number + 1,
-    )
-    result = runner.record(report, record)
-    if result is not None:
-        context.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
