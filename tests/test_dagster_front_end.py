@@ -180,3 +180,52 @@ def test_a_materializations_lineage_is_the_plan_the_run_read(spark, tpch_dir, tm
     [m] = result.asset_materializations_for_node(assets.op.name)
     assert lineage_deps(m) == [(AssetKey(["orders"]), "o_custkey")]
     assert m.metadata[md.PLAN_SHA256].value == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+WAREHOUSE_COMPONENT = """
+from dagster import AssetKey
+from substrait_spark.dagster import SubstraitPlansComponent, SubstraitTranslator
+
+
+class Warehouse(SubstraitTranslator):
+    def get_asset_spec(self, table):
+        return super().get_asset_spec(table).replace_attributes(key=AssetKey(["warehouse", table.identity[-1]]))
+
+
+class WarehouseComponent(SubstraitPlansComponent):
+    def translator(self):
+        return Warehouse()
+"""
+
+
+def test_a_component_subclass_gives_the_translator_of_its_plans(tmp_path, tpch_dir, monkeypatch):
+    """A `dg` component subclass overriding `translator()` (as dagster-dbt's): its plans' deps and schema checks
+    are keyed by it."""
+    import shutil
+
+    from dagster.components.testing import get_component_defs_within_project
+
+    project = tmp_path / "warehouse_project"
+    shutil.copytree(PROJECT, project)
+    (project / "src" / "substrait_project").rename(project / "src" / "warehouse_project")
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("substrait_project", "warehouse_project"))
+    (project / "src" / "warehouse_component.py").write_text(WAREHOUSE_COMPONENT)
+    defs_yaml = project / "src" / "warehouse_project" / "defs" / "daily_report" / "defs.yaml"
+    text = defs_yaml.read_text().replace(
+        "substrait_spark.dagster.SubstraitPlansComponent", "warehouse_component.WarehouseComponent"
+    )
+    defs_yaml.write_text(text.replace("../../../../../../plans", str(ROOT / "dags_examples" / "plans")))
+    monkeypatch.setenv("SUBSTRAIT_TABLES_DIR", str(tpch_dir))
+    monkeypatch.setenv("SUBSTRAIT_REPORTS_DIR", str(tmp_path / "reports"))
+    monkeypatch.syspath_prepend(str(project / "src"))
+
+    component, defs = get_component_defs_within_project(project_root=project, component_path="daily_report")
+    assert type(component).__name__ == "WarehouseComponent"
+    graph = defs.resolve_asset_graph()
+    lineitem, report = AssetKey(["warehouse", "lineitem"]), AssetKey(["reports", "pricing_summary"])
+    assert graph.get(report).parent_keys == {lineitem}
+    assert set(graph.asset_check_keys) == {
+        AssetCheckKey(report, "plan_valid"),
+        AssetCheckKey(lineitem, "pricing_summary_schema_matches"),
+    }
