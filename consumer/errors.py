@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from enum import IntEnum
 from typing import Any
 
 from .records import RunError, described, plain
@@ -17,6 +18,19 @@ _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 # Conditions whose message says where a task failed, not why (Spark 4 wraps a file's parse error in
 # FAILED_READ_FILE): the reason is their first cause that is not one of them.
 WRAPPER_CONDITIONS = frozenset({"FAILED_READ_FILE"})
+
+
+class ExitCode(IntEnum):
+    """The one table of exit codes: the CLI's exit status, each error class's `exit_code`, what a front end
+    retries (`hooks/plan_run.NOT_RETRYABLE`). An error's `exit_code` is the plain int (`.value`): it travels in
+    reports, audit records, XComs and Dagster metadata, which take no enum."""
+
+    OK = 0
+    EXECUTION_FAILED = 1
+    INVALID_INPUT = 2
+    UNSUPPORTED = 3
+    RESOLUTION_FAILED = 4
+    REFUSED_BY_POLICY = 5
 
 
 def _condition(text: str) -> str | None:
@@ -59,7 +73,7 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
 class SubstraitSparkError(Exception):
     """Base of every error this package raises on purpose."""
 
-    exit_code = 1
+    exit_code: int = ExitCode.EXECUTION_FAILED.value
     kind = "error"
 
     def __init__(self, message: str, path: str | None = None):
@@ -94,7 +108,7 @@ class SubstraitSparkError(Exception):
 class ExecutionError(SubstraitSparkError):
     """Spark failed while running a translated plan (exit 1)."""
 
-    exit_code = 1
+    exit_code = ExitCode.EXECUTION_FAILED.value
     kind = "execution failed"
 
 
@@ -122,7 +136,7 @@ class RequiredColumnNullError(ExecutionError):
 class PlanInvalidError(SubstraitSparkError):
     """The plan cannot be parsed or is malformed: dangling anchors, bad references, type mismatches (exit 2)."""
 
-    exit_code = 2
+    exit_code = ExitCode.INVALID_INPUT.value
     kind = "invalid plan"
 
 
@@ -165,7 +179,7 @@ class RunReportError(PlanInvalidError):
 class UnsupportedFeatureError(SubstraitSparkError):
     """The plan is valid but uses a feature this consumer does not translate (exit 3)."""
 
-    exit_code = 3
+    exit_code = ExitCode.UNSUPPORTED.value
     kind = "unsupported"
 
 
@@ -179,7 +193,7 @@ class TargetRefusedError(UnsupportedFeatureError):
 class ResolutionError(SubstraitSparkError):
     """A table the plan reads cannot be found, or its schema does not match the plan (exit 4)."""
 
-    exit_code = 4
+    exit_code = ExitCode.RESOLUTION_FAILED.value
     kind = "resolution failed"
 
 
@@ -197,7 +211,7 @@ class SchemaMismatchError(ResolutionError):
 class ConfigurationError(SubstraitSparkError):
     """The run's configuration names something that is not there, e.g. an Airflow connection (exit 2)."""
 
-    exit_code = 2
+    exit_code = ExitCode.INVALID_INPUT.value
     kind = "invalid configuration"
 
 
@@ -218,5 +232,5 @@ class RunKeyReusedError(ConfigurationError):
 class PolicyError(SubstraitSparkError):
     """The plan is refused by a configured policy (exit 5)."""
 
-    exit_code = 5
+    exit_code = ExitCode.REFUSED_BY_POLICY.value
     kind = "refused by policy"

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 import logging
 import os
@@ -51,7 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.errors import SubstraitSparkError
+from substrait_spark.consumer.errors import ExitCode, SubstraitSparkError
 from substrait_spark.consumer.redact import redact
 from substrait_spark.consumer.running.report import RunReport, plain
 
@@ -75,7 +76,7 @@ NO_RETRY = {"commit.retry.num-retries": "0"}
 class AuditError(SubstraitSparkError):
     """The audit record could not be written and the audit log is strict (exit 1)."""
 
-    exit_code = 1
+    exit_code = ExitCode.EXECUTION_FAILED.value
     kind = "audit failed"
 
 
@@ -412,9 +413,9 @@ class AuditLog:
                     table = f"{spec['namespace']}.{table}"
                 return IcebergAuditLog.create(catalogs, spec.get("catalog"), table, strict=is_strict)
             raise AuditError(f"audit log: unknown type {kind!r} (iceberg or jsonl)")
-        text = (spec or "").strip()
-        if text.lower() in ("none", "off", "false", "no"):
+        if cls.off(spec):
             return None
+        text = (spec or "").strip()
         if not text:
             if catalogs is None or not getattr(catalogs, "catalogs", None):
                 return None
@@ -431,6 +432,11 @@ class AuditLog:
         if text.startswith("file://") or text.endswith((".jsonl", ".json", ".ndjson")) or "/" in text:
             return JsonLinesAuditLog(text, strict=bool(strict))
         raise AuditError(f"audit log: expected 'iceberg[:NS.TABLE]', 'jsonl:PATH' or a path, got {text!r}")
+
+    @staticmethod
+    def off(spec: Any) -> bool:
+        """Whether `spec` turns the audit log off (`off`, `none`, `false`, `no`)."""
+        return isinstance(spec, str) and spec.strip().lower() in ("none", "off", "false", "no")
 
     def write(self, report: Any, context: AuditContext) -> AuditResult:
         """Write the run's record unless one with the same id is there. Never raises unless strict: a failure is
@@ -626,12 +632,27 @@ def audit_from_operator(
     run_key: str | None = None,
     strict: bool | None = None,
 ) -> AuditResult | None:
-    """The operator's audit call, on success and on failure alike: `report` is the `RunReport` (or its dict),
-    `context` Airflow's task context (its `ti` gives dag/run/task/map index/try). None when no audit log is
+    """An Airflow task try's audit record, on success and on failure alike: `report` is the `RunReport` (or its
+    dict), `context` Airflow's task context (its `ti` gives dag/run/task/map index/try). None when no audit log is
     configured. Never raises unless the log is strict (`AuditError`); a spec that does not parse counts as an
-    unwritable log."""
+    unwritable log. (The operator's runs record through `PlanRunner.record`, which is `record_run`.)"""
+    build = functools.partial(AuditLog.from_spec, spec, catalogs, strict=strict)
+    return record_run(report, AuditContext.from_airflow(context, run_key), build, spec, strict=strict)
+
+
+def record_run(
+    report: Any,
+    context: AuditContext,
+    build: Callable[[], AuditLog | None],
+    spec: str | Mapping[str, Any] | None,
+    *,
+    strict: bool | None = None,
+) -> AuditResult | None:
+    """The run's audit record in the log `build()` sets up (`spec` says which; None: there is none, logged why).
+    Never raises unless the log is strict (`AuditError`): a log that cannot be set up is a warning and a note in
+    the report, as a record that cannot be written is (`AuditLog.write`)."""
     try:
-        audit = AuditLog.from_spec(spec, catalogs, strict=strict)
+        audit = build()
     except Exception as exc:
         if strict or (isinstance(spec, Mapping) and spec.get("strict")):
             raise
@@ -644,7 +665,7 @@ def audit_from_operator(
     if audit is None:
         log.info("%s", no_audit_reason(spec))
         return None
-    return audit.write(report, AuditContext.from_airflow(context, run_key))
+    return audit.write(report, context)
 
 
 def no_audit_reason(spec: str | Mapping[str, Any] | None) -> str:

@@ -1,7 +1,7 @@
 """The one composition root of a run: from plain settings to a checked plan, a Spark session, a RunReport and its
-audit record. The CLI (`plugin/cli.py`), `run_plan` (`plugin/api.py`) and the Airflow operator
-(`operators/substrait_spark.py`) build their runs here; a Dagster resource can hold `RunSettings` as they are
-(plain values only) and be one more caller.
+audit record. Every front end (the CLI, `run_plan`, the Airflow operator, Dagster, Pipes) builds its `PlanRunner`
+here and runs a plan through the one run sequence over it (`hooks/run_sequence.PlanRun`); a Dagster resource can
+hold `RunSettings` as they are (plain values only).
 
 The order is the one issue 13 set: read the plan (plan store), check its sha256 pin, parse it (within the
 engine's size and depth bounds, or the policy's lower ones: `consumer/loading/limits.py`) and check it (the
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from substrait_spark.consumer.errors import SubstraitSparkError, UnboundParameterError
+from substrait_spark.consumer.errors import ExitCode, SubstraitSparkError, UnboundParameterError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits, PlanTooLargeError
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore, check_sha256
 
@@ -40,9 +40,9 @@ if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer
     from substrait_spark.hooks.audit import AuditContext, AuditLog, AuditResult
     from substrait_spark.hooks.iceberg import Catalogs
 
-# Exit codes whose errors another try cannot fix: invalid plan (2), unsupported feature (3), policy (5). Front ends
+# Exit codes whose errors another try cannot fix: invalid input, unsupported feature, refused by policy. Front ends
 # fail such a run without retrying (an Airflow task, a Dagster step).
-NOT_RETRYABLE = frozenset({2, 3, 5})
+NOT_RETRYABLE = frozenset({ExitCode.INVALID_INPUT, ExitCode.UNSUPPORTED, ExitCode.REFUSED_BY_POLICY})
 
 PlanSource = str | os.PathLike[str] | bytes | PlanObject
 # Given `PlanRunner.catalog_conf` (packages already on the session → the catalogs' Spark settings).
@@ -328,6 +328,8 @@ class PlanRunner:
         """The audit log (`hooks/audit.py`: `audit_log`, else the default table when catalogs are configured)."""
         from substrait_spark.hooks.audit import AuditLog
 
+        if AuditLog.off(self.settings.audit_log):  # the catalogs are not needed (nor built) to know
+            return None
         return AuditLog.from_spec(self.settings.audit_log, self.catalogs, strict=self.settings.audit_strict)
 
     # --- the run ----------------------------------------------------------------------------------------------
@@ -371,9 +373,12 @@ class PlanRunner:
         return report
 
     def record(self, report: RunReport | Mapping[str, Any], context: AuditContext) -> AuditResult | None:
-        """The run's audit record (None without an audit log); never raises unless the log is strict."""
-        audit = self.audit
-        return audit.write(report, context) if audit is not None else None
+        """The run's audit record (None without an audit log, logged why); never raises unless the log is strict:
+        a log that cannot be set up is a warning and a note in the report (`hooks/audit.record_run`)."""
+        from substrait_spark.hooks.audit import record_run
+
+        s = self.settings
+        return record_run(report, context, lambda: self.audit, s.audit_log, strict=s.audit_strict)
 
     def _enforce(self, loaded: LoadedPlan) -> None:
         violations = self.violations(loaded)

@@ -8,21 +8,21 @@ plan, a refused plan) fail without retrying.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from substrait_spark.consumer.errors import SubstraitSparkError
-from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
-from substrait_spark.consumer.loading.loader import parse_plan_bytes
 from substrait_spark.consumer.running.narration import report_lines
 from substrait_spark.consumer.running.report import RunReport, changed_tables
-from substrait_spark.consumer.running.sinks import Sink
+from substrait_spark.hooks.audit import AuditContext, AuditResult
 from substrait_spark.hooks.iceberg import Catalogs
-from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanRunner, RunSettings
+from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput, PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanObject
 from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+from substrait_spark.hooks.run_sequence import PlanRun, RunObserver, RunResult
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.hooks.spark_progress import StageProgress
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
@@ -132,68 +132,43 @@ class SubstraitSparkOperator(BaseOperator):
         self._spark_hook: SubstraitSparkHook | None = None
         self._job_group: str | None = None
         self._killed = False
-        # What OpenLineage's complete/failure facets are built from (operators/openlineage.py).
-        self._ol_report: RunReport | None = None
-        self._ol_loaded: Any = None
-        self._ol_catalogs: Catalogs | None = None
-        self._ol_version_id: str | None = None
-        self._plan_read: tuple[str, PlanObject] | None = None
+        # This task try's run (`hooks/run_sequence.py`): the plan read and parsed once, whether OpenLineage's start
+        # event (operators/openlineage.py) asks for it first or `execute` does; its result for the complete and
+        # failure events.
+        self._plan_run: PlanRun | None = None
+        self._result: RunResult | None = None
 
     def execute(self, context: Any) -> dict[str, Any]:
+        """The task's arguments → the run sequence → what the task publishes: the report (XCom), one Asset event
+        per table changed; a failed run fails the task with its typed error (without retries when no try can fix
+        it), its failed report still the task's XCom."""
         try:
-            return self._run(context)
-        except SubstraitSparkError as exc:
-            report = getattr(exc, "report", None)
-            if report is not None:
-                report.plan_version_id = report.plan_version_id or self._ol_version_id
-                self._log_report(report)
-                self._audit(report, context)
-                self._ol_report = report
-                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report.to_dict())
-            message = exc.describe()
-            if exc.exit_code in NOT_RETRYABLE:
-                raise AirflowFailException(message) from exc
-            raise AirflowException(message) from exc
-
-    def _read_plan(self, store: PlanStoreHook, limits: Limits = DEFAULT_LIMITS) -> PlanObject:
-        """The plan's bytes, read once per task try: OpenLineage's start event and the run see the same version.
-        A plan larger than `limits` allow is refused unread (the run's own bounds apply again when it loads)."""
-        if self._plan_read is None or self._plan_read[0] != self.plan_uri:
-            self._plan_read = (self.plan_uri, store.read(self.plan_uri, limits=limits))
-        return self._plan_read[1]
-
-    def _run(self, context: Any) -> dict[str, Any]:
-        runner = self._runner()
-        obj = runner.bounded(lambda: self._read_plan(runner.store, runner.limits))
-        context["ti"].xcom_push(
-            key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(runner.store))
+            run = self._run()
+        except SubstraitSparkError as exc:  # the task's configuration (a connection, a catalog) before any plan
+            raise _task_error(exc) from exc
+        key = run_key(context)
+        result = run.execute(
+            parameters=self._parameters(),
+            run_key=key,
+            sink=self._results(),
+            audit_context=AuditContext.from_airflow(context, key),
+            observer=_TaskObserver(self, context),
         )
-        self.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
-        self._ol_version_id = obj.version_id
-        planned = runner.load(obj)  # the sha256 pin, then the parse
-        self._ol_loaded = planned.loaded
-        runner.check(planned, self._parameters())  # a plan that cannot run fails now, before Spark is asked for
-
-        self._ol_catalogs = runner.catalogs
-        spark = runner.spark
-        self._job_group = job_group_id(context)
-        if self._killed:  # on_kill came while the session was starting: no job to cancel yet, so none may start
-            raise AirflowException("the task was killed before its plan started")
-        description = f"{self.dag_id}.{self.task_id}: {obj.uri}"
-        self.log.info("Running the plan in Spark job group %s", self._job_group)
-        assert self._spark_hook is not None and spark is not None
-        # Long Spark stages of this task's job group: a line at most every 5 s (`hooks/spark_progress.py`).
-        progress = StageProgress(spark, f"Plan {obj.uri}", self.log.info, job_group=self._job_group)
-        with self._spark_hook.job_group(self._job_group, description), progress:
-            report = runner.run(
-                planned, parameters=self._parameters(), run_key=run_key(context), sink=Sink.parse(self._results())
-            )
-        report.spark_application_id = self._spark_hook.application_id()
-        self._log_report(report)
-        self._audit(report, context)
-        self._ol_report = report
+        self._result = result
+        if result.error is not None:
+            if result.report is not None:
+                context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=result.report.to_dict())
+            raise _task_error(result.error) from result.error
+        report = result.raise_error()
         self._asset_events(context, report)
         return report.to_dict()
+
+    def _run(self) -> PlanRun:
+        """This task try's run of `plan_uri` (one per try: built by whichever comes first, OpenLineage's start
+        event or `execute`)."""
+        if self._plan_run is None or self._plan_run.plan != self.plan_uri:
+            self._plan_run = PlanRun(self._runner(), self.plan_uri)
+        return self._plan_run
 
     def _log_report(self, report: RunReport) -> None:
         """What the run did, a line per part (`narration.report_lines`): the plan read, tables resolved,
@@ -235,25 +210,16 @@ class SubstraitSparkOperator(BaseOperator):
         )
 
     def _session(self, catalog_conf: Callable[[Sequence[str]], dict[str, str]]) -> Any:
-        """The connection's session, with the catalogs' settings (Iceberg's jars unless the connection brings
-        Iceberg from spark.jars.packages)."""
+        """The connection's session, with the catalogs' settings (`catalog_conf`: none without catalogs; Iceberg's
+        jars unless the connection brings Iceberg from spark.jars.packages)."""
         hook = self._spark_hook
         assert hook is not None
-        if self._ol_catalogs:
-            target = hook.target
-            packages = [*target.packages, *target.conf.get("spark.jars.packages", "").split(",")]
-            hook.add_conf(catalog_conf(packages))
+        target = hook.target
+        packages = [*target.packages, *target.conf.get("spark.jars.packages", "").split(",")]
+        conf = catalog_conf(packages)
+        if conf:
+            hook.add_conf(conf)
         return hook.get_session()
-
-    def _audit(self, report: Any, context: Any) -> None:
-        """One audit record per task try (hooks/audit.py); never fails the task unless `audit_strict`."""
-        from substrait_spark.hooks.audit import audit_from_operator
-
-        result = audit_from_operator(
-            report, context, self.audit_log, self._ol_catalogs, run_key=run_key(context), strict=self.audit_strict
-        )
-        if result is not None:
-            self.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
 
     def _asset_events(self, context: Any, report: RunReport) -> None:
         """One Asset event per table the plan's steps changed: on the declared outlet Asset of that table (by
@@ -281,12 +247,14 @@ class SubstraitSparkOperator(BaseOperator):
     # --- OpenLineage (operators/openlineage.py; never fails nor slows the task) ---------------------------------
 
     def get_openlineage_facets_on_start(self) -> Any:
-        """Lineage from the plan alone: its tables as it names them, its writes, column lineage, the plan."""
+        """Lineage from the plan alone: its tables as it names them, its writes, column lineage, the plan. The plan
+        read and parsed here is the one the task runs (`_run`)."""
         from substrait_spark.operators import openlineage as ol
 
         def build() -> Any:
-            obj = self._read_plan(PlanStoreHook(aws_conn_id=self.aws_conn_id))
-            return ol.on_start(parse_plan_bytes(obj.data, uri=obj.uri), obj.uri, obj.version_id)
+            planned = self._run().load()
+            obj = planned.source
+            return ol.on_start(planned.loaded, obj.uri if obj else self.plan_uri, obj.version_id if obj else None)
 
         return ol.guarded("start", build)
 
@@ -302,12 +270,14 @@ class SubstraitSparkOperator(BaseOperator):
         from substrait_spark.operators import openlineage as ol
 
         def build() -> Any:
-            report = self._ol_report
-            if report is None:
-                if self._ol_loaded is None:
+            run, result = self._plan_run, self._result
+            planned = run.planned if run is not None else None
+            if result is None or result.report is None:
+                if planned is None:
                     return ol.on_start_empty()
-                return ol.on_start(self._ol_loaded, self.plan_uri, self._ol_version_id)
-            return ol.build(report, self._ol_loaded, self._ol_catalogs, complete=complete)
+                return ol.on_start(planned.loaded, self.plan_uri, run.source.version_id if run and run.source else None)
+            catalogs = run.runner.catalogs if run is not None else None
+            return ol.build(result.report, planned.loaded if planned else None, catalogs, complete=complete)
 
         return ol.guarded(what, build)
 
@@ -325,6 +295,54 @@ class SubstraitSparkOperator(BaseOperator):
         self._killed = True
         if self._spark_hook is not None and self._job_group is not None:
             self._spark_hook.cancel(self._job_group)
+
+
+class _TaskObserver(RunObserver):
+    """The operator's part of a task try's run (`hooks/run_sequence.RunObserver`): the plan link (XCom) and the
+    plan's line in the task log once it is read; the try's Spark job group and stage progress around the run;
+    the report's lines and the audit record's line in the task log."""
+
+    def __init__(self, operator: SubstraitSparkOperator, context: Any):
+        self.operator, self.context = operator, context
+
+    def on_read(self, obj: PlanObject) -> None:
+        op = self.operator
+        store = op._run().runner.store
+        self.context["ti"].xcom_push(key=PLAN_LINK_XCOM_KEY, value=plan_link(obj.uri, obj.version_id, _endpoint(store)))
+        op.log.info("Plan %s: %d bytes, sha256 %s, version %s", obj.uri, obj.size, obj.sha256, obj.version_id)
+
+    @contextlib.contextmanager
+    def running(self, spark: Any, planned: PlanInput) -> Iterator[None]:
+        op = self.operator
+        op._job_group = job_group_id(self.context)
+        if op._killed:  # on_kill came while the session was starting: no job to cancel yet, so none may start
+            raise AirflowException("the task was killed before its plan started")
+        uri = planned.source.uri if planned.source is not None else op.plan_uri
+        description = f"{op.dag_id}.{op.task_id}: {uri}"
+        op.log.info("Running the plan in Spark job group %s", op._job_group)
+        assert op._spark_hook is not None and spark is not None
+        # Long Spark stages of this task's job group: a line at most every 5 s (`hooks/spark_progress.py`).
+        progress = StageProgress(spark, f"Plan {uri}", op.log.info, job_group=op._job_group)
+        with op._spark_hook.job_group(op._job_group, description), progress:
+            yield
+
+    def on_report(self, report: RunReport, error: SubstraitSparkError | None) -> None:
+        op = self.operator
+        if error is None:
+            assert op._spark_hook is not None
+            report.spark_application_id = op._spark_hook.application_id()
+        op._log_report(report)
+
+    def on_audit(self, result: AuditResult | None) -> None:
+        """One audit record per task try (hooks/audit.py); never fails the task unless `audit_strict`."""
+        if result is not None:
+            self.operator.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)
+
+
+def _task_error(exc: SubstraitSparkError) -> AirflowException:
+    """The typed error as the task's failure: errors another try cannot fix fail it without retrying."""
+    message = exc.describe()
+    return AirflowFailException(message) if exc.exit_code in NOT_RETRYABLE else AirflowException(message)
 
 
 def asset_uri(target: str) -> str:

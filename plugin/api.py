@@ -47,6 +47,7 @@ def run_plan(
     fit) is refused before a Spark session is started (`spark=None`).
     """
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
+    from substrait_spark.hooks.run_sequence import PlanRun
 
     if params is not None:
         if parameters is not None:
@@ -59,5 +60,5 @@ def run_plan(
         catalogs = SessionCatalogResolver()
     settings = RunSettings(update_keys=update_keys or {}, cast_to_plan_types=cast_to_plan_types, policy=policy)
     runner = PlanRunner(settings, resolver=catalogs, session=spark, consumer_class=consumer_class)
-    checked = runner.check(plan, parameters)  # before a Spark session is asked for
-    return runner.run(checked, parameters=parameters, run_key=run_key, slot=slot, sink=Sink.parse(output))
+    result = PlanRun(runner, plan).execute(parameters=parameters, run_key=run_key, slot=slot, sink=output)
+    return result.raise_error()  # the run sequence every front end shares (hooks/run_sequence.py)

@@ -12,14 +12,14 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from substrait_spark.cli_output import DEFAULT_LIMIT, PlanProgress, Progress, preview_rows, print_result
-from substrait_spark.consumer.errors import RunReportError, SubstraitSparkError
-from substrait_spark.consumer.running.report import RunReport, RunStatus
+from substrait_spark.consumer.errors import ExitCode, RunReportError, SubstraitSparkError
+from substrait_spark.consumer.running.report import RunReport
 
 PROG = "substrait-spark"
 BIND_HINT = "--param {anchor}=VALUE"  # how a CLI user gives a dynamic parameter's value (`UnboundParameterError`)
@@ -268,40 +268,54 @@ def _loader(runner=None):
     return load
 
 
-def _audit_error() -> type:
-    from substrait_spark.hooks.audit import AuditError
+class _PlanObserver:
+    """The CLI's part of one plan's run (`hooks/run_sequence.RunObserver`): its error line and audit warning on
+    stderr, its `running` progress line and Spark stage progress; how long it ran from there."""
 
-    return AuditError
+    def __init__(self, args: argparse.Namespace, plan: str, progress: PlanProgress):
+        self.args, self.plan, self.progress = args, plan, progress
+        self.start: float | None = None
 
+    def on_read(self, obj: Any) -> None:
+        pass
 
-def _audit(runner, report, args: argparse.Namespace) -> None:
-    """One record per plan run; a record not written is a note in the report (an error with --audit-strict)."""
-    from substrait_spark.hooks.audit import AuditContext
+    def on_loaded(self, planned: Any) -> None:
+        pass
 
-    result = runner.record(report, AuditContext(run_key=args.run_key))
-    if result is not None and result.status == "failed":
-        print(f"{PROG}: warning: {result.error} (audit log {result.location})", file=sys.stderr)
+    @contextlib.contextmanager
+    def running(self, spark: Any, planned: Any) -> Iterator[None]:
+        from substrait_spark.hooks.spark_progress import StageProgress
 
+        self.progress.started()
+        self.start = time.perf_counter()
+        quiet = self.args.quiet
+        with StageProgress(spark, self.progress.label, self.progress.say) if not quiet else contextlib.nullcontext():
+            yield
 
-def _failed_report(plan: str, exc: SubstraitSparkError) -> RunReport:
-    """What the audit records of a plan that failed before it ran (not loaded: no report)."""
-    import datetime as dt
+    def on_report(self, report: RunReport, error: SubstraitSparkError | None) -> None:
+        pass
 
-    return RunReport(
-        plan_uri=plan,
-        plan_sha256=None,
-        producer=None,
-        spec_version=None,
-        status=RunStatus.FAILED,
-        started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        error=exc.record(),
-    )
+    def on_audit(self, result: Any) -> None:
+        """A record not written is a note in the report (an error with --audit-strict) and a warning here."""
+        if result is not None and result.status == "failed":
+            print(f"{PROG}: warning: {result.error} (audit log {result.location})", file=sys.stderr)
+
+    def on_error(self, error: SubstraitSparkError) -> None:
+        _report_error(error, self.plan, self.args.debug)
+
+    @property
+    def seconds(self) -> float | None:
+        """Since the run started (None: it failed before it ran)."""
+        return None if self.start is None else time.perf_counter() - self.start
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Load every plan and check it with the parameters it declares (no Spark: a plan that cannot run fails at
     once), then start one Spark session for the plans that can, and run them in order. Progress on stderr, results
     on stdout (print mode) or in `--output-dir`. The exit code is the first failed plan's."""
+    from substrait_spark.hooks.audit import AuditContext
+    from substrait_spark.hooks.run_sequence import PlanRun, RunResult
+
     if args.output_dir and args.limit is not None:
         return _usage_error("--limit applies to printed results: with --output-dir every row is written")
     runner = _runner(args)
@@ -311,94 +325,82 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.audit_log:
         _ = runner.audit  # an audit log that cannot be set up fails the command before any plan
     entries: list[dict[str, Any]] = [{"plan": plan} for plan in args.plans]
-    codes = [0] * len(args.plans)
-    loaded: dict[int, Any] = {}
-    for i, plan in enumerate(args.plans):
+    runs = [PlanRun(runner, plan) for plan in args.plans]
+    observers = [_PlanObserver(args, plan, progress.at(i)) for i, plan in enumerate(args.plans)]
+    results: dict[int, RunResult] = {}
+
+    def fail(i: int, exc: SubstraitSparkError) -> None:
+        results[i] = runs[i].failed(exc, AuditContext(run_key=args.run_key), observers[i])
+        _publish(args, results[i], entries[i], observers[i])
+
+    for i, run in enumerate(runs):
         try:
-            loaded[i] = runner.load(plan)
+            run.load()
         except SubstraitSparkError as exc:
-            codes[i] = _failed(runner, args, exc, entries[i])
-            progress.at(i).failed(exc)
+            fail(i, exc)
+    loaded = {i: run.planned for i, run in enumerate(runs) if i not in results}
     from substrait_spark.consumer.translation.parameters import batch_parameters
 
     try:  # --param NAME=VALUE: NAME the anchor (`0` or `$0`), the value typed by the plan that declares it
-        params = batch_parameters(dict(args.param), {i: p.loaded.plan for i, p in loaded.items()})
+        params = batch_parameters(dict(args.param), {i: p.loaded.plan for i, p in loaded.items() if p is not None})
     except SubstraitSparkError as exc:  # a name that is no anchor, or a value no plan of the batch takes
         return _usage_error(f"--param: {exc}")
-    ready = []
-    for i, planned in loaded.items():
+    for i in loaded:
         try:
-            ready.append((i, runner.check(planned, params[i])))
+            runs[i].check(params[i])
         except SubstraitSparkError as exc:
-            codes[i] = _failed(runner, args, exc, entries[i])
-            progress.at(i).failed(exc)
+            fail(i, exc)
+    ready = [i for i in loaded if i not in results]
     if ready:
         _ = runner.resolver, runner.spark, runner.targets  # shared by every plan: a failure here fails them all
-        for i, checked in ready:
-            codes[i] = _run_one(runner, args, checked, params[i], entries[i], progress.at(i), slot=i)
+        for i in ready:  # `slot`: the plan's place on the command line, part of its write steps' keys
+            results[i] = runs[i].execute(
+                parameters=params[i],
+                run_key=args.run_key,
+                sink=_sink(args, runner, args.plans[i]),
+                slot=i,
+                audit_context=AuditContext(run_key=args.run_key),
+                observer=observers[i],
+            )
+            _publish(args, results[i], entries[i], observers[i])
     if args.output_dir:
         summary = json.dumps({SUMMARY_PLANS: entries}, indent=2, default=str)
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
     progress.summary(args.output_dir)
-    return next((c for c in codes if c), 0)
+    return next((int(results[i].exit_code) for i in sorted(results) if results[i].error), 0)
 
 
 def _usage_error(message: str) -> int:
     print(f"{PROG}: usage error: {message}", file=sys.stderr)
-    return 2
+    return ExitCode.INVALID_INPUT
 
 
-def _run_one(
-    runner,
-    args: argparse.Namespace,
-    checked,
-    params: dict[str | int, str],
-    entry: dict[str, Any],
-    progress: PlanProgress,
-    slot: int = 0,
-) -> int:
-    """Run one checked plan (`slot`: its position on the command line, part of its write steps' keys under
-    `--run-key`): its progress lines, rows, summary entry and audit record; its exit code."""
+def _sink(args: argparse.Namespace, runner, plan: str):
+    """Where a plan's root rows go: `--output-dir`'s file, else the first `--limit` rows (0: all) printed, never
+    more than the policy lets a run return; all rows counted."""
     from substrait_spark.consumer.running.sinks import Sink
-    from substrait_spark.hooks.spark_progress import StageProgress
 
-    plan = entry["plan"]
-    limit = DEFAULT_LIMIT if args.limit is None else args.limit
     if args.output_dir:
         target = Path(args.output_dir) / f"{_plan_stem(plan)}.{args.output_format}"
-        sink = Sink("file", str(target), format=args.output_format)
-    else:  # the first `limit` rows (0: all), never more than the policy lets a run return; all rows counted
-        sink = Sink("preview", max_rows=preview_rows(limit, runner.max_result_rows))
-    progress.started()
-    start = time.perf_counter()
-    try:
-        with StageProgress(runner.spark, progress.label, progress.say) if not args.quiet else contextlib.nullcontext():
-            report = runner.run(checked, parameters=params, run_key=args.run_key, sink=sink, slot=slot)
-        _audit(runner, report, args)
-    except SubstraitSparkError as exc:  # the run's, or a strict audit log's that could not be written
-        code = _failed(runner, args, exc, entry)
-        progress.failed(exc, time.perf_counter() - start)
-        return code
+        return Sink("file", str(target), format=args.output_format)
+    limit = DEFAULT_LIMIT if args.limit is None else args.limit
+    return Sink("preview", max_rows=preview_rows(limit, runner.max_result_rows))
+
+
+def _publish(args: argparse.Namespace, result, entry: dict[str, Any], observer: _PlanObserver) -> None:
+    """A plan's run as the CLI shows it: its summary entry, its progress line, its rows (print mode)."""
+    report, error = result.report, result.error
+    if error is not None:
+        entry.update(report.to_dict() if report else {"status": "failed"})
+        entry["error"] = error.to_dict()
+        observer.progress.failed(error, observer.seconds)
+        return
     entry.update(report.to_dict())
-    progress.finished(report, time.perf_counter() - start)
+    observer.progress.finished(report, observer.seconds or 0.0)
     if not args.output_dir:
+        limit = DEFAULT_LIMIT if args.limit is None else args.limit
         for o in report.outputs:
-            print_result(plan, o, limit or None)
-    return 0
-
-
-def _failed(runner, args: argparse.Namespace, exc: SubstraitSparkError, entry: dict[str, Any]) -> int:
-    """A plan that failed to load, its checks, its run or its audit: one line on stderr, its audit record and
-    summary entry; its exit code."""
-    plan = entry["plan"]
-    _report_error(exc, plan, args.debug)
-    report = getattr(exc, "report", None)
-    if not isinstance(exc, _audit_error()):
-        with contextlib.suppress(SubstraitSparkError):  # strict: the run's own error is the one to report
-            _audit(runner, report or _failed_report(plan, exc), args)
-    entry.update(report.to_dict() if report else {"status": "failed"})
-    entry["error"] = exc.to_dict()
-    return exc.exit_code
+            print_result(entry["plan"], o, limit or None)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -411,7 +413,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     runner = _runner(args)
     load = _loader(runner)
-    exit_code = 0
+    exit_code: int = ExitCode.OK
     results = []
     for plan in args.plans:
         try:
@@ -428,7 +430,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if args.policy:
             result["violations"] = [v.to_dict() for v in violations]
         results.append(result)
-        codes = [(findings, 3), (tables.problems, 4), (violations, 5)]
+        codes = [
+            (findings, ExitCode.UNSUPPORTED),
+            (tables.problems, ExitCode.RESOLUTION_FAILED),
+            (violations, ExitCode.REFUSED_BY_POLICY),
+        ]
         exit_code = max([exit_code, *(code for found, code in codes if found)])
         if not args.json:
             _print_validation(plan, findings, tables, violations)
@@ -586,7 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.debug:
             traceback.print_exc()
-        return 1
+        return ExitCode.EXECUTION_FAILED
 
 
 if __name__ == "__main__":

@@ -13,7 +13,16 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from substrait_spark.consumer.running.narration import SUMMARY_COLUMNS, result_table, rows_text, text_table, total_rows
+from substrait_spark.consumer.running.narration import (
+    SUMMARY_COLUMNS,
+    failed_line,
+    failed_status,
+    finished_line,
+    result_table,
+    rows_text,
+    text_table,
+    total_rows,
+)
 from substrait_spark.consumer.running.narration import where_text as _where
 
 if TYPE_CHECKING:
@@ -81,16 +90,14 @@ class PlanProgress:
         self.say(f"{self.label}: running")
 
     def finished(self, report: RunReport, seconds: float) -> None:
-        rows, where = total_rows(report), _where(report, self.batch.printed)
-        self.say(f"{self.label}: {report.status.value}, {rows_text(rows)} in {seconds:.2f} s -> {where}")
-        self.batch.add(self.i, report.status.value, rows, seconds, where)
+        self.say(finished_line(self.label, report, seconds, self.batch.printed))
+        self.batch.add(self.i, report.status.value, total_rows(report), seconds, _where(report, self.batch.printed))
 
     def failed(self, exc: SubstraitSparkError, seconds: float | None = None) -> None:
         """A plan that failed (its error line is on stderr already); a progress line too if it had started."""
-        status = f"failed (exit {exc.exit_code})"
         if seconds is not None:
-            self.say(f"{self.label}: {status} after {seconds:.2f} s: {exc.kind}")
-        self.batch.add(self.i, status, None, seconds, ALL)
+            self.say(failed_line(self.label, exc.kind, exc.exit_code, seconds))
+        self.batch.add(self.i, failed_status(exc.exit_code), None, seconds, ALL)
 
 
 def print_result(plan: str, out: RootOutput, limit: int | None, stream: TextIO | None = None) -> None:

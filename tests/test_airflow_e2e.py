@@ -458,3 +458,26 @@ def test_operator_update_keys_are_templated_and_match_rows(test_dags, s3_endpoin
     assert step["details"] == {"update_key": ["id"], "update_key_source": "caller"}
     rows = lake.catalog.load_table("airflow_e2e.accounts").scan().to_arrow().to_pylist()
     assert sorted((r["id"], r["name"]) for r in rows) == [(0, "a0"), (1, "one"), (2, "a2")]
+
+
+def test_a_task_try_reads_and_parses_its_plan_once_with_openlineage(test_dags, s3_endpoint, tmp_path):
+    """OpenLineage's start event (asked for in the task's process, as the provider does with `execute_in_thread`)
+    and the run share the try's one read of the plan and its one parse (issue 29): the DAG counts the calls."""
+    b = PlanBuilder()
+    nations = aggregate(named("nation", ["n_nationkey"], [i64()]), measures=[b.agg("count", out=i64(nullable=False))])
+    _put_plan(s3_endpoint, "one_read/nations.json", b.plan(nations, ["n"]))
+    events = tmp_path / "events.jsonl"
+    run = test_dags.dags_test(
+        "substrait_test_one_read",
+        "2024-06-01",
+        AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(events), "append": True}),
+        AIRFLOW__OPENLINEAGE__NAMESPACE="substrait_tests",
+        AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD="True",
+    )
+    assert run.state == "success", run.log[-5000:]
+    assert run.value("count_nations")["outputs"][0]["rows"] == 1
+    starts = [json.loads(line) for line in events.read_text().splitlines() if '"START"' in line]
+    start = next(e for e in starts if e["job"]["name"] == "substrait_test_one_read.count_nations")
+    assert start["job"]["facets"]["substrait_plan"]["sha256"] == run.value("count_nations")["plan_sha256"]
+    assert [i["name"] for i in start["inputs"]] == ["nation"]  # the start event's lineage is the plan's
+    assert run.value("calls") == {"read": 1, "parse": 1}

@@ -108,6 +108,22 @@ def where_text(report: RunReport, printed: bool = False) -> str:
     return ", ".join(dict.fromkeys(p for p in places if p)) or "-"
 
 
+def finished_line(label: str, report: RunReport, seconds: float, printed: bool = False) -> str:
+    """A batch's line for a plan that ran: `[2/10] q02.bin: success, 4 rows in 1.20 s -> stdout`."""
+    rows = rows_text(total_rows(report))
+    return f"{label}: {report.status.value}, {rows} in {seconds:.2f} s -> {where_text(report, printed)}"
+
+
+def failed_status(exit_code: int) -> str:
+    """A failed plan's status in a batch's lines and summary table."""
+    return f"failed (exit {exit_code})"
+
+
+def failed_line(label: str, kind: str, exit_code: int, seconds: float) -> str:
+    """A batch's line for a plan that failed once it had started: `[2/10] q02.bin: failed (exit 1) after ...`."""
+    return f"{label}: {failed_status(exit_code)} after {seconds:.2f} s: {kind}"
+
+
 # --- aligned text tables ---------------------------------------------------------------------------------------
 
 

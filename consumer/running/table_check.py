@@ -91,24 +91,35 @@ def _note(out: TableCheck, text: str) -> None:
         out.not_checked.append(text)
 
 
-def _compare(
-    rel: alg.ReadRel, parts: list[str], table: TableSchema, lossy_ok: bool, path: str, out: TableCheck
-) -> SubstraitSparkError | None:
-    """The error the read fails with (the catalog's exact check, then the files' conversion check), if any."""
+@dataclass(frozen=True)
+class Compared:
+    """A read's base schema (names, Spark types, which columns it calls required) beside the table's columns as
+    the read would see them (`fields`; a column whose type is not worked out without Spark has the plan's type:
+    compared by name only)."""
+
+    names: list[str]
+    types: list[T.DataType]
+    required: list[bool]
+    fields: list[T.StructField]
+
+
+def compared(
+    rel: alg.ReadRel,
+    parts: list[str],
+    table: TableSchema,
+    lossy_ok: bool,
+    path: str = "",
+    out: TableCheck | None = None,
+) -> Compared | None:
+    """The read's base schema and the table's columns, ready for the read's rules (None: a type Spark cannot
+    hold, which `validate_plan` reports). Public: the Dagster schema checks (plugin/dagster/checks.py) list the
+    problems of the same comparison. `out` collects what is left to Spark."""
     try:
         names, types = schema_of(rel.base_schema, f"{path}.base_schema")
     except SubstraitSparkError:
-        return None  # a type Spark cannot hold: `validate_plan` reports it
+        return None
     required = [not nullable(t) for t in rel.base_schema.struct.types]
     label, at = table_label(parts), f"{path}.named_table"
-
-    def error(names: list[str], types: list[T.DataType], required: list[bool], fields: list[T.StructField]):
-        if table.strict:
-            strict = catalog_schema_error(".".join(parts), table.identity, names, types, required, fields, at)
-            if strict is not None:
-                return strict
-        return file_schema_error(label, names, types, fields, lossy_ok, at)
-
     declared = {n.lower(): (n, t, r) for n, t, r in zip(names, types, required, strict=True)}
     fields = []
     for column in table.columns:
@@ -117,12 +128,51 @@ def _compare(
             fields.append(T.StructField(column.name, (column.types[:1] or (T.NullType(),))[0], column.nullable))
             continue
         verdicts = {
-            error([want[0]], [want[1]], [want[2]], [T.StructField(column.name, t, column.nullable)]) is None
+            _error(
+                table,
+                parts,
+                lossy_ok,
+                at,
+                [want[0]],
+                [want[1]],
+                [want[2]],
+                [T.StructField(column.name, t, column.nullable)],
+            )
+            is None
             for t in column.types
         }
         if len(verdicts) != 1:  # no type worked out, or Spark's settings decide the verdict: compared by name only
             why = column.note or "its type is not worked out without Spark"
-            _note(out, f"{label} ({table.identity}), column {column.name!r}: {why}")
+            if out is not None:
+                _note(out, f"{label} ({table.identity}), column {column.name!r}: {why}")
         chosen = column.types[0] if len(verdicts) == 1 else want[1]
         fields.append(T.StructField(column.name, chosen, column.nullable))
-    return error(names, types, required, fields)
+    return Compared(names, types, required, fields)
+
+
+def _error(
+    table: TableSchema,
+    parts: list[str],
+    lossy_ok: bool,
+    at: str,
+    names: list[str],
+    types: list[T.DataType],
+    required: list[bool],
+    fields: list[T.StructField],
+) -> SubstraitSparkError | None:
+    """The error a read of `table` fails with: the catalog's exact check, then the files' conversion check."""
+    if table.strict:
+        strict = catalog_schema_error(".".join(parts), table.identity, names, types, required, fields, at)
+        if strict is not None:
+            return strict
+    return file_schema_error(table_label(parts), names, types, fields, lossy_ok, at)
+
+
+def _compare(
+    rel: alg.ReadRel, parts: list[str], table: TableSchema, lossy_ok: bool, path: str, out: TableCheck
+) -> SubstraitSparkError | None:
+    """The error the read fails with, if any."""
+    found = compared(rel, parts, table, lossy_ok, path, out)
+    if found is None:
+        return None
+    return _error(table, parts, lossy_ok, f"{path}.named_table", found.names, found.types, found.required, found.fields)

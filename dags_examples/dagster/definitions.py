@@ -30,8 +30,14 @@ from dagster import (
     define_asset_job,
     in_process_executor,
 )
-from substrait_spark.dagster import IcebergCatalogsResource, SparkResource, SubstraitSparkResource, substrait_assets
-from substrait_spark.dagster.checks import substrait_asset_checks
+from substrait_spark.dagster import (
+    IcebergCatalogsResource,
+    PlanAssets,
+    SparkResource,
+    SubstraitSparkResource,
+    substrait_asset_checks,
+    substrait_assets,
+)
 from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog, pyiceberg_catalog_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -76,8 +82,12 @@ tpch_tables = [
     for name in ("orders", "lineitem")
 ]
 
+# Each plan read and parsed once, for its assets and its schema checks alike.
+pricing_plan = PlanAssets.load(f"{PLANS}/daily_pricing_summary.json", substrait)
+big_orders_plan = PlanAssets.load(f"{PLANS}/big_orders_pipeline.json", substrait)
+
 pricing_summary = substrait_assets(
-    f"{PLANS}/daily_pricing_summary.json",
+    pricing_plan,
     resource=substrait,
     name="pricing_summary",
     partitions_def=DailyPartitionsDefinition(start_date="1992-01-01", end_date="1999-01-01"),
@@ -87,9 +97,7 @@ pricing_summary = substrait_assets(
     group_name="substrait_examples",
 )
 
-big_orders = substrait_assets(
-    f"{PLANS}/big_orders_pipeline.json", resource=substrait, name="big_orders", group_name="substrait_examples"
-)
+big_orders = substrait_assets(big_orders_plan, resource=substrait, name="big_orders", group_name="substrait_examples")
 
 # The two Airflow DAGs as jobs: the daily report on a daily schedule (one partition per day), the table pipeline.
 daily_report = define_asset_job("daily_report", selection=[pricing_summary])
@@ -99,8 +107,8 @@ defs = Definitions(
     executor=in_process_executor,  # one process, one Spark JVM for every step
     assets=[*tpch_tables, pricing_summary, big_orders],
     asset_checks=[  # the plans' base schemas against the tables they read (no Spark)
-        *substrait_asset_checks(f"{PLANS}/daily_pricing_summary.json", resource=substrait, name="pricing_summary"),
-        *substrait_asset_checks(f"{PLANS}/big_orders_pipeline.json", resource=substrait, name="big_orders"),
+        *substrait_asset_checks(pricing_plan, resource=substrait, name="pricing_summary"),
+        *substrait_asset_checks(big_orders_plan, resource=substrait, name="big_orders"),
     ],
     jobs=[daily_report, table_pipeline],
     schedules=[build_schedule_from_partitioned_job(daily_report)],

@@ -10,76 +10,72 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
-    AssetExecutionContext,
-    AssetKey,
-    AssetsDefinition,
-    AssetSpec,
-    Failure,
-    MetadataValue,
-    PartitionsDefinition,
-    multi_asset,
-)
-from substrait_spark.consumer.analysis.lineage import Lineage, Output, column_lineage
-from substrait_spark.consumer.errors import SubstraitSparkError
-from substrait_spark.consumer.running.narration import report_lines
-from substrait_spark.consumer.running.report import RunReport
-from substrait_spark.consumer.running.sinks import Sink
+from dagster import AssetCheckSpec, AssetKey, AssetsDefinition, AssetSpec, PartitionsDefinition, multi_asset
 from substrait_spark.dagster import metadata
-from substrait_spark.dagster.keys import TableKeys
+from substrait_spark.dagster.plan_assets import PlanAssets, TranslatedKeys
 from substrait_spark.dagster.resources import SubstraitSparkResource
-from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput
-from substrait_spark.hooks.spark_progress import StageProgress
-from substrait_spark.materializations import table_map
+from substrait_spark.dagster.run import PLAN_VALID_CHECK, SubstraitRun, run_key
+from substrait_spark.dagster.translator import KINDS, SubstraitTranslator
 
-PLAN_VALID_CHECK = "plan_valid"
-KINDS = {"substrait", "spark", "iceberg"}
+__all__ = ["KINDS", "PLAN_VALID_CHECK", "PlanAssets", "run_key", "substrait_asset_specs", "substrait_assets"]
 
 
-@dataclass(frozen=True)
-class PlanAssets:
-    """What the plan says about its assets: the tables it writes (key → the plan's outputs writing it), the keys
-    each depends on, the plan read and its lineage."""
+def plan_assets(
+    plan: str | PlanAssets, resource: SubstraitSparkResource | None, expected_sha256: str | None = None
+) -> PlanAssets:
+    """`plan` loaded (one read, one parse), or as given when loaded already (under the same pin)."""
+    if isinstance(plan, PlanAssets):
+        if expected_sha256 is not None and expected_sha256 != plan.expected_sha256:
+            raise ValueError(
+                f"the plan {plan.uri} was loaded under the pin {plan.expected_sha256!r}, not {expected_sha256!r}"
+            )
+        return plan
+    return PlanAssets.load(plan, resource, expected_sha256)
 
-    planned: PlanInput
-    lineage: Lineage
-    keys: TableKeys
-    written: dict[AssetKey, list[Output]]
 
-    @classmethod
-    def of(cls, plan_uri: str, resource: SubstraitSparkResource, expected_sha256: str | None) -> PlanAssets:
-        planned = resource.runner(expected_sha256).load(plan_uri)  # read, sha256 pin, parse: no Spark
-        lineage = column_lineage(planned.loaded)
-        keys = TableKeys(resource.catalogs.catalogs(), table_map(resource.settings()))
-        written: dict[AssetKey, list[Output]] = {}
-        for out in lineage.written:
-            if out.dataset is not None:
-                written.setdefault(keys.key(out.dataset.name.split(".")), []).append(out)
-        return cls(planned, lineage, keys, written)
+def substrait_asset_specs(
+    plan: str | PlanAssets,
+    resource: SubstraitSparkResource | None = None,
+    *,
+    translator: SubstraitTranslator | None = None,
+    expected_sha256: str | None = None,
+    root_asset: str | Sequence[str] | AssetKey | None = None,
+    group_name: str | None = None,
+) -> list[AssetSpec]:
+    """The asset specs of the plan (its URI, or `PlanAssets` loaded already): one per table it writes, from the
+    translator (`translator.py`; default: keyed by catalog identifier, depending on the tables it reads), then
+    the root result's when `root_asset` names its key. `group_name`, when given, is every spec's group. No Spark.
+    """
+    loaded = plan_assets(plan, resource, expected_sha256)
+    return _specs(loaded, loaded.translated(translator), root_asset, group_name)
 
-    def deps(self, outputs: Sequence[Output]) -> list[AssetKey]:
-        """The tables `outputs` derive from (directly or through filters and joins), but not themselves."""
-        found: dict[AssetKey, None] = {}
-        own = {self.keys.key(o.dataset.name.split(".")) for o in outputs if o.dataset is not None}
-        for out in outputs:
-            for sources in [*(s for _, s in out.columns), out.indirect]:
-                for f in sources:
-                    if f.dataset.name == "values":  # a virtual table is no asset
-                        continue
-                    key = self.keys.key(f.dataset.name.split("."))
-                    if key not in own:
-                        found[key] = None
-        return list(found)
+
+def _specs(
+    plan: PlanAssets,
+    keys: TranslatedKeys,
+    root_asset: str | Sequence[str] | AssetKey | None,
+    group_name: str | None,
+) -> list[AssetSpec]:
+    specs = [keys.translator.get_asset_spec(table) for table in plan.tables.values()]
+    if root_asset is not None:
+        specs.append(
+            AssetSpec(
+                AssetKey.from_coercible(root_asset),
+                deps=keys.deps(plan.lineage.roots[:1]),
+                description=f"The result of the Substrait plan {plan.uri}",
+                metadata={metadata.PLAN_URI: plan.uri, metadata.PLAN_SHA256: plan.sha256},
+                kinds={"substrait", "spark"},
+            )
+        )
+    if group_name is not None:
+        specs = [s.replace_attributes(group_name=group_name) for s in specs]
+    return specs
 
 
 def substrait_assets(
-    plan_uri: str,
+    plan: str | PlanAssets,
     *,
     resource: SubstraitSparkResource | None = None,
     name: str | None = None,
@@ -92,9 +88,10 @@ def substrait_assets(
     group_name: str | None = None,
     resource_key: str = "substrait",
     remote: Any = None,
+    translator: SubstraitTranslator | None = None,
 ) -> AssetsDefinition:
-    """One `multi_asset` for the plan at `plan_uri`: an asset per table it writes (keyed by catalog identifier, see
-    `keys.py`), depending on the tables it reads; `root_asset` names an asset for its (first) root result.
+    """One `multi_asset` for the plan (its URI, or the `PlanAssets` its checks are built from too): the specs of
+    `substrait_asset_specs`, each with the blocking `plan_valid` check; its body is the resource's `run`.
 
     :param resource: what the definitions are computed with (the plan store, the catalogs, the table maps); at run
         time the resource bound to `resource_key` runs the plan. Default: local paths, no catalogs.
@@ -104,44 +101,36 @@ def substrait_assets(
         bound to that parameter (daily partitions → `$0` a date), as the Airflow operator binds `{{ ds }}`.
     :param results: where root rows go (`Sink.parse`: a path, `{"path": …, "format": …}`, `table:NAME`); a
         `{partition_key}` in a path is replaced by the partition's key.
+    :param root_asset: an asset key for the plan's (first) root result.
     :param remote: run the plan in a Spark driver of its own through Dagster Pipes (`pipes.SparkSubmitPipes`)
         instead of in this process; validation (the blocking check) still runs here first, without Spark.
+    :param translator: how the plan's tables look as assets (`SubstraitTranslator`): keys, groups, metadata.
     """
     resource = resource or SubstraitSparkResource()
-    plan = PlanAssets.of(plan_uri, resource, expected_sha256)
-    op_name = name or op_name_of(plan_uri)
-    root_key = AssetKey.from_coercible(root_asset) if root_asset is not None else None
-    identity = {metadata.PLAN_URI: plan_uri, metadata.PLAN_SHA256: plan.planned.loaded.sha256}
-    specs = [
-        AssetSpec(
-            key,
-            deps=plan.deps(outputs),
-            description=f"Written by the Substrait plan {plan_uri}: "
-            + ", ".join(o.operation or o.kind for o in outputs),
-            metadata={**identity, metadata.TABLE_NAME: ".".join(key.path)},
-            kinds=KINDS,
-            group_name=group_name,
-        )
-        for key, outputs in plan.written.items()
-    ]
-    if root_key is not None:
-        specs.append(
-            AssetSpec(
-                root_key,
-                deps=plan.deps(plan.lineage.roots[:1]),
-                description=f"The result of the Substrait plan {plan_uri}",
-                metadata=identity,
-                kinds={"substrait", "spark"},
-                group_name=group_name,
-            )
-        )
+    loaded = plan_assets(plan, resource, expected_sha256)
+    keys = loaded.translated(translator)
+    specs = _specs(loaded, keys, root_asset, group_name)
     if not specs:
-        raise ValueError(f"plan {plan_uri} writes no table: name a root_asset for its result")
+        raise ValueError(f"plan {loaded.uri} writes no table: name a root_asset for its result")
+    if remote is not None:
+        _refuse_translated_remote(loaded, keys)
+    op_name = name or op_name_of(loaded.uri)
+    run = SubstraitRun(
+        plan_uri=loaded.uri,
+        op_name=op_name,
+        asset_keys=tuple(s.key for s in specs),
+        expected_sha256=loaded.expected_sha256,
+        parameters=dict(parameters or {}),
+        partition_parameter=partition_parameter if partitions_def is not None else None,
+        results=results,
+        root_key=AssetKey.from_coercible(root_asset) if root_asset is not None else None,
+        translator=translator,
+        remote=remote,
+    )
     checks = [
         AssetCheckSpec(PLAN_VALID_CHECK, asset=s.key, blocking=True, description="the plan validates and binds")
         for s in specs
     ]
-    static_parameters = dict(parameters or {})
 
     @multi_asset(
         name=op_name,
@@ -153,103 +142,22 @@ def substrait_assets(
     )
     def _run_plan(context):  # an AssetExecutionContext (a string annotation is refused by Dagster)
         substrait: SubstraitSparkResource = getattr(context.resources, resource_key)
-        runner = substrait.runner(expected_sha256)
-        bound = dict(static_parameters)
-        partition = context.partition_key if partitions_def is not None else None
-        if partition is not None and partition_parameter is not None:
-            bound[str(partition_parameter)] = partition
-        key = run_key(context, op_name, partition)
-        try:
-            checked = runner.check(runner.load(plan_uri), bound)
-        except SubstraitSparkError as exc:
-            for spec in specs:
-                yield AssetCheckResult(
-                    check_name=PLAN_VALID_CHECK,
-                    asset_key=spec.key,
-                    passed=False,
-                    severity=AssetCheckSeverity.ERROR,
-                    metadata={"error": exc.describe(), "exit_code": exc.exit_code},
-                )
-            raise _failure(exc) from exc
-        for spec in specs:
-            yield AssetCheckResult(
-                check_name=PLAN_VALID_CHECK,
-                asset_key=spec.key,
-                passed=True,
-                metadata={"parameters": MetadataValue.json({str(k): v for k, v in bound.items()})},
-            )
-        sink = _sink_spec(results, partition)
-        if remote is not None:
-            yield from remote.run(context, substrait, runner, plan_uri, bound, key, sink, root_key)
-            return
-        sink = Sink.parse(sink)
-        context.log.info("Running %s (run key %s)", plan_uri, key)
-        try:
-            with StageProgress(runner.spark, f"Plan {plan_uri}", context.log.info):
-                report = runner.run(checked, parameters=bound, run_key=key, sink=sink)
-        except SubstraitSparkError as exc:
-            _log_report(context, getattr(exc, "report", None))
-            _audit(runner, getattr(exc, "report", None), context, key)
-            raise _failure(exc) from exc
-        _log_report(context, report)
-        _audit(runner, report, context, key)
-        yield from metadata.results(report, plan.lineage, plan.keys, runner.catalogs, key, root_key)
+        yield from substrait.run(context, run)
 
     return _run_plan
 
 
-def run_key(context: AssetExecutionContext, op_name: str, partition: str | None = None) -> str:
-    """What makes write steps retry-safe: the root run (a re-execution keeps its parent's root, a step retry its
-    run), the asset op and its partition — never the retry number, so no committed step is applied twice."""
-    run = context.run
-    root = run.root_run_id or run.run_id
-    return "/".join(p for p in ("dagster", root, op_name, partition) if p)
+def _refuse_translated_remote(plan: PlanAssets, keys: TranslatedKeys) -> None:
+    """A remote driver reports its materializations under the default keys (it has no Dagster to translate with)."""
+    for identity, table in plan.tables.items():
+        if keys.key(table.names).path != list(identity):
+            raise ValueError(
+                f"plan {plan.uri}: a remote run reports table {'.'.join(identity)} under its default key, "
+                f"not the translator's {keys.key(table.names).to_user_string()}: run it in process or keep its key"
+            )
 
 
 def op_name_of(plan_uri: str) -> str:
     """The op (and default asset group) name of a plan: its file name without the extension, as an identifier."""
     stem = re.sub(r"\.(json|pb|bin|binpb)$", "", plan_uri.rsplit("/", 1)[-1].split("?", 1)[0])
     return re.sub(r"\W", "_", stem) or "substrait_plan"
-
-
-def _sink_spec(results: str | Mapping[str, Any] | None, partition: str | None) -> Any:
-    """`results` with `{partition_key}` in its path replaced by the partition's key (for `Sink.parse`)."""
-    if results is None:
-        return None
-    key = partition or ""
-    if isinstance(results, Mapping):
-        return {k: v.replace("{partition_key}", key) if isinstance(v, str) else v for k, v in results.items()}
-    return results.replace("{partition_key}", key)
-
-
-def _failure(exc: SubstraitSparkError) -> Failure:
-    """The engine's typed error as a Dagster failure; errors another try cannot fix are not retried."""
-    return Failure(
-        description=exc.describe(),
-        metadata={"exit_code": exc.exit_code},
-        allow_retries=exc.exit_code not in NOT_RETRYABLE,
-    )
-
-
-def _log_report(context: AssetExecutionContext, report: RunReport | None) -> None:
-    """What the run did, a line per part, in the run's log (as the Airflow operator's task log has it)."""
-    for line in report_lines(report) if report is not None else []:
-        context.log.info(line)
-
-
-def _audit(runner: Any, report: Any, context: AssetExecutionContext, key: str) -> None:
-    """The run's audit record (none unless configured; never fails the step unless the log is strict)."""
-    if report is None:
-        return
-    from substrait_spark.hooks.audit import AuditContext
-
-    audit = AuditContext(
-        run_key=key,
-        dag_id=context.job_name,
-        run_id=context.run.run_id,
-        task_id=context.op_def.name,
-        try_number=context.retry_number + 1,
-    )
-    result = runner.record(report, audit)
-    if result is not None:
-        context.log.info("Audit record %s: %s (%s)", result.record_id, result.status, result.location)

@@ -13,8 +13,10 @@
           root_asset: [reports, pricing_summary]
           results: {path: "reports/ds={partition_key}", format: parquet}
 
-Relative paths are taken from the folder of the `defs.yaml`. Each plan becomes `substrait_assets(...)` and its
-schema checks; the resource the plans run with is bound as `resource_key` (default `substrait`). Registered for
+Relative paths are taken from the folder of the `defs.yaml`. Each plan is read and parsed once
+(`PlanAssets.load`) and becomes `substrait_assets(...)` and its schema checks; the resource the plans run with is
+bound as `resource_key` (default `substrait`). How the tables look as assets: a subclass's `translator()`
+(a `SubstraitTranslator`; default: keys by catalog identifier). Registered for
 `dg list components` through the `dagster_dg_cli.registry_modules` entry point (setup.cfg).
 """
 
@@ -27,12 +29,14 @@ import dagster as dg
 from pydantic import Field
 from substrait_spark.dagster.assets import substrait_assets
 from substrait_spark.dagster.checks import substrait_asset_checks
+from substrait_spark.dagster.plan_assets import PlanAssets
 from substrait_spark.dagster.resources import (
     IcebergCatalogsResource,
     PlanStoreResource,
     SparkResource,
     SubstraitSparkResource,
 )
+from substrait_spark.dagster.translator import SubstraitTranslator
 from substrait_spark.hooks.spark import conf_str
 
 
@@ -72,10 +76,15 @@ class SubstraitPlansComponent(dg.Component, dg.Resolvable, dg.Model):
             audit_log=self.audit_log,
         )
 
+    def translator(self) -> SubstraitTranslator:
+        """How the plans' tables look as assets: override in a subclass (as dagster-dbt's component's)."""
+        return SubstraitTranslator()
+
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         base = Path(context.path)
         base = base if base.is_dir() else base.parent
         resource = self.resource(base)
+        translator = self.translator()
         assets, checks = [], []
         for plan in self.plans:
             uri = _path(base, plan.uri)
@@ -88,12 +97,12 @@ class SubstraitPlansComponent(dg.Component, dg.Resolvable, dg.Model):
             results = plan.results
             if isinstance(results, dict) and "path" in results:
                 results = {**results, "path": _path(base, results["path"])}
+            loaded = PlanAssets.load(uri, resource, plan.expected_sha256)  # one read, one parse: assets and checks
             assets.append(
                 substrait_assets(
-                    uri,
+                    loaded,
                     resource=resource,
                     name=plan.name,
-                    expected_sha256=plan.expected_sha256,
                     parameters=plan.parameters,
                     partitions_def=partitions,
                     partition_parameter=plan.partition_parameter,
@@ -101,11 +110,10 @@ class SubstraitPlansComponent(dg.Component, dg.Resolvable, dg.Model):
                     root_asset=plan.root_asset,
                     group_name=plan.group_name,
                     resource_key=self.resource_key,
+                    translator=translator,
                 )
             )
-            checks.extend(
-                substrait_asset_checks(uri, resource=resource, expected_sha256=plan.expected_sha256, name=plan.name)
-            )
+            checks.extend(substrait_asset_checks(loaded, resource=resource, name=plan.name, translator=translator))
         return dg.Definitions(assets=assets, asset_checks=checks, resources={self.resource_key: resource})
 
 

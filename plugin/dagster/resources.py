@@ -7,7 +7,7 @@ root the CLI, `run_plan` and the Airflow operator use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dagster import ConfigurableResource, InitResourceContext
@@ -19,7 +19,9 @@ from substrait_spark.hooks.plan_store import PlanObject, PlanStore
 from substrait_spark.materializations import DAGSTER_BIND_HINT
 
 if TYPE_CHECKING:
+    from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult
     from pyspark.sql import SparkSession
+    from substrait_spark.dagster.run import SubstraitRun
     from substrait_spark.hooks.iceberg import Catalogs
 
 
@@ -87,7 +89,8 @@ class IcebergCatalogsResource(ConfigurableResource):
 
 class SubstraitSparkResource(ConfigurableResource):
     """Everything a plan's run needs: the plan store, the catalogs, Spark, table maps and the run's policies (the
-    fields of `RunSettings`). `runner()` is the shared run path (`hooks/plan_run.PlanRunner`)."""
+    fields of `RunSettings`). `runner()` is the shared run path (`hooks/plan_run.PlanRunner`); `run()` is what
+    an asset of `substrait_assets` does when it materializes."""
 
     spark: SparkResource = Field(default_factory=SparkResource)
     plan_store: PlanStoreResource = Field(default_factory=PlanStoreResource)
@@ -131,6 +134,15 @@ class SubstraitSparkResource(ConfigurableResource):
             base_policy=self.policy_file,
             bind_hint=DAGSTER_BIND_HINT,
         )
+
+    def run(self, context: AssetExecutionContext, plan: SubstraitRun) -> Iterator[AssetCheckResult | MaterializeResult]:
+        """Materialize `plan` (`run.SubstraitRun`, what the asset holds): its blocking `plan_valid` check of every
+        asset, then a `MaterializeResult` per table the run changed (and the root result's), with the lineage of
+        the plan this run read (`run.execute`). A typed error fails the step as a `Failure` (not retried when
+        another try cannot fix it)."""
+        from substrait_spark.dagster.run import execute
+
+        yield from execute(self, context, plan)
 
     def _session(self, catalog_conf: Any) -> SparkSession:
         """The Spark resource's session with the catalogs' settings (Iceberg's jars unless `spark.jars.packages`
