@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from substrait_spark.cli_output import DEFAULT_LIMIT, PlanProgress, Progress, preview_rows, print_result
 from substrait_spark.consumer.errors import ExitCode, RunReportError, SubstraitSparkError
 from substrait_spark.consumer.running.report import RunReport
+from substrait_spark.consumer.running.sink_kinds import FILE_FORMATS
 
 PROG = "substrait-spark"
 BIND_HINT = "--param {anchor}=VALUE"  # how a CLI user gives a dynamic parameter's value (`UnboundParameterError`)
@@ -75,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     tables(run)
     policy(run)
     run.add_argument("--output-dir", help="write <plan stem>.<format> per plan and summary.json here")
-    run.add_argument("--output-format", choices=["csv", "parquet", "jsonl"], default="csv")
+    run.add_argument("--output-format", choices=[f.value for f in FILE_FORMATS], default="csv")
     run.add_argument(
         "--run-key",
         metavar="KEY",

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
     import plan_invariants
 
     plan_invariants.register(config)
+    if config.option.markexpr == "unit":
+        refuse_jvm(config)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -90,6 +93,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     problems = tier_problems(items)
     if problems:
         raise pytest.UsageError("test tier markers:\n" + "\n".join(problems))
+
+
+def refuse_jvm(config: pytest.Config) -> None:
+    """Under `-m unit` JAVA_HOME names a `java` that refuses: a unit test that starts Spark (in the test process or
+    in a subprocess) fails naming itself, instead of quietly making the pure-Python tier slow."""
+    home = Path(tempfile.mkdtemp(prefix="unit-tier-no-java-"))
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    java = home / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text('#!/bin/sh\necho "a unit test started a JVM ($PYTEST_CURRENT_TEST): mark it spark" >&2\nexit 1\n')
+    java.chmod(0o755)
+    os.environ["JAVA_HOME"] = str(home)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from substrait_spark.hooks.audit import (
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 
-pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+# Each test carries its tier: `unit` (pure Python) or `spark`, `iceberg`.
 
 NAMES = ["id", "name", "amount"]
 TYPES = [i64(), string(), fp64()]
@@ -90,6 +90,8 @@ def refresh(lake, table: str) -> None:
 # --- Iceberg ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_run_loaded_record_in_iceberg_read_back_with_spark_sql(lake, catalogs, ns):
     report = run(lake, catalogs, insert_and_read(ns))
     audit = AuditLog.from_spec(f"iceberg:{ns}.audit_log", catalogs)
@@ -131,6 +133,8 @@ def test_run_loaded_record_in_iceberg_read_back_with_spark_sql(lake, catalogs, n
     assert last.summary.additional_properties[RECORD_PROPERTY] == "d/r/t/-1/try-1"
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_two_tries_two_records_and_the_failed_one_has_its_error(lake, catalogs, ns):
     audit = AuditLog.from_spec({"type": "iceberg", "namespace": ns, "table": "audit"}, catalogs)
     with pytest.raises(ResolutionError) as info:
@@ -147,6 +151,8 @@ def test_two_tries_two_records_and_the_failed_one_has_its_error(lake, catalogs, 
     assert rows[0].path == info.value.path and rows[1].kind is None
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_default_table_created_once_by_racing_writers(lake, catalogs):
     audit = AuditLog.from_spec(None, catalogs)
     assert isinstance(audit, IcebergAuditLog) and audit.location == f"{lake.name}.substrait_spark.audit_log"
@@ -172,6 +178,8 @@ def test_default_table_created_once_by_racing_writers(lake, catalogs):
     assert sorted((r.record_id, r.n) for r in rows) == [(f"race/r/t/-1/try-{n}", 1) for n in (1, 2, 3, 4)]
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_operator_function_takes_the_task_instance(lake, catalogs, ns):
     ti = SimpleNamespace(dag_id="dag", run_id="manual__1", task_id="task", map_index=3, try_number=1)
     spec = f"iceberg:{lake.name}.{ns}.op_audit"
@@ -197,6 +205,8 @@ def plan_file(tmp_path, plan, name="plan.json"):
     return path
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_cli_writes_a_record_per_invocation(lake, ns, tmp_path, capsys):
     from substrait_spark.cli import main
 
@@ -223,6 +233,8 @@ def test_cli_writes_a_record_per_invocation(lake, ns, tmp_path, capsys):
     assert [s.status for s in steps] == ["committed", "skipped", "failed"] and steps[0].rows == 2  # retry: skipped
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_cli_jsonl_and_unwritable_logs(lake, ns, tmp_path, capsys):
     from substrait_spark.cli import main
 
@@ -256,6 +268,8 @@ def filtered_by_parameter(ns: str):
     return b.plan(rel, NAMES)
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_bound_parameters_recorded_and_a_version_1_audit_table_gains_the_column_in_one_commit(lake, catalogs, ns):
     from pyiceberg.schema import Schema
     from substrait_spark.hooks.audit import NO_RETRY, audit_schema
@@ -302,6 +316,7 @@ def test_bound_parameters_recorded_and_a_version_1_audit_table_gains_the_column_
     ]
 
 
+@pytest.mark.unit
 def test_jsonl_record_holds_the_bound_parameters(tmp_path):
     audit = AuditLog.from_spec(f"jsonl:{tmp_path / 'audit.jsonl'}", None)
     bound = [
@@ -316,6 +331,7 @@ def test_jsonl_record_holds_the_bound_parameters(tmp_path):
 # --- JSON lines and failures ------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_jsonl_one_record_per_try_and_concurrent_appenders(tmp_path):
     path = tmp_path / "audit.jsonl"
     audit = AuditLog.from_spec(f"jsonl:{path}", None)
@@ -339,6 +355,8 @@ def test_jsonl_one_record_per_try_and_concurrent_appenders(tmp_path):
     assert len(ids) == len(set(ids)) == 2 + 6 * 20 + 20
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_unwritable_logs_do_not_fail_runs_unless_strict(lake, catalogs, ns, tmp_path):
     report = run(lake, catalogs, insert_and_read(ns))
     (tmp_path / "adir").mkdir()
@@ -367,6 +385,7 @@ def test_unwritable_logs_do_not_fail_runs_unless_strict(lake, catalogs, ns, tmp_
         audit_from_operator(report, {"ti": ti}, "iceberg:x.y", None, strict=True)
 
 
+@pytest.mark.unit
 def test_no_audit_log_says_so_in_the_task_log(caplog):
     """With no audit_log and no catalog the operator writes no record: the log says so and why."""
     ti = SimpleNamespace(dag_id="d", run_id="r", task_id="t", map_index=-1, try_number=1)
@@ -381,6 +400,8 @@ def test_no_audit_log_says_so_in_the_task_log(caplog):
     ]
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_no_credentials_in_records(lake, catalogs, ns, tmp_path):
     uri = "s3://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/plan.json?versionId=v1&X-Amz-Security-Token=tok123secret"
     with pytest.raises(ResolutionError) as info:

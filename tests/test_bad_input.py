@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from substrait_spark.cli import main
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 CLI = str(Path(sys.executable).parent / "substrait-spark")
 IBM = "ibm-substrait-compliance-tpch"
@@ -231,6 +232,7 @@ def assert_one_clean_line(err: str, case: Case, plan: Path) -> None:
         assert line.endswith(f"(at {case.path})"), line
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_run_reports_bad_input_in_one_line(case, corpus, spark, tpch_dir, tmp_path, capsys):
     plan = write_case(case, corpus, tmp_path)
@@ -241,6 +243,7 @@ def test_run_reports_bad_input_in_one_line(case, corpus, spark, tpch_dir, tmp_pa
     assert out == ""
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", [c for c in CASES if c.static], ids=[c.id for c in CASES if c.static])
 def test_validate_reports_bad_input_in_one_line(case, corpus, tmp_path, capsys):
     plan = write_case(case, corpus, tmp_path)
@@ -255,6 +258,7 @@ def test_validate_reports_bad_input_in_one_line(case, corpus, tmp_path, capsys):
         assert_one_clean_line(err, case, plan)
 
 
+@pytest.mark.unit
 def test_validate_subprocess_never_shows_a_traceback(corpus, tmp_path):
     plans = [write_case(c, corpus, tmp_path) for c in CASES if c.static]
     for plan, case in zip(plans, [c for c in CASES if c.static], strict=True):
@@ -264,6 +268,7 @@ def test_validate_subprocess_never_shows_a_traceback(corpus, tmp_path):
         assert len(proc.stderr.splitlines()) == (0 if case.exit_code == 3 else 1), proc.stderr
 
 
+@pytest.mark.unit
 def test_debug_shows_the_traceback(corpus, tmp_path, capsys):
     plan = write_case(CASES[3], corpus, tmp_path)  # dangling anchor
     assert main(["--debug", "validate", str(plan)]) == 2
@@ -271,6 +276,7 @@ def test_debug_shows_the_traceback(corpus, tmp_path, capsys):
     assert "Traceback" in err and "function reference 99" in err
 
 
+@pytest.mark.unit
 def test_debug_after_the_command_also_shows_the_traceback(corpus, tmp_path, capsys):
     plan = write_case(CASES[3], corpus, tmp_path)  # dangling anchor
     assert main(["validate", str(plan), "--debug"]) == 2
@@ -281,6 +287,7 @@ def test_debug_after_the_command_also_shows_the_traceback(corpus, tmp_path, caps
     assert "Traceback" not in err and err.count("\n") == 1
 
 
+@pytest.mark.unit
 def test_missing_plan_names_the_error_kind_once(tmp_path, capsys):
     missing = tmp_path / "nope.json"
     assert main(["run", str(missing)]) == 2
@@ -288,6 +295,7 @@ def test_missing_plan_names_the_error_kind_once(tmp_path, capsys):
     assert err == f"substrait-spark: {missing}: plan not found: {missing}: no such file\n"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "option, value, says",
     [
@@ -305,6 +313,7 @@ def test_a_malformed_option_is_a_usage_error_not_an_invalid_plan(corpus, tmp_pat
     assert err.startswith("usage: substrait-spark run") and err.rstrip().endswith(says) and "invalid plan" not in err
 
 
+@pytest.mark.unit
 def test_missing_plan_file_is_invalid_input(tmp_path, capsys):
     missing = tmp_path / "nope.json"
     assert main(["validate", str(missing)]) == 2

@@ -15,7 +15,8 @@ import pytest
 from cli_process import CLI, stub_java, timed
 from substrait_spark.cli import main
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 IBM = "ibm-substrait-compliance-tpch"
 Q06_REVENUE = 1193053.2253  # expected/q06.csv (sf 0.01); q06 reads only numeric columns, so tpchgen matches
@@ -51,6 +52,7 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
 # --- run ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_run_writes_one_csv_per_plan_and_a_summary(spark, tpch_dir, tmp_path, q06, q01, capsys):
     out_dir = tmp_path / "out"
     code, out, err = cli(capsys, "run", str(q06), str(q01), "--tables-dir", str(tpch_dir), "--output-dir", str(out_dir))
@@ -82,6 +84,7 @@ def test_run_writes_one_csv_per_plan_and_a_summary(spark, tpch_dir, tmp_path, q0
         assert table["format"] == "parquet"
 
 
+@pytest.mark.spark
 def test_run_records_a_failed_plan_in_the_summary_and_goes_on(corpus, spark, tpch_dir, tmp_path, q06, capsys):
     doc = q06_doc(corpus)
     doc["relations"][0]["root"]["input"]["aggregate"]["measures"][0]["measure"]["functionReference"] = 99
@@ -99,6 +102,7 @@ def test_run_records_a_failed_plan_in_the_summary_and_goes_on(corpus, spark, tpc
     assert second["status"] == "success" and second["outputs"][0]["rows"] == 1
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_run_output_formats(fmt, spark, tpch_dir, tmp_path, q06, capsys):
     out_dir = tmp_path / fmt
@@ -130,6 +134,7 @@ def test_run_output_formats(fmt, spark, tpch_dir, tmp_path, q06, capsys):
     assert entry["outputs"][0]["format"] == fmt and entry["outputs"][0]["rows"] == 1
 
 
+@pytest.mark.spark
 def test_run_prints_results_without_output_dir(spark, tpch_dir, q06, capsys):
     code, out, err = cli(capsys, "run", str(q06), "--tables-dir", str(tpch_dir))
     assert code == 0, err
@@ -140,6 +145,7 @@ def test_run_prints_results_without_output_dir(spark, tpch_dir, q06, capsys):
     assert lines[4] == "(1 row)" and len(lines) == 5
 
 
+@pytest.mark.spark
 def test_run_binds_tables_by_name(spark, tpch_dir, q06, capsys):
     lineitem = tpch_dir / "lineitem.parquet"
     code, out, err = cli(capsys, "run", str(q06), "--table", f"lineitem={lineitem}:parquet")
@@ -147,6 +153,7 @@ def test_run_binds_tables_by_name(spark, tpch_dir, q06, capsys):
     assert float(out.splitlines()[3]) == pytest.approx(Q06_REVENUE, rel=1e-9)
 
 
+@pytest.mark.spark
 def test_run_missing_table_is_a_resolution_failure(spark, tmp_path, q06, capsys):
     empty = tmp_path / "tables"
     empty.mkdir()
@@ -158,6 +165,7 @@ def test_run_missing_table_is_a_resolution_failure(spark, tmp_path, q06, capsys)
     assert "relations[0].root.input.aggregate.input.project.input.filter.input.read" in err
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("spec", ["orders", "orders=", "=id", "orders=id,"])
 def test_run_update_key_needs_a_table_and_columns(q06, capsys, spec):
     """`--update-key TABLE=col1,col2` (its use: tests/test_write_steps.py); malformed, exit 2 before any work."""
@@ -166,6 +174,7 @@ def test_run_update_key_needs_a_table_and_columns(q06, capsys, spec):
     assert "invalid plan" in err and "--update-key expects TABLE=col1,col2" in err
 
 
+@pytest.mark.spark
 def test_run_failure_at_execution_exits_1(corpus, spark, tpch_dir, tmp_path, capsys):
     """A cast the plan says must throw on bad input (l_comment to i32) fails while Spark runs the query."""
     doc = q06_doc(corpus)
@@ -201,6 +210,7 @@ def garbage_plan(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.unit
 def test_run_refuses_invalid_and_unsupported_plans_at_once_without_starting_spark(corpus, tpch_dir, tmp_path):
     """`run` loads and validates every plan before it starts Spark: an unparseable plan exits 2 and an unsupported
     one 3, and no JVM was started (the stub `java` never ran; control: a plan that can run does start it).
@@ -226,6 +236,7 @@ def test_run_refuses_invalid_and_unsupported_plans_at_once_without_starting_spar
     assert done.returncode != 0 and marker.exists()
 
 
+@pytest.mark.unit
 def test_explain_refuses_an_unsupported_plan_without_starting_spark(corpus, tpch_dir, tmp_path):
     """`explain` (text: it needs Spark for the physical plan) checks the plan as `run` does before it starts Spark;
     control: explaining a plan that can run does start the (stub) JVM."""
@@ -241,6 +252,7 @@ def test_explain_refuses_an_unsupported_plan_without_starting_spark(corpus, tpch
     assert done.returncode != 0 and marker.exists()
 
 
+@pytest.mark.spark
 def test_run_batch_runs_the_plans_that_can_run_and_exits_with_the_first_failure(
     corpus, spark, tpch_dir, tmp_path, capsys
 ):
@@ -276,6 +288,7 @@ def test_run_batch_runs_the_plans_that_can_run_and_exits_with_the_first_failure(
 # --- validate and explain ----------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_validate_exit_codes(corpus, tmp_path, q06, capsys):
     assert cli(capsys, "validate", str(q06))[0] == 0
     doc = q06_doc(corpus)
@@ -293,6 +306,7 @@ def test_validate_exit_codes(corpus, tmp_path, q06, capsys):
     assert cli(capsys, "validate", str(q06), str(garbage))[0] == 2
 
 
+@pytest.mark.spark
 def test_explain_prints_the_tree_and_the_physical_plan(spark, tpch_dir, q06, capsys):
     code, out, err = cli(capsys, "explain", str(q06), "--tables-dir", str(tpch_dir))
     assert code == 0, err
@@ -325,6 +339,7 @@ def unsupported_window_plan(corpus: Path, tmp_path: Path) -> Path:
     return plan
 
 
+@pytest.mark.spark
 def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_path, capsys):
     plan = unsupported_window_plan(corpus, tmp_path)
     code, out, err = cli(capsys, "explain", str(plan), "--tables-dir", str(tpch_dir))
@@ -333,6 +348,7 @@ def test_explain_of_an_unsupported_plan_exits_3(corpus, spark, tpch_dir, tmp_pat
     assert err.count("\n") == 1 and "comparison function (at relations[0].root.input.window.sorts[0])" in err
 
 
+@pytest.mark.spark
 def test_explain_report_reads_the_summary_run_writes_and_refuses_another_plans(
     spark, tpch_dir, tmp_path, q06, q01, capsys
 ):
@@ -366,6 +382,7 @@ def test_explain_report_reads_the_summary_run_writes_and_refuses_another_plans(
 # --- plans in object storage -------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_run_reads_a_binary_plan_from_s3(spark, tpch_dir, tmp_path, corpus, s3_endpoint, monkeypatch, capsys):
     from s3_server import CREDENTIALS, new_bucket, s3_client
 

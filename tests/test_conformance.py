@@ -13,9 +13,10 @@ from conformance.configurations import EXTRA_FAILURES
 from conformance.runner import EXPECTED_FAILURES, Runner, read_expected_failures
 from spark_modes import configuration
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 
+@pytest.mark.unit
 def test_cases_parse():
     cases = load_cases()
     assert len(cases) > 1000
@@ -24,6 +25,7 @@ def test_cases_parse():
     assert all(c.urn.startswith("extension:") for c in cases)
 
 
+@pytest.mark.spark
 def test_conformance_failures_are_exactly_the_expected_ones(spark):
     """The same cases fail in every configuration (classic and Connect, Spark 3.5 and 4), but those that
     conformance/configurations.py lists for this one, with the reason."""

@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import types as T
 from substrait_spark.consumer.translation.conversions import Conversion, conversion
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 B, S, I, L = T.ByteType(), T.ShortType(), T.IntegerType(), T.LongType()  # noqa: E741
 F4, F8 = T.FloatType(), T.DoubleType()
@@ -92,6 +92,7 @@ PAIRS = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("actual", "declared", "expected", "why"), PAIRS, ids=[p[3] for p in PAIRS])
 def test_conversion(actual, declared, expected, why):
     assert conversion(actual, declared) is expected, why
@@ -137,6 +138,7 @@ def _round_trips(spark, pairs: list[tuple[T.DataType, T.DataType]]) -> list[bool
 _NUMERIC = [(a, d, e, why) for a, d, e, why in PAIRS if _numeric(a) and _numeric(d)]
 
 
+@pytest.mark.spark
 def test_spark_keeps_every_widened_value_and_changes_a_lossy_one(spark):
     """Spark's own cast agrees with the rule: a WIDENING pair keeps the data type's extreme values (and one with
     every fraction digit) through the cast and back; a LOSSY pair changes or loses at least one of them.

@@ -25,7 +25,8 @@ from producers.check import assert_gives_duckdb_answer, run_generated
 from producers.function_sql import FUNCTION_SQL
 from producers.relation_sql import RELATION_SQL
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 TPCH_SQL = Path(__file__).resolve().parent / "tpch_sql" / "standard"
 QUERIES = range(1, 23)
@@ -52,6 +53,7 @@ def resolver(spark, tpch_dir):
     spark.catalog.dropTempView(TABLE_T_VIEW)
 
 
+@pytest.mark.unit
 def test_every_tpch_query_is_written_by_the_pinned_datafusion(tpch_plans):
     """DataFusion writes all 22 plans (a producer error would show here, not as a skip)."""
     _, plans = tpch_plans
@@ -61,6 +63,7 @@ def test_every_tpch_query_is_written_by_the_pinned_datafusion(tpch_plans):
     assert all(g.plan.parent.name == f"datafusion-{datafusion_plans.version()}" for g in plans.values())
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("q", QUERIES, ids=tpch_name)
 def test_tpch_plan_gives_duckdbs_answer(q, tpch_plans, spark, resolver, duckdb_oracle):
     sqls, plans = tpch_plans
@@ -95,6 +98,7 @@ def corpus_plans(tpch_dir):
     return datafusion_plans.plans(tpch_dir, {corpus_name(t): sql for t, (sql, _) in CORPUS_SQL.items()})
 
 
+@pytest.mark.unit
 def test_every_corpus_test_is_written_by_the_pinned_datafusion(corpus_plans, corpus):
     """Every function/relation test with a DataFusion 40 plan in the corpus is written again, but the ones
     function_sql/relation_sql name as not generated (with their reasons)."""
@@ -113,6 +117,7 @@ def test_every_corpus_test_is_written_by_the_pinned_datafusion(corpus_plans, cor
     assert not (set(DISAGREES) | set(REFUSED)) - set(CORPUS_SQL), "exception entries naming no test"
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("test", sorted(CORPUS_SQL))
 def test_corpus_test_plan_gives_duckdbs_answer(test, corpus_plans, spark, resolver, duckdb_oracle, tpch_dir):
     sql, keys = CORPUS_SQL[test]
@@ -133,6 +138,7 @@ def test_corpus_test_plan_gives_duckdbs_answer(test, corpus_plans, spark, resolv
     assert_gives_duckdb_answer(generated, sql, spark, resolver, duckdb_oracle, keys)
 
 
+@pytest.mark.unit
 def test_grouping_set_order_quirk_is_keyed_on_producer_version_and_emit(corpus_plans):
     """DataFusion 55's grouping-set aggregates are read in DataFusion's column order (producers.Quirks): only for
     DataFusion plans of spec 0.52-0.85 whose aggregate has no emit of its own (the fixed producer writes one)."""
@@ -160,6 +166,7 @@ def test_grouping_set_order_quirk_is_keyed_on_producer_version_and_emit(corpus_p
         assert not Quirks.of(other).grouping_index_first(rel), (producer, minor)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "test, measure",
     [("relation/aggregate/aggregate_with_grouping_set", 0), ("relation/aggregate/aggregate_with_group_by_rollup", 2)],

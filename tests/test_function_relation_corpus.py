@@ -38,7 +38,8 @@ from function_corpus import (
 )
 from oracles import assert_same_result
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 EXPECTED_PLANS = 548
 EXPECTED_GROUPS = 159
@@ -175,6 +176,7 @@ def outcomes(spark, tpch_dir, fr_root, fr_plans) -> dict[str, Outcome]:
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 @pytest.mark.corpus
 def test_inventory(fr_plans):
     """The corpus holds exactly the plans this test was written for, so a missing file cannot hide."""
@@ -191,6 +193,7 @@ def test_inventory(fr_plans):
     assert not both, f"a plan is either refused or disagrees, not both: {both}"
 
 
+@pytest.mark.spark
 @pytest.mark.corpus
 def test_refused_plans_are_exactly_the_named_ones(outcomes):
     """Every plan runs, except those in REFUSED, which fail with the error their entry describes."""
@@ -237,6 +240,7 @@ def _disagreement(outcome: Outcome, reference: Outcome) -> str | None:
     return None
 
 
+@pytest.mark.spark
 @pytest.mark.corpus
 def test_producers_agree_within_each_test(fr_plans, outcomes):
     """Within each test, every plan that runs gives the reference plan's result, except those in DISAGREES."""
@@ -282,6 +286,7 @@ ORACLE_SQL: dict[str, str] = {
 }
 
 
+@pytest.mark.spark
 @pytest.mark.corpus
 @pytest.mark.parametrize("group", sorted(ORACLE_SQL))
 def test_reference_plan_gives_the_sql_result(group, fr_plans, outcomes, duckdb_oracle):

@@ -21,7 +21,7 @@ from iceberg_stack import (
 )
 from substrait_spark.hooks import iceberg_spark as ib
 
-pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+# Each test carries its tier: `unit` (pure Python) or `spark`, `iceberg`.
 
 ARROW_SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
 
@@ -52,6 +52,8 @@ def _spark_table(lake: Lake, namespace: str, table: str, batches: list[range]) -
 # ---- no Spark ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_fresh_jvm_when_suite_session_lacks_jars():
     """The suite's JVM started without the Iceberg jars: run this file in a new interpreter instead."""
     session = running_session()
@@ -64,6 +66,7 @@ def test_fresh_jvm_when_suite_session_lacks_jars():
     assert re.search(r"\d+ passed", proc.stdout), proc.stdout[-2000:]
 
 
+@pytest.mark.unit
 def test_provisioned_jars_are_listed_in_classpath_order():
     jars = ib.iceberg_jars()
     names = [Path(j).name for j in jars]
@@ -75,12 +78,14 @@ def test_provisioned_jars_are_listed_in_classpath_order():
     assert stamp["iceberg_version"].startswith("1.") and stamp["jackson_version"] == "2.15.2"
 
 
+@pytest.mark.unit
 def test_missing_jars_dir_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv(ib.JARS_DIR_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(ib.IcebergSetupError, match="provision_jars"):
         ib.iceberg_jars()
 
 
+@pytest.mark.unit
 def test_spark_and_pyiceberg_settings_name_the_same_database(tmp_path):
     conf = ib.spark_catalog_conf("lake", uri=tmp_path / "c.db", warehouse=tmp_path / "wh")
     assert conf["spark.sql.catalog.lake"] == "org.apache.iceberg.spark.SparkCatalog"
@@ -100,6 +105,7 @@ def test_spark_and_pyiceberg_settings_name_the_same_database(tmp_path):
     }
 
 
+@pytest.mark.unit
 def test_postgres_settings_keep_credentials_out_of_the_url():
     uri = "postgresql://ice:s%40cret@127.0.0.1:5433/lakedb"
     conf = ib.spark_catalog_conf("pg", uri=uri, warehouse="s3://bucket/wh", extra={"io-impl": "x.IO"})
@@ -120,6 +126,8 @@ def test_postgres_settings_keep_credentials_out_of_the_url():
         ib.spark_catalog_conf("bad-name", uri="x.db", warehouse="wh")
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_catalog_name_scopes_tables(lake: Lake):
     """Another name on the same database sees none of `lake`'s tables: both sides must use one name."""
     lake.catalog.create_namespace_if_not_exists("scoped")
@@ -132,6 +140,8 @@ def test_catalog_name_scopes_tables(lake: Lake):
 # ---- Spark and pyiceberg -------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_pyiceberg_table_is_read_by_spark(lake: Lake):
     lake.catalog.create_namespace_if_not_exists("from_py")
     table = lake.catalog.create_table("from_py.orders", schema=ARROW_SCHEMA)
@@ -150,6 +160,8 @@ def test_pyiceberg_table_is_read_by_spark(lake: Lake):
     assert _latest_snapshot(lake.spark, "lake.from_py.orders") == table.current_snapshot().snapshot_id
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_spark_table_is_read_by_pyiceberg_with_the_same_snapshots(lake: Lake):
     full = _spark_table(lake, "from_spark", "events", [range(0, 5), range(5, 8)])
     table = lake.catalog.load_table("from_spark.events")
@@ -162,6 +174,8 @@ def test_spark_table_is_read_by_pyiceberg_with_the_same_snapshots(lake: Lake):
     assert ("from_spark", "events") in lake.catalog.list_tables("from_spark")
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_time_travel_by_snapshot_id_and_timestamp(lake: Lake):
     full = _spark_table(lake, "travel", "t", [range(0, 3), range(3, 5)])
     history = lake.spark.sql(
@@ -181,6 +195,8 @@ def test_time_travel_by_snapshot_id_and_timestamp(lake: Lake):
     assert lake.catalog.load_table("travel.t").scan(snapshot_id=first_id).to_arrow().num_rows == 3
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_read_by_metadata_file_location(lake: Lake):
     """Iceberg 1.x's Spark source loads a table from a `*.metadata.json` path (no catalog); older files, older state."""
     _spark_table(lake, "by_file", "t", [range(0, 3), range(3, 5)])
@@ -193,6 +209,8 @@ def test_read_by_metadata_file_location(lake: Lake):
     assert lake.spark.read.format("iceberg").load(previous).count() == 3
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_filters_and_projection_are_pushed_into_the_iceberg_scan(lake: Lake):
     full = _spark_table(lake, "pushdown", "t", [range(0, 10)])
     df = lake.spark.table(full).filter("id > 6").select("name")
@@ -204,6 +222,8 @@ def test_filters_and_projection_are_pushed_into_the_iceberg_scan(lake: Lake):
     assert sorted(r[0] for r in df.collect()) == ["n7", "n8", "n9"]
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_catalogs_can_be_added_to_a_running_session(lake: Lake, tmp_path):
     """Catalog plugins load lazily by name: a second catalog on another database joins the running session."""
     settings = {"uri": tmp_path / "second.db", "warehouse": tmp_path / "wh2"}

@@ -41,14 +41,21 @@ from substrait_spark.consumer.errors import PlanInvalidError
 from substrait_spark.consumer.loading.loader import LoadedPlan, parse_plan_bytes
 from substrait_spark.consumer.loading.superset import SupersetPlan
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 ROWS = [(1, "a", 10), (2, "b", 20), (2, "c", 30), (3, None, 40)]
 ASC = alg.SortField.SORT_DIRECTION_ASC_NULLS_LAST
 GITHUB = "https://github.com/substrait-io/substrait/blob/main/extensions/"
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
+def _table_for_spark_tests(request):
+    """The module's views for its Spark tests only: its `unit` tests start no Spark."""
+    if request.node.get_closest_marker("unit") is None:
+        request.getfixturevalue("table")
+
+
+@pytest.fixture(scope="module")
 def table(spark):
     view(spark, "legacy_t", "k int, s string, v int", ROWS)
     yield
@@ -105,12 +112,14 @@ def _uris(old: Message) -> None:
     old.ClearField("extension_urns")
 
 
+@pytest.mark.spark
 def test_extension_uris(spark) -> None:
     b = PlanBuilder()
     modern = b.plan(project(t(), b.call("add", field(0), lit(1), out=i32()), emit=[3]), ["k1"])
     check(spark, modern, _uris, "extension_uris read as extension_urns")
 
 
+@pytest.mark.unit
 def test_other_extension_uris_keep_their_text() -> None:
     b = PlanBuilder()
     modern = b.plan(project(t(), b.call("add", field(0), lit(1), out=i32()), emit=[3]), ["k1"])
@@ -122,6 +131,7 @@ def test_other_extension_uris_keep_their_text() -> None:
         assert loaded.plan.extensions[0].extension_function.extension_urn_reference == 1
 
 
+@pytest.mark.unit
 def test_isthmus_relative_uris_are_the_standard_extensions() -> None:
     b = PlanBuilder()
     modern = b.plan(project(t(), b.call("add", field(0), lit(1), out=i32()), emit=[3]), ["k1"])
@@ -131,6 +141,7 @@ def test_isthmus_relative_uris_are_the_standard_extensions() -> None:
     assert parse_plan_bytes(old.SerializeToString()).plan == modern
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(
     "offset, count, note",
     [(1, 2, "FetchRel.offset read as offset_expr"), (0, 0, "FetchRel.count"), (2, -1, "FetchRel.count")],
@@ -148,6 +159,7 @@ def test_fetch_offset_and_count(spark, offset: int, count: int, note: str) -> No
     check(spark, modern, downgrade, note)
 
 
+@pytest.mark.unit
 def test_fetch_count_and_count_expr_is_refused() -> None:
     old = old_form(PlanBuilder().plan(fetch(t(), count=2), ["k", "s", "v"]))
     root_body(old, "fetch").count = 3
@@ -156,6 +168,7 @@ def test_fetch_count_and_count_expr_is_refused() -> None:
     assert err.value.path == "relations[0].root.input.fetch.count"
 
 
+@pytest.mark.spark
 def test_virtual_table_values(spark) -> None:
     modern = PlanBuilder().plan(virtual(["k", "s"], [i32(), string()], [(1, "x"), (2, None)]), ["k", "s"])
 
@@ -173,6 +186,7 @@ def _args_of(fn: Message) -> None:
     fn.ClearField("arguments")
 
 
+@pytest.mark.spark
 def test_scalar_function_args(spark) -> None:
     b = PlanBuilder()
     modern = b.plan(project(t(), b.call("multiply", field(0), field(2), out=i32()), emit=[3]), ["kv"])
@@ -184,6 +198,7 @@ def test_scalar_function_args(spark) -> None:
     )
 
 
+@pytest.mark.spark
 def test_aggregate_function_args_and_inline_grouping_expressions(spark) -> None:
     b = PlanBuilder()
     # Two grouping sets with the same key: one key column (and Spark's grouping id).
@@ -222,6 +237,7 @@ def _inline_copies(old: Message) -> None:
         g.grouping_expressions.extend(agg.grouping_expressions[r] for r in g.expression_references)
 
 
+@pytest.mark.spark
 def test_grouping_written_both_ways_and_consistent_runs(spark) -> None:
     """Both spellings present and equal (DataFusion 55 writes them for older consumers): the plan loads, from
     binary and JSON, to the plan with references only, and gives its rows."""
@@ -235,6 +251,7 @@ def _refused(old: Message, match: str, path: str) -> None:
         assert err.value.path == path and err.value.exit_code == 2
 
 
+@pytest.mark.unit
 def test_grouping_spellings_that_disagree_are_refused() -> None:
     """Inline keys that are not the referenced ones, in order, make the plan invalid (exit 2), at the grouping."""
     at = "relations[0].root.input.aggregate.groupings[1]"
@@ -264,6 +281,7 @@ def test_grouping_spellings_that_disagree_are_refused() -> None:
     _refused(old, r"inline grouping_expressions\[0\] differs", "relations[0].root.input.aggregate.groupings[0]")
 
 
+@pytest.mark.unit
 def test_grouping_disagreement_is_exit_2_from_the_cli(tmp_path, capsys) -> None:
     from substrait_spark.cli import main
 
@@ -278,6 +296,7 @@ def test_grouping_disagreement_is_exit_2_from_the_cli(tmp_path, capsys) -> None:
     assert "relations[0].root.input.aggregate.groupings[0]" in err
 
 
+@pytest.mark.spark
 def test_window_function_args(spark) -> None:
     b = PlanBuilder()
     fn = alg.Expression.WindowFunction(
@@ -293,6 +312,7 @@ def test_window_function_args(spark) -> None:
     )
 
 
+@pytest.mark.spark
 def test_enum_args_read_as_enum_arguments(spark) -> None:
     b = PlanBuilder()
     ts = cast(lit("2024-03-05 06:07:08"), precision_timestamp())
@@ -307,6 +327,7 @@ def test_enum_args_read_as_enum_arguments(spark) -> None:
     check(spark, modern, downgrade, "ScalarFunction.args read as arguments")
 
 
+@pytest.mark.unit
 def test_unspecified_enum_and_standalone_enum_are_refused() -> None:
     b = PlanBuilder()
     modern = b.plan(project(t(), b.call("add", field(0), lit(1), out=i32()), emit=[3]), ["k1"])
@@ -337,6 +358,7 @@ def _hash_join(b: PlanBuilder) -> Plan:
     return b.plan(rel, ["k", "s", "v", "k2", "s2", "v2"])
 
 
+@pytest.mark.spark
 def test_hash_join_left_and_right_keys(spark) -> None:
     def downgrade(old: Message) -> None:
         join = root_body(old, "hash_join")
@@ -347,6 +369,7 @@ def test_hash_join_left_and_right_keys(spark) -> None:
     check(spark, _hash_join(PlanBuilder()), downgrade, "HashJoinRel.left_keys/right_keys read as keys (EQ)")
 
 
+@pytest.mark.unit
 def test_join_keys_of_different_lengths_are_refused() -> None:
     old = old_form(_hash_join(PlanBuilder()))
     join = root_body(old, "hash_join")
@@ -363,6 +386,7 @@ def _old_type(t: Message, kind: str) -> None:
     getattr(t, kind).nullability = nullability  # replaces the precision_* member of the oneof
 
 
+@pytest.mark.spark
 def test_timestamp_types_and_literals(spark) -> None:
     b = PlanBuilder()
     ts = lit(dt.datetime(2021, 3, 4, 5, 6, 7, 123456), precision_timestamp())
@@ -384,6 +408,7 @@ def test_timestamp_types_and_literals(spark) -> None:
     )
 
 
+@pytest.mark.unit
 def test_time_type_and_literal() -> None:
     b = PlanBuilder()
     e = alg.Expression()
@@ -404,6 +429,7 @@ def test_time_type_and_literal() -> None:
         }
 
 
+@pytest.mark.spark
 def test_interval_microseconds(spark) -> None:
     b = PlanBuilder()
     iv = lit(dt.timedelta(days=1, seconds=5, microseconds=250), interval_day())
@@ -419,6 +445,7 @@ def test_interval_microseconds(spark) -> None:
     check(spark, modern, downgrade, "IntervalDayToSecond.microseconds read as subseconds (precision 6)")
 
 
+@pytest.mark.unit
 def test_user_defined_type_reference() -> None:
     b = PlanBuilder()
     e = alg.Expression()
@@ -433,6 +460,7 @@ def test_user_defined_type_reference() -> None:
         assert loaded.notes[0].startswith("type user_defined_type_reference read as user_defined")
 
 
+@pytest.mark.spark
 def test_old_textproto_plan(spark) -> None:
     modern = PlanBuilder().plan(fetch(sort(t(), (field(2), ASC)), count=2), ["k", "s", "v"])
     old = old_form(modern)
@@ -444,6 +472,7 @@ def test_old_textproto_plan(spark) -> None:
     assert loaded.notes == ("FetchRel.count read as count_expr at relations[0].root.input.fetch",)
 
 
+@pytest.mark.unit
 def test_notes_count_every_place_a_rule_fired() -> None:
     b = PlanBuilder()
     modern = b.plan(fetch(fetch(t(), count=5), count=2), ["k", "s", "v"])
@@ -455,6 +484,7 @@ def test_notes_count_every_place_a_rule_fired() -> None:
     assert note == "FetchRel.count read as count_expr at relations[0].root.input.fetch and 1 more"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "uri, urn",
     [

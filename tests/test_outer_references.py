@@ -14,14 +14,21 @@ from substrait_spark.consumer.errors import UnsupportedFeatureError
 from substrait_spark.consumer.loading.loader import parse_plan_bytes
 from substrait_spark.consumer.walk import nodes
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 ROWS = [(1, 10, 100), (2, 10, 200), (3, 20, 150), (4, None, 50)]
 NAMES = ["id", "dept", "sal"]
 ANCHOR = 7
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
+def _table_for_spark_tests(request):
+    """The module's views for its Spark tests only: its `unit` tests start no Spark."""
+    if request.node.get_closest_marker("unit") is None:
+        request.getfixturevalue("table")
+
+
+@pytest.fixture(scope="module")
 def table(spark):
     view(spark, "orr_emp", "id int, dept int, sal int", ROWS)
     yield
@@ -47,6 +54,7 @@ def _to_rel_references(plan, anchor: int) -> None:
             msg.outer_reference.rel_reference = anchor
 
 
+@pytest.mark.spark
 def test_rel_reference_to_the_enclosing_record_runs_as_steps_out(spark):
     b = PlanBuilder()
     modern = b.plan(_richer_colleague(b), NAMES)
@@ -65,6 +73,7 @@ def test_rel_reference_to_the_enclosing_record_runs_as_steps_out(spark):
     assert got == sorted(tuple(r) for r in want.collect()) == [(1, 10, 100)]
 
 
+@pytest.mark.unit
 def test_rel_reference_two_subqueries_out():
     """A reference two boundaries out names the outermost filter's input: it loads as steps_out 2 (the plan the
     same query written with steps_out is). (The engine does not decorrelate this shape; loading is what is tested.)"""
@@ -91,6 +100,7 @@ def test_rel_reference_two_subqueries_out():
     )
 
 
+@pytest.mark.spark
 def test_rel_reference_to_no_enclosing_record_is_refused(spark):
     b = PlanBuilder()
     written = b.plan(_richer_colleague(b), NAMES)
@@ -103,6 +113,7 @@ def test_rel_reference_to_no_enclosing_record_is_refused(spark):
     assert err.value.path and err.value.path.endswith(".outer_reference")
 
 
+@pytest.mark.unit
 def test_plan_without_rel_reference_is_unchanged():
     """A plan without rel_reference loads without the note (the rewrite touches nothing else)."""
     b = PlanBuilder()

@@ -18,7 +18,7 @@ from substrait_spark.consumer.running.parquet_footer import footer_schema, local
 from substrait_spark.consumer.running.resolver import TableBinding
 from substrait_spark.hooks.spark import job_group
 
-pytestmark = pytest.mark.spark
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 FLAT = T.StructType(
     [
@@ -58,6 +58,7 @@ def _inferred(spark, path: Path) -> T.StructType:
     return spark.read.parquet(str(path)).schema
 
 
+@pytest.mark.spark
 def test_spark_written_flat_types_match_inference(spark, tmp_path):
     path = tmp_path / "flat.parquet"
     spark.createDataFrame([FLAT_ROW], FLAT).write.parquet(str(path))
@@ -65,6 +66,7 @@ def test_spark_written_flat_types_match_inference(spark, tmp_path):
     assert footer_schema(path.as_uri()) == _inferred(spark, path)
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(
     "arrow_type",
     [
@@ -92,6 +94,7 @@ def test_pyarrow_written_types_match_inference(spark, tmp_path, arrow_type):
     assert schema == _inferred(spark, path)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "arrow_type",
     [
@@ -117,6 +120,7 @@ def test_types_left_to_spark(tmp_path, arrow_type):
     assert footer_schema(str(path)) is None
 
 
+@pytest.mark.spark
 def test_folder_of_files(spark, tmp_path):
     path = tmp_path / "t.parquet"
     spark.range(100).selectExpr("id", "cast(id as string) as s").repartition(3).write.parquet(str(path))
@@ -124,6 +128,7 @@ def test_folder_of_files(spark, tmp_path):
     assert footer_schema(str(path)) == _inferred(spark, path)
 
 
+@pytest.mark.spark
 def test_shapes_left_to_spark(spark, tmp_path):
     partitioned = tmp_path / "p.parquet"
     spark.range(4).selectExpr("id", "id % 2 as part").write.partitionBy("part").parquet(str(partitioned))
@@ -143,6 +148,7 @@ def test_shapes_left_to_spark(spark, tmp_path):
     assert footer_schema("hdfs://nn/t.parquet") is None
 
 
+@pytest.mark.spark
 def test_resolver_opens_a_table_without_a_job(spark, tmp_path):
     """The cold path of a one-off run: opening parquet tables runs no Spark job, and reads the same rows and
     schema as Spark's inference."""
@@ -159,6 +165,7 @@ def test_resolver_opens_a_table_without_a_job(spark, tmp_path):
     assert sorted(table.df.collect()) == sorted(expected.collect())
 
 
+@pytest.mark.spark
 def test_footer_columns_list_every_type_spark_may_read(spark, tmp_path):
     """`footer_columns` (the check before Spark): for each column the types Spark's reads give it under either
     setting of spark.sql.parquet.inferTimestampNTZ.enabled; a nested column has none worked out (name only)."""

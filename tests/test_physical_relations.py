@@ -60,7 +60,7 @@ from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeature
 from substrait_spark.consumer.translation.registry import register_extension_relation, unregister_extension_relation
 from substrait_spark.consumer.translation.relation import Relation
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 TABLES = {
     "phy_l": ("k int, a string", [(1, "a"), (2, "b"), (2, "b2"), (3, "c"), (None, "n")]),
@@ -70,7 +70,14 @@ TABLES = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
+def _tables_for_spark_tests(request):
+    """The module's views for its Spark tests only: its `unit` tests start no Spark."""
+    if request.node.get_closest_marker("unit") is None:
+        request.getfixturevalue("tables")
+
+
+@pytest.fixture(scope="module")
 def tables(spark):
     with views(spark, TABLES):
         yield
@@ -92,6 +99,7 @@ LEFT_ONLY = {"LEFT_SEMI": "left semi join", "LEFT_ANTI": "left anti join"}
 # --- hash and merge joins ---------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("jt", [*BOTH, *LEFT_ONLY])
 def test_hash_join_types(spark, jt):
     rel = hash_join(tbl("phy_l"), tbl("phy_r"), f"JOIN_TYPE_{jt}", keys((0, 0)))
@@ -103,12 +111,14 @@ def test_hash_join_types(spark, jt):
         assert "ShuffledHashJoin" in physical(got)
 
 
+@pytest.mark.spark
 def test_hash_join_right_semi_swaps_sides(spark):
     rel = hash_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_RIGHT_SEMI", keys((0, 0)))
     got = run(PlanBuilder().plan(rel, ["k", "b"]), spark)
     assert_same_rows(got, spark.sql("select r.* from phy_r r left semi join phy_l l on l.k = r.k"))
 
 
+@pytest.mark.spark
 def test_hash_join_is_not_distinct_from_matches_nulls(spark):
     rel = hash_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER", keys((0, 0), comparison=NOT_DISTINCT))
     got = run(PlanBuilder().plan(rel, ["a", "b", "c", "d"]), spark)
@@ -116,6 +126,7 @@ def test_hash_join_is_not_distinct_from_matches_nulls(spark):
     assert (None, "n", None, "m") in tuples(got.collect())
 
 
+@pytest.mark.spark
 def test_hash_join_residual_and_post_filter(spark):
     b = PlanBuilder()
     residual = b.call("not_equal", field(1), lit("b2"), out=boolean())
@@ -126,12 +137,14 @@ def test_hash_join_residual_and_post_filter(spark):
     assert_same_rows(got, spark.sql(sql))
 
 
+@pytest.mark.spark
 def test_hash_join_build_left_hints_the_left_side(spark):
     rel = hash_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER", keys((0, 0)), build_left=True)
     got = run(PlanBuilder().plan(rel, ["a", "b", "c", "d"]), spark)
     assert "BuildLeft" in physical(got)
 
 
+@pytest.mark.spark
 def test_merge_join_is_a_sort_merge_join(spark):
     rel = merge_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER", keys((0, 0)))
     got = run(PlanBuilder().plan(rel, ["a", "b", "c", "d"]), spark)
@@ -139,6 +152,7 @@ def test_merge_join_is_a_sort_merge_join(spark):
     assert "SortMergeJoin" in physical(got)
 
 
+@pytest.mark.spark
 def test_keyed_join_refuses_might_equal_and_custom_comparisons(spark):
     rel = hash_join(tbl("phy_l"), tbl("phy_r"), "JOIN_TYPE_INNER", keys((0, 0), comparison=MIGHT_EQUAL))
     with pytest.raises(UnsupportedFeatureError, match="MIGHT_EQUAL") as err:
@@ -150,6 +164,7 @@ def test_keyed_join_refuses_might_equal_and_custom_comparisons(spark):
         run(PlanBuilder().plan(rel, ["a", "b", "c", "d"]), spark)
 
 
+@pytest.mark.spark
 def test_nested_loop_join(spark):
     b = PlanBuilder()
     rel = nested_loop_join(
@@ -164,6 +179,7 @@ def test_nested_loop_join(spark):
 # --- top-N ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_top_n_rows_only_is_take_ordered(spark):
     rel = top_n(tbl("phy_s"), (field(0), DESC_NULLS_LAST), count=3, offset=1)
     got = run(PlanBuilder().plan(rel, ["k", "s"]), spark)
@@ -172,12 +188,14 @@ def test_top_n_rows_only_is_take_ordered(spark):
     assert "TakeOrderedAndProject" in physical(got)
 
 
+@pytest.mark.spark
 def test_top_n_null_count_means_all_rows(spark):
     rel = top_n(tbl("phy_s"), (field(0), ASC_NULLS_FIRST), count=None, offset=2)
     got = run(PlanBuilder().plan(rel, ["k", "s"]), spark)
     assert_same_rows(got, spark.sql("select * from phy_s order by k asc nulls first offset 2"), ordered=True)
 
 
+@pytest.mark.spark
 def test_top_n_with_ties_keeps_rows_tied_with_the_last(spark):
     rel = top_n(tbl("phy_t"), (field(0), ASC_NULLS_FIRST), count=2, ties=True)
     got = run(PlanBuilder().plan(rel, ["k", "s"]), spark)
@@ -189,6 +207,7 @@ def test_top_n_with_ties_keeps_rows_tied_with_the_last(spark):
 # --- expand -----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_expand_is_one_spark_expand(spark):
     b = PlanBuilder()
     # fields: k (consistent), [a, upper(a)] (switching), [k + 1] (switching, one duplicate short: NULL)
@@ -208,6 +227,7 @@ def test_expand_is_one_spark_expand(spark):
     assert got.schema["ordinal"].dataType.typeName() == "long"
 
 
+@pytest.mark.spark
 def test_expand_passes_remaining_columns_and_may_leave_the_ordinal_unnamed(spark):
     rel = expand(tbl("phy_l"), [field(0), lit(0, i32())])  # column 1 (a) passes through
     got = run(PlanBuilder().plan(rel, ["k", "a"]), spark)
@@ -217,12 +237,14 @@ def test_expand_passes_remaining_columns_and_may_leave_the_ordinal_unnamed(spark
 # --- exchange ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_exchange_scatter_by_fields_is_hash_partitioning(spark):
     got = run(PlanBuilder().plan(exchange(tbl("phy_l"), "scatter_by_fields", 4, fields=[0]), ["k", "a"]), spark)
     assert_same_rows(got, spark.table("phy_l"))
     assert "hashpartitioning(k" in physical(got) and ", 4)" in physical(got)
 
 
+@pytest.mark.spark
 def test_exchange_round_robin_and_single_target(spark):
     got = run(PlanBuilder().plan(exchange(tbl("phy_l"), "round_robin", 3), ["k", "a"]), spark)
     assert "RoundRobinPartitioning(3)" in physical(got)
@@ -234,6 +256,7 @@ def test_exchange_round_robin_and_single_target(spark):
     assert_same_rows(got, spark.table("phy_l"))
 
 
+@pytest.mark.spark
 def test_exchange_broadcast_makes_a_broadcast_join(spark):
     b = PlanBuilder()
     rel = join(tbl("phy_l"), exchange(tbl("phy_r"), "broadcast"), J.JOIN_TYPE_INNER, b.eq(field(0), field(2)))
@@ -242,6 +265,7 @@ def test_exchange_broadcast_makes_a_broadcast_join(spark):
     assert_same_rows(got, spark.sql("select l.*, r.* from phy_l l join phy_r r on l.k = r.k"))
 
 
+@pytest.mark.spark
 def test_exchange_multi_target_is_refused(spark):
     rel = exchange(tbl("phy_l"), "multi_target", 2, bucket=field(0))
     with pytest.raises(UnsupportedFeatureError, match="multi-target"):
@@ -251,6 +275,7 @@ def test_exchange_multi_target_is_refused(spark):
 # --- lateral joins ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_lateral_inner_join_over_a_correlated_filter(spark):
     b = PlanBuilder()
     right = filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=7)))
@@ -260,6 +285,7 @@ def test_lateral_inner_join_over_a_correlated_filter(spark):
     assert_same_rows(got, spark.sql(sql))
 
 
+@pytest.mark.spark
 def test_lateral_left_join_with_condition(spark):
     b = PlanBuilder()
     right = filter_(tbl("phy_r"), b.eq(field(0), lateral_ref(0, anchor=3)))
@@ -270,6 +296,7 @@ def test_lateral_left_join_with_condition(spark):
     assert_same_rows(got, spark.sql(sql))
 
 
+@pytest.mark.spark
 def test_lateral_join_over_an_aggregate_keeps_every_left_row(spark):
     b = PlanBuilder()
     right = aggregate(
@@ -281,6 +308,7 @@ def test_lateral_join_over_an_aggregate_keeps_every_left_row(spark):
     assert_same_rows(got, spark.sql(sql))
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("jt, sql", [("LEFT_SEMI", "exists"), ("LEFT_ANTI", "not exists")])
 def test_lateral_semi_and_anti_joins(spark, jt, sql):
     b = PlanBuilder()
@@ -292,6 +320,7 @@ def test_lateral_semi_and_anti_joins(spark, jt, sql):
     assert_same_rows(got, expected)
 
 
+@pytest.mark.spark
 def test_lateral_join_over_a_count_is_refused(spark):
     b = PlanBuilder()
     counted = aggregate(
@@ -302,6 +331,7 @@ def test_lateral_join_over_a_count_is_refused(spark):
         run(b.plan(rel, ["k", "a", "n"]), spark)
 
 
+@pytest.mark.spark
 def test_lateral_join_reading_the_left_row_in_a_projection_is_refused(spark):
     b = PlanBuilder()
     right = project(tbl("phy_r"), b.call("add", field(0), lateral_ref(0, anchor=2), out=i32()))
@@ -311,6 +341,7 @@ def test_lateral_join_reading_the_left_row_in_a_projection_is_refused(spark):
     assert ".right.project.expressions[0]" in err.value.path
 
 
+@pytest.mark.spark
 def test_lateral_right_join_is_invalid(spark):
     rel = lateral_join(tbl("phy_l"), tbl("phy_r"), J.JOIN_TYPE_RIGHT, anchor=1)
     with pytest.raises(PlanInvalidError, match="lateral join of type JOIN_TYPE_RIGHT"):
@@ -320,6 +351,7 @@ def test_lateral_right_join_is_invalid(spark):
 # --- execution context variables ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_execution_context_variables(spark):
     rel = project(
         virtual(["x"], [i64()], [[1]]),
@@ -336,6 +368,7 @@ def test_execution_context_variables(spark):
     assert row.ts0.microsecond == 0 and row.ts0 <= row.ts
 
 
+@pytest.mark.spark
 def test_execution_context_variable_per_record_is_refused(spark):
     plan = PlanBuilder().plan(project(virtual(["x"], [i64()], [[1]]), context_variable("current_date")), ["x", "d"])
     plan.execution_behavior.variable_eval_mode = plan_pb2.ExecutionBehavior.VARIABLE_EVALUATION_MODE_PER_RECORD
@@ -364,6 +397,7 @@ def registered_limit():
     unregister_extension_relation(INT64_VALUE_URL)
 
 
+@pytest.mark.spark
 def test_registered_extension_relations(spark, registered_limit):
     from substrait_spark.consumer.analysis.analyze import analyze
 
@@ -377,6 +411,7 @@ def test_registered_extension_relations(spark, registered_limit):
     assert sorted(tuples(run(table, spark).collect())) == [(0,), (1,)]
 
 
+@pytest.mark.spark
 def test_unregistered_extension_relation_is_refused(spark):
     from substrait_spark.consumer.analysis.analyze import analyze
 
@@ -387,6 +422,7 @@ def test_unregistered_extension_relation_is_refused(spark):
         run(plan, spark)
 
 
+@pytest.mark.spark
 def test_consumer_class_table_takes_precedence(spark, registered_limit):
     class OneRow(SubstraitConsumer):
         extension_relations = {
@@ -404,6 +440,7 @@ def test_consumer_class_table_takes_precedence(spark, registered_limit):
 # --- analysis and explain know every new kind -------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_analyze_and_explain_cover_the_physical_relations():
     from substrait_spark.consumer.analysis.analyze import analyze
     from substrait_spark.consumer.analysis.explain import plan_tree_of
@@ -421,6 +458,7 @@ def test_analyze_and_explain_cover_the_physical_relations():
         assert kind in tree
 
 
+@pytest.mark.unit
 def test_explain_shows_a_join_type_no_enum_names_as_its_number():
     """A plan may carry a join type its producer's Substrait version has and ours lacks: explain still draws
     the tree (the number stands for the name) for every join kind, and validate refuses it with its path."""
@@ -440,6 +478,7 @@ def test_explain_shows_a_join_type_no_enum_names_as_its_number():
         assert info.value.path == f"relations[0].root.input.{kind}.type"
 
 
+@pytest.mark.unit
 def test_lineage_follows_the_physical_relations():
     from substrait_spark.consumer.analysis.lineage import column_lineage
 
@@ -459,6 +498,7 @@ def test_lineage_follows_the_physical_relations():
     assert "INDIRECT/FILTER" in indirect[("phy_r", "k")]
 
 
+@pytest.mark.spark
 def test_outer_reference_to_a_relation_outside_a_lateral_join_is_refused(spark):
     """A `rel_reference` outer reference is meaningful only inside the right input of the lateral join it names."""
     b = PlanBuilder()

@@ -19,7 +19,8 @@ from plan_invariants import PlanInvariant
 from pyspark.sql import functions as F
 from substrait.plan_pb2 import Plan
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 IBM = "ibm-substrait-compliance-tpch"
 
@@ -53,6 +54,7 @@ def _old_translation(spark, tpch_dir):
     return tagged.filter(F.col("c_custkey") == F.col("o_custkey"))
 
 
+@pytest.mark.spark
 def test_the_old_mark_join_shape_is_an_offence(spark, tpch_dir):
     # Spark builds a nested loop join of customer and orders, which the invariant names.
     plan = _customer_orders_plan()
@@ -63,6 +65,7 @@ def test_the_old_mark_join_shape_is_an_offence(spark, tpch_dir):
     assert "NestedLoopJoin" in found[0].operator or "CartesianProduct" in found[0].operator
 
 
+@pytest.mark.spark
 def test_the_translation_of_the_same_plan_is_no_offence(spark, tpch_resolver):
     plan = _customer_orders_plan()
     physical = _explain(run(plan, spark, tpch_resolver))
@@ -70,6 +73,7 @@ def test_the_translation_of_the_same_plan_is_no_offence(spark, tpch_resolver):
     assert offences(equi_links(plan).links, physical) == []
 
 
+@pytest.mark.spark
 def test_a_true_cartesian_product_is_allowed(spark, tpch_resolver):
     b = PlanBuilder()
     nation = named("nation", ["n_nationkey", "n_name"], [i64(), string()])
@@ -103,6 +107,7 @@ def _nested_loops(left: list[str], right: list[str]) -> str:
     )
 
 
+@pytest.mark.unit
 def test_inputs_holding_both_sides_of_a_link_prove_nothing():
     # DuckDB's TPC-H q11: a nested loop join (value > threshold) of two aggregates over partsupp and supplier,
     # each joined inside on ps_suppkey = s_suppkey. Which scan is which instance is unknown: no offence.
@@ -116,6 +121,7 @@ def test_inputs_holding_both_sides_of_a_link_prove_nothing():
     assert offence.operator.startswith("BroadcastNestedLoopJoin") and offence.link == link
 
 
+@pytest.mark.unit
 def test_a_mark_join_condition_is_no_link():
     # Its NULLs count (TRUE / NULL / FALSE per left row): an equality in it is not a join key.
     b = PlanBuilder()
@@ -126,6 +132,7 @@ def test_a_mark_join_condition_is_no_link():
     assert link.path == "relations[0].root.input.join.expression"
 
 
+@pytest.mark.unit
 def test_links_of_corpus_plans(corpus):
     """q18 links customer-orders and orders-lineitem; q21's links reach into its EXISTS subqueries' bodies."""
     from substrait_spark.consumer import load_plan
@@ -142,6 +149,7 @@ def test_links_of_corpus_plans(corpus):
     assert frozenset({"s_nationkey", "n_nationkey"}) in pairs
 
 
+@pytest.mark.spark
 def test_the_engine_records_each_root_and_the_plugin_fails_an_offending_one(
     spark, tpch_resolver, tpch_dir, tmp_path, monkeypatch
 ):

@@ -13,13 +13,15 @@ from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanChangedError
 from test_cli import IBM, unsupported_window_plan
 
-pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`, `iceberg`.
+pytestmark = [pytest.mark.corpus]
 
 
 def no_session(catalog_conf):
     raise AssertionError("a Spark session was asked for")
 
 
+@pytest.mark.unit
 def test_defaults_are_one_set():
     runner = PlanRunner()
     assert runner.settings == RunSettings()
@@ -29,6 +31,7 @@ def test_defaults_are_one_set():
     assert (s.audit_strict, s.cast_to_plan_types, s.update_keys) == (False, False, {})
 
 
+@pytest.mark.unit
 def test_a_plan_is_read_pinned_and_checked_before_any_session(corpus, tmp_path):
     plan = corpus / IBM / "q06.json"
     digest = hashlib.sha256(plan.read_bytes()).hexdigest()
@@ -45,6 +48,7 @@ def test_a_plan_is_read_pinned_and_checked_before_any_session(corpus, tmp_path):
     assert info.value.report.status == "failed" and info.value.report.plan_uri == str(bad)
 
 
+@pytest.mark.unit
 def test_table_maps_stack_in_one_order_and_a_later_one_wins_a_name(tmp_path):
     (tmp_path / "orders.parquet").mkdir()
     (tmp_path / "lineitem.parquet").mkdir()
@@ -66,6 +70,8 @@ def test_table_maps_stack_in_one_order_and_a_later_one_wins_a_name(tmp_path):
     assert type(session_catalog).__name__ == "SessionCatalogResolver"
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_the_catalogs_spark_settings_reach_the_session_factory(lake):
     asked = []
 

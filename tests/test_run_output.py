@@ -19,7 +19,7 @@ from substrait_spark.cli import main
 from substrait_spark.consumer.running.narration import width
 from substrait_spark.hooks.spark_progress import ProgressKind, StageProgress
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 PROG = "substrait-spark: "
 ORDERS_OF = {"orders_of_customer": "SELECT order_id, status FROM orders WHERE customer_id = $1 ORDER BY order_id"}
@@ -51,6 +51,7 @@ def bars(line: str) -> list[int]:
 # --- progress lines and the summary: stderr; results: stdout ----------------------------------------------------
 
 
+@pytest.mark.spark
 def test_a_batch_says_each_plan_as_it_runs_and_ends_with_a_summary_table(
     spark, shop_dir, shop_plans, shop_oracle, tmp_path, capsys
 ):
@@ -102,6 +103,7 @@ def test_a_batch_says_each_plan_as_it_runs_and_ends_with_a_summary_table(
 # --- printed results: a row limit, aligned columns, NULL, the real count ----------------------------------------
 
 
+@pytest.mark.spark
 def test_printed_results_show_the_first_20_rows_aligned_and_the_real_count(
     spark, shop_dir, shop_plans, shop_oracle, capsys
 ):
@@ -129,6 +131,7 @@ def test_printed_results_show_the_first_20_rows_aligned_and_the_real_count(
     assert code == 0 and len(out.splitlines()) == 1 + 2 + 3 + 1 and f"{total} rows, the first 3 shown" in out
 
 
+@pytest.mark.spark
 def test_printed_results_align_wide_characters(spark, shop_dir, shop_plans, shop_oracle, capsys):
     code, out, err = cli(capsys, "run", plan(shop_plans, "unicode_names"), "--tables-dir", str(shop_dir))
     assert code == 0, err
@@ -142,6 +145,7 @@ def test_printed_results_align_wide_characters(spark, shop_dir, shop_plans, shop
 ORDER_FREE_UNICODE = "SELECT name FROM customers WHERE name LIKE '%ö%' OR name LIKE '%美%'"
 
 
+@pytest.mark.unit
 def test_limit_is_refused_with_output_dir(shop_plans, tmp_path, capsys):
     code, out, err = cli(capsys, "run", plan(shop_plans, "top_products"), "--output-dir", str(tmp_path), "--limit", "5")
     assert code == 2 and out == "" and "usage error: --limit applies to printed results" in err
@@ -151,6 +155,7 @@ def test_limit_is_refused_with_output_dir(shop_plans, tmp_path, capsys):
 # --- --param: bound only to the plans that declare it -------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_param_binds_only_to_the_plans_that_declare_it(
     spark, shop_dir, shop_plans, shop_oracle, param_plan, tmp_path, capsys
 ):
@@ -167,6 +172,7 @@ def test_param_binds_only_to_the_plans_that_declare_it(
     assert second["status"] == "success" and second["parameters"] == [] and second["outputs"][0]["rows"] == 5
 
 
+@pytest.mark.unit
 def test_a_param_no_plan_declares_is_a_usage_error_before_any_run(shop_dir, shop_plans, param_plan, tmp_path, capsys):
     out_dir = tmp_path / "out"
     top = plan(shop_plans, "top_products")
@@ -184,6 +190,7 @@ def test_a_param_no_plan_declares_is_a_usage_error_before_any_run(shop_dir, shop
 # --- stage progress of a long Spark job ---------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_a_long_spark_job_reports_its_stages_every_few_seconds(spark):
     """The active stages (classic Spark: the status tracker; Spark Connect on pyspark 4: the progress handler), at
     most every `every_s`, once past `after_s`."""
@@ -237,6 +244,7 @@ def write_plan(shop_plans, tmp_path: Path, table: list[str], op: int) -> Path:
     return path
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("op", [WriteRel.WRITE_OP_CTAS, WriteRel.WRITE_OP_INSERT])
 def test_explain_of_a_write_plan_shows_the_steps_and_the_input_plan_without_a_catalog(
     spark, shop_dir, shop_plans, tmp_path, capsys, op
@@ -255,6 +263,7 @@ def test_explain_of_a_write_plan_shows_the_steps_and_the_input_plan_without_a_ca
     assert "TakeOrderedAndProject" in physical and re.search(r"Output \[2\]: \[name#\d+, units#\d+L\]", physical)
 
 
+@pytest.mark.spark
 @pytest.mark.iceberg
 def test_explain_of_a_write_plan_resolves_its_target_and_commits_nothing(lake, shop_dir, shop_plans, tmp_path, capsys):
     lake.catalog.create_namespace_if_not_exists("explain_ns")

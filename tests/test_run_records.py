@@ -22,7 +22,7 @@ from substrait_spark.hooks.audit import NOT_AUDITED, AuditContext, AuditLog, aud
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 from test_write_steps import NAMES, TYPES, W, catalogs_fixture, ns_fixture, rows_of, table, values  # noqa: F401
 
-pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+# Each test carries its tier: `unit` (pure Python) or `spark`, `iceberg`.
 
 # The key structure of the two reports `full_reports` makes, as the code before the typed records wrote them
 # (`RECORD_REPORT_SHAPE=1 pytest tests/test_run_records.py -k shape` on that code writes it).
@@ -95,6 +95,8 @@ def shape(value: typing.Any) -> typing.Any:
     return None
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_a_full_report_keeps_the_recorded_json_shape_and_reads_back_unchanged(lake, catalogs, ns):
     reports = full_reports(lake, catalogs, ns)
     dicts = [r.to_dict() for r in reports]
@@ -110,6 +112,8 @@ def test_a_full_report_keeps_the_recorded_json_shape_and_reads_back_unchanged(la
         assert RunReport.from_dict(json.loads(json.dumps(d))) == report
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_a_report_round_trips_through_its_audit_row_in_iceberg_and_json_lines(lake, catalogs, ns, tmp_path):
     """What the audit keeps of a report (every field but `NOT_AUDITED`) reads back unchanged from the rows
     pyiceberg and the JSON lines file hold."""
@@ -155,6 +159,7 @@ def derived_columns(cls: type, prefix: str = "") -> set[str]:
     return names
 
 
+@pytest.mark.unit
 def test_the_audit_table_columns_are_what_the_records_derive_and_the_previous_versions():
     from pyiceberg.schema import index_name_by_id
 

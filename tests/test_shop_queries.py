@@ -7,7 +7,7 @@ import pytest
 from producers.check import assert_gives_duckdb_answer
 from shop import SHOP_SQL
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 # ORDER BY keys (output positions) whose order the answer must keep.
 ORDERED = {
@@ -31,12 +31,14 @@ def shop_resolver(shop_dir):
     return TableMapResolver.from_tables_dir(str(shop_dir))
 
 
+@pytest.mark.unit
 def test_every_shop_query_is_written_by_the_pinned_datafusion(shop_plans):
     errors = {name: g.error for name, g in shop_plans.items() if g.plan is None}
     assert not errors, errors
     assert sorted(shop_plans) == sorted(SHOP_SQL)
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("name", sorted(SHOP_SQL))
 def test_shop_plan_gives_duckdbs_answer(name, shop_plans, spark, shop_resolver, shop_oracle):
     assert_gives_duckdb_answer(

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from plan_builder import PlanBuilder, i32, virtual
 
-pytestmark = [pytest.mark.spark]  # pyspark's Connect client (no JVM starts)
+# Each test carries its tier: `unit` (pure Python) or `spark` (pyspark's Connect client; no JVM starts).
 
 REPO = Path(__file__).resolve().parent.parent
 CLIENTS = {"pyspark-3.5": REPO / ".venv" / "bin", "pyspark-4": REPO / ".venv-spark4" / "bin"}
@@ -97,6 +97,7 @@ def _assert_one_line_naming(done: subprocess.CompletedProcess[str], endpoint: st
     return lines[0]
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_a_refusing_endpoint_fails_fast_in_one_line_without_the_token(client, plan_file):
     port = _closed_port()
@@ -106,6 +107,7 @@ def test_a_refusing_endpoint_fails_fast_in_one_line_without_the_token(client, pl
     assert elapsed < BOUND_S
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_a_server_that_is_not_spark_connect_fails_within_the_timeout(client, plan_file, silent_server):
     done, elapsed = _run_cli(client, plan_file, f"sc://127.0.0.1:{silent_server}", "--connect-timeout", "3")
@@ -114,6 +116,7 @@ def test_a_server_that_is_not_spark_connect_fails_within_the_timeout(client, pla
     assert 3 <= elapsed < BOUND_S
 
 
+@pytest.mark.spark
 def test_the_default_timeout_bounds_a_silent_server(plan_file, silent_server):
     """No option given: the default (20 s) applies, well under the issue's bound."""
     done, elapsed = _run_cli("pyspark-3.5", plan_file, f"sc://127.0.0.1:{silent_server}")
@@ -121,11 +124,13 @@ def test_the_default_timeout_bounds_a_silent_server(plan_file, silent_server):
     assert elapsed < BOUND_S
 
 
+@pytest.mark.unit
 def test_a_timeout_that_is_not_positive_is_a_usage_error(plan_file):
     done, _ = _run_cli("pyspark-3.5", plan_file, "sc://127.0.0.1:1", "--connect-timeout", "0")
     assert done.returncode == 2 and "--connect-timeout" in done.stderr
 
 
+@pytest.mark.spark
 @pytest.mark.airflow
 def test_the_connection_extra_sets_the_timeout_and_the_hook_raises_the_typed_error(monkeypatch, silent_server):
     from substrait_spark.consumer.errors import SparkUnavailableError
@@ -150,6 +155,7 @@ def test_the_connection_extra_sets_the_timeout_and_the_hook_raises_the_typed_err
     assert info.value.exit_code == 1 and TOKEN not in str(info.value)
 
 
+@pytest.mark.spark
 @pytest.mark.airflow
 def test_a_connection_with_a_bad_timeout_is_a_configuration_error(monkeypatch):
     from substrait_spark.consumer.errors import ConfigurationError
@@ -161,6 +167,7 @@ def test_a_connection_with_a_bad_timeout_is_a_configuration_error(monkeypatch):
         _ = SubstraitSparkHook("sc_bad").target
 
 
+@pytest.mark.spark
 @pytest.mark.dagster
 def test_the_dagster_spark_resource_raises_the_typed_error():
     from substrait_spark.consumer.errors import SparkUnavailableError
@@ -171,6 +178,7 @@ def test_the_dagster_spark_resource_raises_the_typed_error():
         SparkResource(master=f"sc://127.0.0.1:{port}", connect_timeout=2).session()
 
 
+@pytest.mark.spark
 def test_run_settings_carry_the_timeout_to_the_session(silent_server):
     from substrait_spark.consumer.errors import SparkUnavailableError
     from substrait_spark.hooks.plan_run import PlanRunner, RunSettings

@@ -27,7 +27,7 @@ from test_write_steps import (  # noqa: F401
     values,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+# Each test carries its tier: `unit` (pure Python) or `spark`, `iceberg`.
 
 
 def three_skips(ns: str):
@@ -50,6 +50,8 @@ def legacy(report: dict) -> dict:
     return {**report, "steps": [{k: v for k, v in s.items() if k != "skip"} for s in report["steps"]]}
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_three_kinds_of_skip_and_what_each_reader_makes_of_them(lake, catalogs, ns):
     table(lake, ns)
     plan = three_skips(ns)
@@ -107,6 +109,8 @@ def test_three_kinds_of_skip_and_what_each_reader_makes_of_them(lake, catalogs, 
     ]
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_before_the_fix_readers_disagreed_the_legacy_report_still_reads_the_same(lake, catalogs, ns):
     """A report dict of the earlier version (status "skipped", no kind) is read by its reason text."""
     table(lake, ns)
@@ -117,6 +121,8 @@ def test_before_the_fix_readers_disagreed_the_legacy_report_still_reads_the_same
     assert [s.changed for s in typed] == [True, False, False]
 
 
+@pytest.mark.spark
+@pytest.mark.iceberg
 def test_a_version_2_audit_table_gains_the_step_skip_column_in_one_commit(lake, catalogs, ns):
     from pyiceberg.schema import Schema
     from pyiceberg.types import ListType, NestedField, StructType
@@ -156,6 +162,7 @@ def test_a_version_2_audit_table_gains_the_step_skip_column_in_one_commit(lake, 
     ]
 
 
+@pytest.mark.unit
 def test_the_audit_steps_column_is_derived_from_step():
     """Every `Step` field is in the audit table's `steps` struct and in each record's steps, unless explicitly left
     out: a field added to `Step` reaches the audit table (an existing one gains it, as `skip` above)."""

@@ -11,7 +11,7 @@ from producers import substrait_python
 from producers.check import assert_gives_duckdb_answer
 from producers.substrait_cases import CASES
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 # Plans the package writes that the engine refuses, with the error expected (an exact list: a fix shrinks it).
 REFUSED: dict[str, str] = {}
@@ -22,6 +22,7 @@ def plans():
     return substrait_python.plans()
 
 
+@pytest.mark.unit
 def test_the_package_writes_every_case(plans):
     """Every case is built by the pinned package, as a plan of its spec version with extension URNs."""
     from substrait.plan_pb2 import Plan
@@ -35,6 +36,7 @@ def test_the_package_writes_every_case(plans):
         assert all(u.urn.startswith("extension:io.substrait:") for u in plan.extension_urns), g.name
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_plan_gives_duckdbs_answer(case, plans, spark, tpch_resolver, duckdb_oracle):
     if case.name in REFUSED:

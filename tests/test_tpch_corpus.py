@@ -39,7 +39,8 @@ from oracles import (
     read_ibm_csv,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 TESTS_DIR = Path(__file__).resolve().parent
 SQL_DIR = TESTS_DIR / "tpch_sql"
@@ -196,6 +197,7 @@ def expected_result(oracle: Oracle, corpus: Path, db: DuckDBOracle) -> tuple[Res
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 @pytest.mark.corpus
 def test_plan_file_counts(corpus):
     """Every plan set holds exactly the expected number of plans, so a missing file cannot hide."""
@@ -214,6 +216,7 @@ def test_plan_file_counts(corpus):
     assert not missing, f"plans listed by this test but absent from the corpus: {missing}"
 
 
+@pytest.mark.spark
 @pytest.mark.corpus
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_tpch_plan(case: Case, spark, corpus, duckdb_oracle, tpch_resolver):
@@ -253,6 +256,7 @@ def test_tpch_plan(case: Case, spark, corpus, duckdb_oracle, tpch_resolver):
 IBM_SELF_CHECK = [q for q in QUERIES if q != 13]  # q13 filters on o_comment: tpchgen-cli text differs
 
 
+@pytest.mark.unit
 @pytest.mark.corpus
 @pytest.mark.parametrize("q", IBM_SELF_CHECK, ids=lambda q: f"ibm-csv-vs-sql-q{q:02d}")
 def test_oracles_agree_ibm(q, corpus, duckdb_oracle):
@@ -278,6 +282,7 @@ def test_oracles_agree_ibm(q, corpus, duckdb_oracle):
 CT_SELF_CHECK = [q for q in QUERIES if q not in (1, 11)]  # ct q01: 120 days; q11: JAPAN
 
 
+@pytest.mark.unit
 @pytest.mark.corpus
 @pytest.mark.parametrize("q", CT_SELF_CHECK, ids=lambda q: f"ct-sql-vs-standard-q{q:02d}")
 def test_oracles_agree_consumer_testing(q, corpus, duckdb_oracle):
@@ -294,6 +299,7 @@ def test_oracles_agree_consumer_testing(q, corpus, duckdb_oracle):
     )
 
 
+@pytest.mark.unit
 @pytest.mark.corpus
 def test_oracle_deviations_matter(corpus, duckdb_oracle):
     """The plan-specific oracles really differ from the texts they replace, so the choice is tested."""

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 import types_doc
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 Type = pb.Type
 Lit = pb.Expr.Literal
@@ -210,6 +210,7 @@ def _same(got: object, want: object) -> bool:
     return got == want and (type(got) is type(want) or isinstance(want, (bytearray, dict, tuple)))
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_literal_in_a_virtual_table(spark, case):
     got, simple = _one(spark, _plan(pb.virtual(["c"], [case.type], [[case.literal]]), ["c"], case.type))
@@ -217,6 +218,7 @@ def test_literal_in_a_virtual_table(spark, case):
     assert _same(got, case.value), got
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_literal_in_a_projection_keeps_its_type(spark, case):
     """A projected literal is a Spark literal of exactly the mapped type (a small i64 is no int)."""
@@ -226,6 +228,7 @@ def test_literal_in_a_projection_keeps_its_type(spark, case):
     assert _same(got, case.value), got
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_cast_to_the_type(spark, case):
     rel = pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), pb.cast(case.literal, case.type, throw=True), emit=[1])
@@ -234,6 +237,7 @@ def test_cast_to_the_type(spark, case):
     assert _same(got, case.value), got
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_named_table_read_of_a_spark_column(spark, case):
     name = f"types_{case.id}"
@@ -243,6 +247,7 @@ def test_named_table_read_of_a_spark_column(spark, case):
     assert _same(got, case.value), got
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", [c for c in CASES if not c.id.startswith("u")], ids=lambda c: c.id)
 def test_spark_to_substrait_inverts_the_mapping(case):
     spark_type = ty.spark_type(case.type)
@@ -250,6 +255,7 @@ def test_spark_to_substrait_inverts_the_mapping(case):
     assert ty.spark_type(back) == spark_type
 
 
+@pytest.mark.spark
 def test_named_struct_of_a_spark_schema(spark):
     schema = spark.sql("SELECT 1 AS a, named_struct('x', 'y', 'z', array(1.5D)) AS s, DATE'2020-01-01' AS d").schema
     named = ty.named_struct(schema)
@@ -271,6 +277,7 @@ def _cast_u8(spark, value: int, throw: bool):
     return _one(spark, _plan(rel, ["c"]))
 
 
+@pytest.mark.spark
 def test_cast_into_an_unsigned_type_keeps_its_range(spark):
     assert _cast_u8(spark, 255, throw=False) == (255, "smallint")
     assert _cast_u8(spark, 256, throw=False) == (None, "smallint")
@@ -279,6 +286,7 @@ def test_cast_into_an_unsigned_type_keeps_its_range(spark):
         _cast_u8(spark, 300, throw=True)
 
 
+@pytest.mark.spark
 def test_unsigned_literal_out_of_range_is_invalid(spark):
     lit = literal_expr("'255'", "u!u8")
     lit.literal.user_defined.struct.fields[0].string = "256"
@@ -295,6 +303,7 @@ def _as_unsigned_functions(plan) -> None:
         d.extension_function.extension_urn_reference = anchor
 
 
+@pytest.mark.spark
 def test_unsigned_arithmetic_over_a_table_column(spark):
     """Functions of unsigned_integers.yaml on columns (not only literals): SATURATE clamps, sum is a u64."""
     view = "SELECT CAST(v AS SMALLINT) AS v FROM VALUES (200), (250), (NULL) AS t(v)"
@@ -328,6 +337,7 @@ def _unsigned_call(spark, name: str, a: int, b: int, type_name: str, overflow: s
     return pb.run(plan, spark).collect()[0][0]
 
 
+@pytest.mark.spark
 def test_unsigned_overflow_modes(spark):
     """SILENT wraps modulo 2^bits (as unsigned hardware does), SATURATE clamps, ERROR fails the query."""
     assert _unsigned_call(spark, "add", 200, 100, "u!u8", "SILENT") == 44
@@ -339,6 +349,7 @@ def test_unsigned_overflow_modes(spark):
         _unsigned_call(spark, "multiply", big, big, "u!u64", "ERROR")
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(
     ("name", "option", "value"),
     [("add", "overflow", "WRAP"), ("divide", "on_division_by_zero", "NAN"), ("divide", "on_domain_error", "NAN")],
@@ -378,6 +389,7 @@ REJECTED = [
 ]
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(("kind", "type_", "reason"), REJECTED, ids=[r[0] for r in REJECTED])
 def test_types_spark_cannot_hold_are_rejected_with_the_path(spark, kind, type_, reason):
     rel = pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), pb.cast(pb.lit("x"), type_), emit=[1])
@@ -392,6 +404,7 @@ REJECTED_LITERALS = [
 ]
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(("kind", "literal", "reason"), REJECTED_LITERALS, ids=[r[0] for r in REJECTED_LITERALS])
 def test_literals_spark_cannot_hold_are_rejected_with_the_path(spark, kind, literal, reason):
     rel = pb.project(pb.virtual(["d"], [pb.i32()], [[0]]), literal, emit=[1])
@@ -400,6 +413,7 @@ def test_literals_spark_cannot_hold_are_rejected_with_the_path(spark, kind, lite
     assert err.value.path == "relations[0].root.input.project.expressions[0].literal"
 
 
+@pytest.mark.spark
 def test_user_defined_types_need_a_declaration_and_a_mapping(spark):
     udt = Type()
     udt.user_defined.type_reference = 7
@@ -415,6 +429,7 @@ def test_user_defined_types_need_a_declaration_and_a_mapping(spark):
     assert err.value.path.endswith("base_schema.struct.types[0]")
 
 
+@pytest.mark.spark
 def test_type_alias_resolves_through_the_plan(spark):
     alias = Type()
     alias.alias.type_alias_reference = 3
@@ -427,14 +442,17 @@ def test_type_alias_resolves_through_the_plan(spark):
 # --- the doc ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_every_type_kind_is_mapped_or_rejected():
     assert types_doc.unaccounted() == []
 
 
+@pytest.mark.unit
 def test_types_doc_is_current():
     assert types_doc.DOC.read_text() == types_doc.render(), "regenerate with: .venv/bin/python tools/types_doc.py"
 
 
+@pytest.mark.spark
 def test_explain_names_user_defined_types(spark):
     """`explain` shows a user-defined type by its declared name (`u!u8`), not by its anchor number."""
     from substrait_spark.consumer.analysis.explain import plan_tree_of

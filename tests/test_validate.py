@@ -33,7 +33,8 @@ from substrait_spark.consumer.errors import PlanInvalidError, UnsupportedFeature
 from substrait_spark.consumer.loading.loader import load_plan, parse_plan_bytes
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
-pytestmark = [pytest.mark.spark, pytest.mark.corpus]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
+pytestmark = [pytest.mark.corpus]
 
 CLI = str(Path(sys.executable).parent / "substrait-spark")
 FUNCTION_RELATION = "consumer-testing-function-relation-snapshots"
@@ -119,6 +120,7 @@ def rename_function(doc: dict[str, Any], anchor: int, name: str) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_function_relation_corpus_validates_without_crashing(corpus):
     plans = sorted((corpus / FUNCTION_RELATION).rglob("*.json"))
     assert len(plans) == 548
@@ -158,6 +160,7 @@ def test_function_relation_corpus_validates_without_crashing(corpus):
     assert len(supported) >= 545  # 547 when written: all but the untyped NULL literal
 
 
+@pytest.mark.unit
 def test_validate_cli_over_a_handful_of_plans(corpus, tmp_path):
     root = corpus / FUNCTION_RELATION
     good = [
@@ -212,6 +215,7 @@ def _tpch_plans(corpus: Path) -> list[Path]:
     return plans
 
 
+@pytest.mark.unit
 def test_tpch_plans_validate_as_supported(corpus):
     plans = _tpch_plans(corpus)
     assert len(plans) == 22 + 22 + 21 + 21 + 15
@@ -219,6 +223,7 @@ def test_tpch_plans_validate_as_supported(corpus):
     assert {k: v for k, v in problems.items() if v} == {}
 
 
+@pytest.mark.unit
 def test_ibis_tpch_plans_are_supported_or_refused_as_translation_refuses_them(corpus):
     outcomes = {}
     for p in sorted((corpus / IBIS).glob("tpc_h*.json")):
@@ -418,6 +423,7 @@ def translate(spark, loaded, resolver, consumer_class=SubstraitConsumer):
         consumer.close()
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(("edit", "feature", "path"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_finding_is_where_translation_fails(corpus, spark, tpch_resolver, edit, feature, path):
     doc = q06_json(corpus)
@@ -435,6 +441,7 @@ def test_finding_is_where_translation_fails(corpus, spark, tpch_resolver, edit, 
     ), (info.value.message, findings)
 
 
+@pytest.mark.unit
 def test_unedited_q06_has_no_findings_and_counts_its_features(corpus):
     loaded = plan_of(q06_json(corpus))
     assert validate_plan(loaded) == []
@@ -451,6 +458,7 @@ def test_unedited_q06_has_no_findings_and_counts_its_features(corpus):
     assert used["expression:scalar_function"] == 7
 
 
+@pytest.mark.spark
 def test_an_unreadable_file_format_is_not_also_counted_as_a_mix(corpus, spark, tpch_resolver):
     """[dwrf, parquet]: the reader refuses the dwrf item and counts no format for it, so validate lists that
     item alone, not a second "mixed formats" finding at the parquet one."""
@@ -465,6 +473,7 @@ def test_an_unreadable_file_format_is_not_also_counted_as_a_mix(corpus, spark, t
     assert info.value.path == f"{READ}.local_files.items[0]"
 
 
+@pytest.mark.unit
 def test_all_findings_are_listed_not_only_the_first(corpus):
     doc = q06_json(corpus)
     _unknown_function(doc)
@@ -478,6 +487,7 @@ def test_all_findings_are_listed_not_only_the_first(corpus):
     ]
 
 
+@pytest.mark.unit
 def test_subquery_bodies_and_shared_relations_are_walked(corpus):
     doc = q06_json(corpus)
     _unknown_function(doc)
@@ -499,6 +509,7 @@ def test_subquery_bodies_and_shared_relations_are_walked(corpus):
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_dangling_function_anchor_is_an_invalid_plan(corpus):
     doc = q06_json(corpus)
     q06_measure(doc)["functionReference"] = 99
@@ -508,6 +519,7 @@ def test_dangling_function_anchor_is_an_invalid_plan(corpus):
     assert "99" in info.value.message
 
 
+@pytest.mark.unit
 def test_relation_with_no_type_is_an_invalid_plan(corpus):
     doc = q06_json(corpus)
     q06_filter(doc)["input"] = {}
@@ -532,6 +544,7 @@ class PassThroughConsumer(SubstraitConsumer):
     extension_relations = {EMPTY_URL: lambda cx, detail, inputs, path: inputs[0]}
 
 
+@pytest.mark.spark
 def test_a_subclass_with_more_functions_validates_as_it_translates(corpus, spark, tpch_resolver):
     doc = q06_json(corpus)
     _unknown_function(doc)
@@ -541,6 +554,7 @@ def test_a_subclass_with_more_functions_validates_as_it_translates(corpus, spark
     assert translate(spark, loaded, tpch_resolver, FrobnicatingConsumer).columns == ["REVENUE"]
 
 
+@pytest.mark.spark
 def test_a_subclass_with_an_extension_relation_validates_as_it_translates(corpus, spark, tpch_resolver):
     doc = q06_json(corpus)
     _extension_single(doc)
@@ -550,6 +564,7 @@ def test_a_subclass_with_an_extension_relation_validates_as_it_translates(corpus
     assert translate(spark, loaded, tpch_resolver, PassThroughConsumer).columns == ["REVENUE"]
 
 
+@pytest.mark.spark
 def test_default_function_checks_match_the_function_handlers(spark):
     """AGGREGATE_CHECKS lists exactly the aggregates whose handler refuses a one-argument DISTINCT call.
 
@@ -606,6 +621,7 @@ class PlanSchemaResolver:
         return ResolvedTable(spark.createDataFrame([], schema), "empty:" + ".".join(names), "memory")
 
 
+@pytest.mark.spark
 def test_spec_tutorial_plan_validates_and_translates(corpus, spark):
     loaded = load_plan(corpus / "substrait-spec-examples" / "final_plan.json")
     assert validate_plan(loaded) == []
@@ -652,6 +668,7 @@ def _keyed_count_plan():
     return b.plan(project(named("validate_dept", ["id"], [i32()]), scalar_subquery(count), emit=[0, 1]), ["id", "n"])
 
 
+@pytest.mark.spark
 def test_validate_accepts_what_run_executes_lambdas_null_functions_and_a_keyed_count(spark):
     """Found by validating every plan the suite translates: validate refused lambda parameter references, null
     function literals and a correlated COUNT the translator handles — and `run` now checks with validate first."""
@@ -754,6 +771,7 @@ def _option_plan(kind: str, name: str, cols: tuple[str, ...], option: str, value
     return b.plan(project(source, b.call(name, *args, out=out, options=opts), emit=[len(names)]), ["v"])
 
 
+@pytest.mark.spark
 def test_validate_refuses_exactly_the_options_the_handlers_refuse(spark):
     """validate ⇔ translation on function options: for every function whose handler reads options, over every
     argument family the handlers tell apart, and every option name any handler declares, given a value no handler
@@ -790,6 +808,7 @@ def test_validate_refuses_exactly_the_options_the_handlers_refuse(spark):
     assert refused > len(_option_cases())  # every case reads at least one option (most several)
 
 
+@pytest.mark.spark
 def test_validate_refuses_a_float_rounding_run_refuses(spark):
     """Regression (issue 14): `add:fp64_fp64` with `rounding=[TRUNCATE]` validated clean (exit 0) while run
     refused it (exit 3): the static option checks covered three functions. The CLI agrees with itself now; integer
@@ -908,6 +927,7 @@ def _former_disagreements() -> dict[str, tuple[Any, str, str]]:
     return cases
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("name", list(_former_disagreements()))
 def test_validate_lists_what_translation_refuses_former_disagreements(name, spark, tmp_path, capsys):
     """Regression (issue 14 item 2): for each refusal the plan plugin once tolerated as a known disagreement,
@@ -936,6 +956,7 @@ def test_validate_lists_what_translation_refuses_former_disagreements(name, spar
             spark.catalog.dropTempView(view)
 
 
+@pytest.mark.spark
 def test_validate_lists_a_subquery_in_a_window_relation_and_a_correlated_expand(spark):
     """Two refusals of relation translators that depend on what the plan's expressions do (a subquery joined in
     where a window relation's expressions stand; an expand over correlated rows): validate lists each at the

@@ -39,7 +39,7 @@ from window_builder import (
     window_rel_function,
 )
 
-pytestmark = [pytest.mark.spark]
+# Each test carries its tier: `unit` (pure Python) or `spark`.
 
 # g (partition), k (order key, ties and a NULL), v (value, NULLs), d (a date)
 ROWS_W = [
@@ -56,7 +56,14 @@ ROWS_W = [
 COLUMNS = ["g", "k", "v", "d"]
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
+def _tables_for_spark_tests(request):
+    """The module's views for its Spark tests only: its `unit` tests start no Spark."""
+    if request.node.get_closest_marker("unit") is None:
+        request.getfixturevalue("tables")
+
+
+@pytest.fixture(scope="module")
 def tables(spark):
     view(spark, "win_t", "g string, k int, v int, d string", ROWS_W)
     spark.sql("select g, k, v, cast(d as date) as d from win_t").createOrReplaceTempView("win_td")
@@ -92,6 +99,7 @@ def check_project(spark, b: PlanBuilder, exprs, sql_exprs: list[str], expect_win
 # --- ranking, lag/lead, ntile, value functions --------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_ranking_functions(spark):
     b = PlanBuilder()
     kw = {"partitions": BY_G, "sorts": ORDER_K}
@@ -106,6 +114,7 @@ def test_ranking_functions(spark):
     assert types == ["bigint", "bigint", "bigint", "double", "double"]  # Substrait: i64 and fp64
 
 
+@pytest.mark.spark
 def test_rank_descending_and_nulls_first(spark):
     b = PlanBuilder()
     exprs = [
@@ -123,6 +132,7 @@ def test_rank_descending_and_nulls_first(spark):
     )
 
 
+@pytest.mark.spark
 def test_lag_lead(spark):
     b = PlanBuilder()
     kw = {"partitions": BY_G, "sorts": [(K, ASC_NULLS_LAST), (V, ASC_NULLS_LAST)]}
@@ -148,6 +158,7 @@ def test_lag_lead(spark):
     )
 
 
+@pytest.mark.spark
 def test_lag_offset_must_be_constant(spark):
     b = PlanBuilder()
     plan = b.plan(project(tbl(), window(b, "lag", V, K, sorts=ORDER_K)), [*COLUMNS, "w"])
@@ -158,6 +169,7 @@ def test_lag_offset_must_be_constant(spark):
     assert "computed by an expression" in finding.feature and finding.path == err.value.path
 
 
+@pytest.mark.spark
 def test_ntile_and_value_functions(spark):
     b = PlanBuilder()
     whole = {"bounds": ROWS, "lower": unbounded(), "upper": unbounded()}
@@ -186,6 +198,7 @@ def test_ntile_and_value_functions(spark):
 # --- aggregates over frames ---------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_aggregates_over_rows_frames(spark):
     b = PlanBuilder()
     kw = {"partitions": BY_G, "sorts": [(K, ASC_NULLS_LAST), (V, ASC_NULLS_LAST)], "bounds": ROWS}
@@ -213,6 +226,7 @@ def test_aggregates_over_rows_frames(spark):
     )
 
 
+@pytest.mark.spark
 def test_aggregates_over_range_frames(spark):
     b = PlanBuilder()
     kw = {"partitions": BY_G, "sorts": ORDER_K, "bounds": RANGE}
@@ -236,6 +250,7 @@ def test_aggregates_over_range_frames(spark):
     )
 
 
+@pytest.mark.spark
 def test_aggregates_without_order_and_distinct(spark):
     b = PlanBuilder()
     exprs = [
@@ -255,6 +270,7 @@ def test_aggregates_without_order_and_distinct(spark):
     assert "Window" in got._jdf.queryExecution().executedPlan().toString()
 
 
+@pytest.mark.spark
 def test_range_offset_over_a_date_is_refused(spark):
     b = PlanBuilder()
     e = window(b, "count", sorts=[(D, ASC_NULLS_LAST)], bounds=RANGE, lower=preceding(1), upper=current_row())
@@ -264,6 +280,7 @@ def test_range_offset_over_a_date_is_refused(spark):
     assert err.value.path == "relations[0].root.input.project.expressions[0].window_function"
 
 
+@pytest.mark.spark
 def test_range_fractional_offset_is_refused(spark):
     b = PlanBuilder()
     e = window(b, "count", sorts=ORDER_K, bounds=RANGE, lower=preceding(lit(1.5)), upper=current_row())
@@ -275,6 +292,7 @@ def test_range_fractional_offset_is_refused(spark):
     assert "non-integer offset" in finding.feature and finding.path == err.value.path
 
 
+@pytest.mark.spark
 def test_range_offset_without_sort_is_invalid(spark):
     b = PlanBuilder()
     e = window(b, "count", bounds=RANGE, lower=preceding(1), upper=current_row())
@@ -282,6 +300,7 @@ def test_range_offset_without_sort_is_invalid(spark):
         run(b.plan(project(tbl(), e), [*COLUMNS, "w"]), spark)
 
 
+@pytest.mark.spark
 def test_window_output_can_be_filtered(spark):
     """A window column is computed in its own select: a filter above it must not pull it into a WHERE."""
     from plan_builder import filter_
@@ -299,6 +318,7 @@ def test_window_output_can_be_filtered(spark):
 # --- ConsistentPartitionWindowRel ---------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_consistent_partition_window_rel(spark):
     b = PlanBuilder()
     fns = [
@@ -327,6 +347,7 @@ def test_consistent_partition_window_rel(spark):
     assert validate_plan(plan) == []
 
 
+@pytest.mark.spark
 def test_window_rel_with_emit_and_tie_free_order(spark):
     b = PlanBuilder()
     fns = [
@@ -343,6 +364,7 @@ def test_window_rel_with_emit_and_tie_free_order(spark):
     assert_same_rows(got, spark.sql(sql))
 
 
+@pytest.mark.spark
 def test_unknown_window_function_is_unsupported(spark):
     b = PlanBuilder()
     rel = window_rel(tbl(), [window_rel_function(b, "no_such_window")], sorts=ORDER_K)
@@ -352,6 +374,7 @@ def test_unknown_window_function_is_unsupported(spark):
     assert [(f.feature, f.path) for f in validate_plan(plan)] == [("window function no_such_window", err.value.path)]
 
 
+@pytest.mark.unit
 def test_explain_and_lineage_of_windows():
     """`explain` shows the window relation with its schema; lineage: window columns come from their arguments
     (AGGREGATION) and the partition and order keys (WINDOW)."""
@@ -376,6 +399,7 @@ def test_explain_and_lineage_of_windows():
     assert ("v", "AGGREGATION") in sources("lg") or ("v", "IDENTITY") in sources("lg")
 
 
+@pytest.mark.spark
 def test_window_inside_an_expression_and_user_aggregate_as_window(spark):
     """A window call nested in a scalar call; an aggregate a consumer subclass adds works over a frame too."""
     from pyspark.sql import functions as F
@@ -401,6 +425,7 @@ def test_window_inside_an_expression_and_user_aggregate_as_window(spark):
     assert [f.feature for f in validate_plan(plan)] == ["window function my_max"]
 
 
+@pytest.mark.spark
 def test_distinct_median_over_a_window_is_unsupported(spark):
     b = PlanBuilder()
     plan = b.plan(project(tbl(), window(b, "median", V, partitions=BY_G, distinct=True)), [*COLUMNS, "m"])
@@ -408,6 +433,7 @@ def test_distinct_median_over_a_window_is_unsupported(spark):
         run(plan, spark)
 
 
+@pytest.mark.spark
 def test_nth_value_domain_error_option(spark):
     b = PlanBuilder()
     whole = {"partitions": BY_G, "sorts": ORDER_K, "lower": unbounded(), "upper": unbounded()}
@@ -419,6 +445,7 @@ def test_nth_value_domain_error_option(spark):
         run(b.plan(project(tbl(), error), [*COLUMNS, "n"]), spark).collect()
 
 
+@pytest.mark.spark
 def test_window_in_a_correlated_subquery_is_unsupported(spark):
     """The correlated predicate is applied where the body joins its host: a window below it would see the rows
     of every correlation key."""

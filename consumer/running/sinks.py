@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -21,14 +21,14 @@ from ..errors import ExecutionError, PlanInvalidError
 from .observe import Metrics, observed
 from .paths import absolute
 from .report import RootOutput
+from .sink_kinds import FILE_FORMATS, FOLDER_FORMATS, OutputFormat, SinkKind
 
-FILE_FORMATS = ("csv", "parquet", "jsonl")
-_PATH_KINDS = frozenset({"file", "folder"})
-FOLDER_FORMATS = ("parquet", "orc", "csv", "json", "jsonl")
+_PATH_KINDS = frozenset({SinkKind.FILE, SinkKind.FOLDER})
 WRITE_MODES = ("overwrite", "append", "error", "ignore")
+_E = TypeVar("_E", SinkKind, OutputFormat)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, repr=False)
 class Sink:
     """What to do with a root's rows.
 
@@ -37,15 +37,36 @@ class Sink:
     URI Spark can write) · `table` (a table in Spark's catalog).
     """
 
-    kind: str = "discard"
-    target: str | None = None
-    format: str = "parquet"
-    mode: str = "overwrite"
-    max_rows: int | None = 20
+    kind: SinkKind
+    target: str | None
+    format: OutputFormat
+    mode: str
+    max_rows: int | None
 
-    def __post_init__(self) -> None:
-        if self.kind in _PATH_KINDS and self.target:  # the client's path, not one relative to a Connect server
-            object.__setattr__(self, "target", absolute(self.target))
+    def __init__(
+        self,
+        kind: SinkKind | str = SinkKind.DISCARD,
+        target: str | None = None,
+        format: OutputFormat | str = OutputFormat.PARQUET,
+        mode: str = "overwrite",
+        max_rows: int | None = 20,
+    ) -> None:
+        """`kind` and `format` may be given as their strings (`Sink("file", ...)`, a mapping's "format"): they are
+        made enums here, so a sink holds only known ones; an unknown one is invalid output (exit 2)."""
+        sink_kind = _member(SinkKind, kind, "sink kind")
+        if sink_kind in _PATH_KINDS and target:  # the client's path, not one relative to a Connect server
+            target = absolute(target)
+        object.__setattr__(self, "kind", sink_kind)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "format", _member(OutputFormat, format, "output format"))
+        object.__setattr__(self, "mode", mode)
+        object.__setattr__(self, "max_rows", max_rows)
+
+    def __repr__(self) -> str:  # the strings, as before the enums: error messages name the sink unchanged
+        return (
+            f"Sink(kind={self.kind.value!r}, target={self.target!r}, format={self.format.value!r}, "
+            f"mode={self.mode!r}, max_rows={self.max_rows!r})"
+        )
 
     @classmethod
     def parse(cls, spec: Sink | str | dict[str, Any] | None) -> Sink:
@@ -57,34 +78,42 @@ class Sink:
         if isinstance(spec, dict):
             return cls._from_dict(spec).checked()
         head, _, rest = str(spec).partition(":")
-        if head == "preview":
-            return cls("preview", max_rows=int(rest) if rest else 20).checked()
-        if head == "table":
-            return cls("table", rest).checked()
-        return cls("folder", str(spec)).checked()
+        if head == SinkKind.PREVIEW:
+            return cls(SinkKind.PREVIEW, max_rows=int(rest) if rest else 20).checked()
+        if head == SinkKind.TABLE:
+            return cls(SinkKind.TABLE, rest).checked()
+        return cls(SinkKind.FOLDER, str(spec)).checked()
 
     @classmethod
     def _from_dict(cls, d: dict[str, Any]) -> Sink:
         common = {k: d[k] for k in ("format", "mode") if k in d}
         if "path" in d:
-            return cls("folder", str(d["path"]), **common)
+            return cls(SinkKind.FOLDER, str(d["path"]), **common)
         if "table" in d:
-            return cls("table", str(d["table"]), **common)
+            return cls(SinkKind.TABLE, str(d["table"]), **common)
         if "preview" in d or "max_rows" in d:
-            return cls("preview", max_rows=d.get("max_rows", d.get("preview")))
+            return cls(SinkKind.PREVIEW, max_rows=d.get("max_rows", d.get("preview")))
         raise PlanInvalidError(f"output {d!r}: expected a 'path', 'table' or 'preview' key")
 
     def checked(self) -> Sink:
         rules = {
-            "discard": True,
-            "preview": self.max_rows is None or self.max_rows >= 0,
-            "file": bool(self.target) and self.format in FILE_FORMATS,
-            "folder": bool(self.target) and self.format in FOLDER_FORMATS and self.mode in WRITE_MODES,
-            "table": bool(self.target) and self.mode in WRITE_MODES,
+            SinkKind.DISCARD: True,
+            SinkKind.PREVIEW: self.max_rows is None or self.max_rows >= 0,
+            SinkKind.FILE: bool(self.target) and self.format in FILE_FORMATS,
+            SinkKind.FOLDER: bool(self.target) and self.format in FOLDER_FORMATS and self.mode in WRITE_MODES,
+            SinkKind.TABLE: bool(self.target) and self.mode in WRITE_MODES,
         }
-        if not rules.get(self.kind, False):
+        if not rules[self.kind]:
             raise PlanInvalidError(f"output: invalid {self.kind} sink {self!r}")
         return self
+
+
+def _member(enum: type[_E], value: _E | str, what: str) -> _E:
+    """`value` as a member of `enum`; a string that names none is invalid output (exit 2), not a ValueError."""
+    try:
+        return enum(value)
+    except ValueError:
+        raise PlanInvalidError(f"output: unknown {what} {value!r} (one of {', '.join(enum)})") from None
 
 
 def deliver(df: DataFrame, sink: Sink, out: RootOutput, *, index: int = 0, roots: int = 1, empty: bool = False) -> None:
@@ -92,7 +121,7 @@ def deliver(df: DataFrame, sink: Sink, out: RootOutput, *, index: int = 0, roots
     step's NO_OUTPUT result) is not run for a sink that only reports: no Spark job to count no rows."""
     if empty and sink.kind in _WRITES_NOTHING:
         out.rows = 0
-        if sink.kind == "preview":
+        if sink.kind is SinkKind.PREVIEW:
             out.preview = []
         return
     _DELIVER[sink.kind](df, sink, out, _target(sink.target, index, roots))
@@ -146,18 +175,18 @@ def _file(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> Non
         out.rows = _rows(obs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    out.location, out.format = str(dest), sink.format
+    out.location, out.format = str(dest), sink.format.value
 
 
 def _folder(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
     counted, obs = _observed(df)
-    fmt = "json" if sink.format == "jsonl" else sink.format
-    writer = counted.write.mode(sink.mode).format(fmt)
-    if fmt == "csv":
+    fmt = OutputFormat.JSON if sink.format is OutputFormat.JSONL else sink.format
+    writer = counted.write.mode(sink.mode).format(fmt.value)
+    if fmt is OutputFormat.CSV:
         writer = writer.option("header", "true")
     writer.save(target)
     out.rows = _rows(obs)
-    out.location, out.format = target, sink.format
+    out.location, out.format = target, sink.format.value
 
 
 def _table(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
@@ -168,25 +197,25 @@ def _table(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> No
     out.location, out.format = target, "table"
 
 
-_FILE_WRITERS: dict[str, Callable[[Any, str], None]] = {
-    "csv": lambda w, p: w.option("header", "true").csv(p),
-    "parquet": lambda w, p: w.parquet(p),
-    "jsonl": lambda w, p: w.json(p),
+_FILE_WRITERS: dict[OutputFormat, Callable[[Any, str], None]] = {
+    OutputFormat.CSV: lambda w, p: w.option("header", "true").csv(p),
+    OutputFormat.PARQUET: lambda w, p: w.parquet(p),
+    OutputFormat.JSONL: lambda w, p: w.json(p),
 }
 
 # Sinks that create tables: the root's rows are cast to its declared types first (`runner`), so the table has them,
 # and every column is made optional (a root declares no nullability; Spark's inference is not the plan's).
-TYPED_SINKS = frozenset({"table"})
+TYPED_SINKS = frozenset({SinkKind.TABLE})
 
 # Sinks that only report (rows, a preview): an empty root needs no job for them. Files and tables are still written.
-_WRITES_NOTHING = frozenset({"discard", "preview"})
+_WRITES_NOTHING = frozenset({SinkKind.DISCARD, SinkKind.PREVIEW})
 
-_DELIVER: dict[str, Callable[[DataFrame, Sink, RootOutput, str | None], None]] = {
-    "discard": _discard,
-    "preview": _preview,
-    "file": _file,
-    "folder": _folder,
-    "table": _table,
+_DELIVER: dict[SinkKind, Callable[[DataFrame, Sink, RootOutput, str | None], None]] = {
+    SinkKind.DISCARD: _discard,
+    SinkKind.PREVIEW: _preview,
+    SinkKind.FILE: _file,
+    SinkKind.FOLDER: _folder,
+    SinkKind.TABLE: _table,
 }
 
 
