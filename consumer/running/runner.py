@@ -21,6 +21,7 @@ from .clients import connect_identity, engine_settings, recorded_operations
 from .report import RootOutput, RunReport, RunStatus
 from .resolver import TableResolver
 from .sinks import TYPED_SINKS, Sink, deliver
+from .steps.execute import execute_steps
 from .steps.log import StepLog
 from .steps.targets import WriteTargets, targets_of
 from .steps.update_key import caller_keys
@@ -109,7 +110,9 @@ def run_loaded(
     call `preflight` first, so that a plan that cannot run never waits for a session.
 
     Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
-    name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
+    name write targets): translating a root records its steps, which run once it is translated (`translate_ms`
+    is translation alone; each step's time is its own record's), before the next root is translated. `run_key`
+    (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
     earlier run of this plan with the same key committed is skipped. `slot` is the plan's place in the caller's
     batch of plans sharing `run_key` (the CLI's position on the command line; see `steps.log` for the key).
     `update_keys` (table name → key columns) says which columns UPDATE writes match rows by, before the plan's
@@ -125,10 +128,11 @@ def run_loaded(
             report.spark_connect["operation_ids"] = operations  # filled as the run's operations finish
         start = time.perf_counter()
         consumer = None
+        log: StepLog | None = None
         try:
             consumer = consumer_class(spark, loaded.plan, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
             report.parameters = consumer.parameters.bound(loaded.plan)
-            consumer.steps = StepLog(
+            log = StepLog(
                 targets if targets is not None else targets_of(resolver),
                 run_key or f"adhoc-{consumer.run_id}",
                 loaded.sha256,
@@ -141,6 +145,12 @@ def run_loaded(
                 t0 = time.perf_counter()
                 df = consumer.root(n)
                 report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
+                outputs = execute_steps(consumer, log, consumer.take_steps())
+                consumer.step_outputs.update(outputs)
+                if any(o is not None for o in outputs.values()):  # the rows a step modified feed the root
+                    t0 = time.perf_counter()
+                    df = consumer.root(n)  # built again around them (its steps ran: none is recorded again)
+                    report.translate_ms = round(report.translate_ms + (time.perf_counter() - t0) * 1000, 2)
                 try:
                     # The names the consumer attached: no analysis round trip on Spark Connect, where the server
                     # analyzes the plan once, when `deliver` runs it (a rejection is named below).
@@ -169,6 +179,6 @@ def run_loaded(
             report.duration_s = round(time.perf_counter() - start, 3)
             if consumer is not None:
                 report.tables_read = consumer.tables_read
-                report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
+                report.steps = list(log.steps) if log is not None else []
                 report.notes.extend(c.note() for c in consumer.lossy_casts)
                 consumer.close()

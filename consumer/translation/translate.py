@@ -41,4 +41,6 @@ def to_dataframe(
     proto = plan.plan if isinstance(plan, LoadedPlan) else plan
     consumer = consumer_class(spark, proto, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
     with engine_settings(spark):  # Spark Connect analyzes here (classic Spark while translating, `root`)
-        return consumer.analyzed(consumer.root(root), "relations")
+        df = consumer.root(root)
+        consumer.refuse_steps()  # write/DDL/update steps run only in a run: the plan is refused, nothing changed
+        return consumer.analyzed(df, "relations")
