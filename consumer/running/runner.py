@@ -17,6 +17,7 @@ from ..translation.consumer import SubstraitConsumer
 from ..translation.conversions import exactly_as
 from ..translation.nullability import REQUIRED_NULL_MESSAGE, with_nullability
 from ..translation.parameters import Parameters
+from ..translation.steps import NO_WRITE_CATALOG
 from .clients import connect_identity, engine_settings, recorded_operations
 from .report import RootOutput, RunReport, RunStatus
 from .resolver import TableResolver
@@ -139,11 +140,19 @@ def run_loaded(
                 slot=slot,
                 update_keys=caller_keys(update_keys),
             )
+            if log.targets is None:  # refused where translation meets them, as nothing could run them
+                consumer.steps_refused = NO_WRITE_CATALOG
             report.notes.extend(consumer.quirks.notes())
             roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
             for n in range(len(roots)):
                 t0 = time.perf_counter()
-                df = consumer.root(n)
+                try:
+                    df = consumer.root(n)
+                except Exception:
+                    # The steps translated before the failure run, as when translating a step committed it; a step
+                    # whose input failed to translate is recorded failed (with this error).
+                    execute_steps(consumer, log, consumer.take_steps())
+                    raise
                 report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
                 outputs = execute_steps(consumer, log, consumer.take_steps())
                 consumer.step_outputs.update(outputs)

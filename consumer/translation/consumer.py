@@ -189,6 +189,8 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         # step run, by plan path (rows modified, or None), for a root built again around them.
         self.pending_steps: list[steps.PendingStep] = []
         self.step_outputs: dict[str, DataFrame | None] = {}
+        # Why this consumer refuses those relations instead (None: it records them for a run to execute).
+        self.steps_refused: str | None = None
         self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
         # Spark Connect analyzes a DataFrame only when it is used: each relation's frame, inputs first, to name the
         # one Spark rejects when the root fails analysis later (`rejection`). Classic Spark checks every operation.
@@ -407,12 +409,6 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         taken, self.pending_steps = self.pending_steps, []
         return taken
 
-    def refuse_steps(self) -> None:
-        """Outside a run nothing runs a step: a plan with steps is refused (`to_dataframe`, `query`), naming the
-        first one."""
-        if self.pending_steps:
-            raise TargetRefusedError(steps.OUTSIDE_A_RUN, self.pending_steps[0].path)
-
     def _extension_rel(self, rel, path, outer, inputs: list[Relation]) -> Relation:
         handler = extension_handler(self.extension_relations, rel.detail.type_url)
         if handler is None:
@@ -570,11 +566,14 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         """The DataFrame of a relation that is not a root (the query feeding a write step, for `explain`), its
         columns named `names` (the step's) when they fit, else by position. Never runs a step: writes below it
         are refused."""
-        with column_cache(self.spark), translation_settings(self.spark):
-            out = self.rel(rel, path).materialized()
-            self.refuse_steps()
-            df = out.df
-            return df.toDF(*names) if names and len(names) == len(out.names) else df
+        refused, self.steps_refused = self.steps_refused, steps.OUTSIDE_A_RUN
+        try:
+            with column_cache(self.spark), translation_settings(self.spark):
+                out = self.rel(rel, path).materialized()
+                df = out.df
+                return df.toDF(*names) if names and len(names) == len(out.names) else df
+        finally:
+            self.steps_refused = refused
 
     def _unindexed(self, out: Relation, names: list[str]) -> Relation:
         """`out` without the trailing grouping-set index column that Calcite-based producers (Isthmus) do not

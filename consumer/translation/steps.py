@@ -1,7 +1,8 @@
 """Write, DDL and update relations as steps: translating one records a `PendingStep` — a plain record of what
 the step is to do, its input translated (a lazy DataFrame: nothing runs) — and changes no table. The runner
 executes each root's steps in plan order after translating the root (`running/steps/execute.py`), before the next
-root is translated; `to_dataframe` refuses a plan with steps (they happen only in a run).
+root is translated. Where nothing can run them the consumer refuses them as it meets them (`steps_refused`:
+`to_dataframe`, `explain`'s queries; a run without a writable catalog).
 
 Also here: what these relations refuse from the plan alone (read by `validate` too, `analysis/analyze.py`):
 column defaults other than NULL (`DEFAULTS_REFUSED`, `set_defaults`) and the UPDATE write's key enhancement
@@ -11,7 +12,7 @@ column defaults other than NULL (`DEFAULTS_REFUSED`, `set_defaults`) and the UPD
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 from substrait.extensions.extensions_pb2 import AdvancedExtension
 
-from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..errors import PlanInvalidError, SubstraitSparkError, TargetRefusedError, UnsupportedFeatureError
 from ..types import compatible, nullable, schema_of
 from . import views as view_defs
 from .relation import Relation
@@ -69,6 +70,9 @@ class PendingStep:
     plan_key: tuple[str, ...] | None = None  # an UPDATE write's key, as its enhancement names it
     definition: str = ""  # a view's stored definition (protobuf JSON)
     records: bool = False  # the relation outputs the rows it modified (WriteRel OUTPUT_MODE_MODIFIED_RECORDS)
+    # The input's translation failed: the executor raises this where it takes the input, so the step is recorded
+    # failed (or skipped, a CTAS an earlier try committed) as when translation and commit were one.
+    failure: SubstraitSparkError | None = None
 
     @property
     def schema(self) -> T.StructType:
@@ -78,6 +82,7 @@ class PendingStep:
 
 
 OUTSIDE_A_RUN = "write/DDL/update relations outside a run (use run_plan/run_loaded)"
+NO_WRITE_CATALOG = "write/DDL/update relations without a writable catalog (an Iceberg catalog configuration)"
 
 # WriteRel output modes and whether the relation outputs the modified rows.
 RECORDS = {
@@ -106,6 +111,7 @@ SCHEMA_OPS = frozenset({DdlRel.DDL_OP_CREATE, DdlRel.DDL_OP_CREATE_OR_REPLACE, D
 
 def write_step(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Scope | None) -> Relation:
     """A WriteRel: INSERT, DELETE, UPDATE or CTAS of a catalog table (`running/steps/writes.py` runs it)."""
+    refuse(cx, path)
     kind = rel.WhichOneof("write_type")
     if kind is None:
         raise PlanInvalidError("write with no target set", path)
@@ -125,7 +131,7 @@ def write_step(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Scope
     if path in cx.step_outputs:  # run already: the root is built again around the rows it modified
         return _output(cx, path, names, types)
     by_parts = rel.op == WriteRel.WRITE_OP_DELETE and deletes_by_predicate(rel, names)
-    step = PendingStep(
+    pending = PendingStep(
         StepRelation.WRITE,
         WriteRel.WriteOp.Name(rel.op).removeprefix("WRITE_OP_"),
         path,
@@ -134,13 +140,24 @@ def write_step(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Scope
         tuple(names),
         tuple(types),
         tuple(nullable(t) for t in rel.table_schema.struct.types),
-        input=None if by_parts else cx.rel(rel.input, f"{path}.input", outer),
         outer=outer,
         plan_key=tuple(plan_key) if plan_key else None,
         records=RECORDS[rel.output],
     )
-    cx.pending_steps.append(step)
+    if not by_parts:
+        try:
+            pending = replace(pending, input=cx.rel(rel.input, f"{path}.input", outer))
+        except SubstraitSparkError as exc:
+            cx.pending_steps.append(replace(pending, failure=exc))  # a run records the step failed
+            raise
+    cx.pending_steps.append(pending)
     return empty(cx, names, types)
+
+
+def refuse(cx: SubstraitConsumer, path: str) -> None:
+    """Steps are refused where nothing can run them (`SubstraitConsumer.steps_refused`): before anything else."""
+    if cx.steps_refused is not None:
+        raise TargetRefusedError(cx.steps_refused, path)
 
 
 def deletes_by_predicate(rel: alg.WriteRel, names: Sequence[str]) -> bool:
@@ -163,6 +180,7 @@ def deletes_by_predicate(rel: alg.WriteRel, names: Sequence[str]) -> bool:
 
 def ddl_step(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope | None) -> Relation:
     """A DdlRel on a table or a view (`running/steps/ddl.py`, `view_ddl.py`); its output is no rows."""
+    refuse(cx, path)
     kind = rel.WhichOneof("write_type")
     if kind != "named_object":
         raise (PlanInvalidError if kind is None else UnsupportedFeatureError)(f"DDL on {kind or 'nothing'}", path)
@@ -208,6 +226,7 @@ def ddl_step(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope | N
 def update_step(cx: SubstraitConsumer, rel: alg.UpdateRel, path: str, outer: Scope | None) -> Relation:
     """An UpdateRel (`running/steps/update.py`: its condition and values are translated over the table as the
     run pins it); its output is no rows with the table_schema's columns."""
+    refuse(cx, path)
     if rel.WhichOneof("update_type") != "named_table":
         raise PlanInvalidError("update with no target table", path)
     if not rel.table_schema.names:

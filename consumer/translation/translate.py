@@ -12,6 +12,7 @@ from ..loading.loader import LoadedPlan
 from ..running.clients import engine_settings
 from ..running.resolver import TableResolver
 from .consumer import SubstraitConsumer
+from .steps import OUTSIDE_A_RUN
 
 
 def to_dataframe(
@@ -40,7 +41,6 @@ def to_dataframe(
     """
     proto = plan.plan if isinstance(plan, LoadedPlan) else plan
     consumer = consumer_class(spark, proto, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
+    consumer.steps_refused = OUTSIDE_A_RUN  # write/DDL/update steps run only in a run (`run_plan`)
     with engine_settings(spark):  # Spark Connect analyzes here (classic Spark while translating, `root`)
-        df = consumer.root(root)
-        consumer.refuse_steps()  # write/DDL/update steps run only in a run: the plan is refused, nothing changed
-        return consumer.analyzed(df, "relations")
+        return consumer.analyzed(consumer.root(root), "relations")

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from ...errors import ExecutionError, PlanInvalidError, ResolutionError, SchemaMismatchError, TargetRefusedError
 from ...translation.conversions import Conversion, conversion, exactly_as
 from ...translation.relation import Relation, quote
-from ...translation.steps import SCHEMA_OPS, as_relation, check_input, empty
+from ...translation.steps import NO_WRITE_CATALOG, SCHEMA_OPS, as_relation, check_input, empty
 from ...types import compatible
 from ..report import Step
 from .log import StepLog, mark_committed
@@ -33,9 +33,7 @@ ISOLATION = {"isolation-level": "serializable"}
 def writable(log: StepLog, path: str) -> StepLog:
     """The run's step log, if its catalog can take writes."""
     if log.targets is None:
-        raise TargetRefusedError(
-            "write/DDL/update relations without a writable catalog (an Iceberg catalog configuration)", path
-        )
+        raise TargetRefusedError(NO_WRITE_CATALOG, path)
     return log
 
 

@@ -103,6 +103,8 @@ class WriteJob:
     def input(self) -> Relation:
         """The input relation as translation left it (a DELETE that may be by predicate is translated here, on first
         use: by predicate it translates its parts instead), checked against the table_schema on first use."""
+        if self.pending.failure is not None:
+            raise self.pending.failure
         if self._input is None:
             self._input = self.pending.input or self.cx.rel(self.rel.input, f"{self.path}.input", self.outer)
             c.check_write_input(self._input, self.names, self.types, f"{self.path}.input")
