@@ -6,7 +6,24 @@ its own step record."""
 from __future__ import annotations
 
 import pytest
-from plan_builder import DdlRel, PlanBuilder, ddl, field, filter_, fp64, i64, lit, named, string, update, virtual, write
+from plan_builder import (
+    DdlRel,
+    PlanBuilder,
+    aggregate,
+    ddl,
+    field,
+    filter_,
+    fp64,
+    i64,
+    lit,
+    named,
+    reference,
+    sorted_rows,
+    string,
+    update,
+    virtual,
+    write,
+)
 from substrait_spark.consumer import to_dataframe
 from substrait_spark.consumer.errors import TargetRefusedError
 from substrait_spark.consumer.translation.consumer import SubstraitConsumer
@@ -134,3 +151,18 @@ def test_a_run_times_translation_without_the_commits(lake, catalogs, ns):
     assert now["gone"] is None and now["c"] is not None and now["d"] is not None
     assert content(lake, ns, "c") == rows_of([1, 2])
     assert content(lake, ns) == [(0, "zero", 0.0), (1, "n1", 1.5)]
+
+
+def test_rows_an_insert_modified_reach_every_root_sharing_it(lake, catalogs, ns):
+    """A write in a shared subtree runs once, with the first root that reads it; its modified rows (known once it
+    committed) feed that root and the later ones."""
+    table(lake, ns, range(3))
+    b = PlanBuilder()
+    inserted = write([ns, "t"], values(rows_of([5, 6])), NAMES, TYPES, output=RECORDS)
+    counted = aggregate(reference(0), measures=[b.agg("count", field(0), out=i64(False))])
+    plan = b.plan(counted, ["n"], shared=[inserted], more=[(reference(0), NAMES)])
+    report = run(lake, catalogs, plan)
+    assert [s.kind.value for s in report.steps] == ["insert"] and report.steps[0].rows == 2
+    assert report.outputs[0].preview == [[2]]
+    assert sorted_rows(report.outputs[1].preview) == rows_of([5, 6])
+    assert content(lake, ns) == rows_of([0, 1, 2, 5, 6])

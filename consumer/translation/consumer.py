@@ -404,6 +404,16 @@ class SubstraitConsumer(PlanVisitor[Relation]):
     def consume_update(self, rel: alg.UpdateRel, path: str, outer: Scope | None) -> Relation:
         return steps.update_step(self, rel, path, outer)
 
+    def steps_ran(self, outputs: Mapping[str, DataFrame | None]) -> bool:
+        """Take the outputs of steps a run executed (by plan path); whether a root must be built again around
+        them (a step output the rows it modified). A shared subtree holding such a step is translated again."""
+        self.step_outputs.update(outputs)
+        records = [p for p, df in outputs.items() if df is not None]
+        shared: dict[int, Relation] = self.__dict__.get("_shared_results", {})
+        for k in [k for k in shared if any(p.startswith(f"relations[{k}].rel.") for p in records)]:
+            del shared[k]
+        return bool(records)
+
     def take_steps(self) -> list[steps.PendingStep]:
         """The steps translated since the last call, in plan order (the runner runs them)."""
         taken, self.pending_steps = self.pending_steps, []
