@@ -34,11 +34,6 @@ def test_engine_imports_follow_the_stage_order() -> None:
     assert report.ok, "\n".join(report.lines())
 
 
-def test_only_step_imports_are_pending() -> None:
-    """The allow-list is for the write/DDL/update steps' imports only, which the steps-as-data change removes."""
-    assert all(target.startswith("consumer.running.steps.") for _, target in stage_order.PENDING_STEP_IMPORTS)
-
-
 def test_upward_imports_and_circles_across_stages_are_found(tmp_path: Path) -> None:
     project = write(
         tmp_path,
@@ -60,7 +55,7 @@ def test_upward_imports_and_circles_across_stages_are_found(tmp_path: Path) -> N
             "consumer/running/run.py": "from ..translation.scope import Scope\n",
         },
     )
-    report = stage_order.check(project, frozenset())
+    report = stage_order.check(project)
     assert [(i.path, i.line, i.target) for i in report.upward] == [
         ("consumer/errors.py", 1, "consumer.loading.reader"),
         ("consumer/translation/scope.py", 1, "consumer.running.run"),
@@ -72,25 +67,3 @@ def test_upward_imports_and_circles_across_stages_are_found(tmp_path: Path) -> N
     ]
     assert not report.ok
     assert stage_order.main([str(project)]) == 1
-
-
-def test_pending_imports_are_listed_not_failed_and_must_still_be_made(tmp_path: Path) -> None:
-    project = write(
-        tmp_path,
-        {
-            **PACKAGES,
-            "consumer/translation/consumer.py": "from ..running.steps import ddl as ddl_steps\n",
-            "consumer/running/steps/__init__.py": "",
-            "consumer/running/steps/ddl.py": "from ...translation import consumer\n",
-        },
-    )
-    pending = frozenset({("consumer/translation/consumer.py", "consumer.running.steps.ddl")})
-    report = stage_order.check(project, pending)
-    assert report.ok and [str(i) for i in report.pending] == [
-        "consumer/translation/consumer.py:1 imports consumer.running.steps.ddl (translation -> running)"
-    ]
-    assert report.circles == []  # the circle the pending import closes goes with it
-
-    gone = pending | {("consumer/analysis/analyze.py", "consumer.running.steps.ddl")}
-    stale = stage_order.check(project, gone)
-    assert not stale.ok and stale.stale == [("consumer/analysis/analyze.py", "consumer.running.steps.ddl")]

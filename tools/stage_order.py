@@ -5,9 +5,6 @@ import at module level (not inside a function, not under `if TYPE_CHECKING:`) on
 stage, so each stage can be loaded, tested and reasoned about without the ones after it. This lists the imports that
 point to a later stage and the import circles whose modules sit in different stages, and fails on any.
 
-`PENDING_STEP_IMPORTS` holds the upward imports another change removes (write steps as data): listed, not failed on.
-An entry that is no longer made fails, so the list empties as they go.
-
     python tools/stage_order.py [PROJECT]     # exit 1 on a violation; `make lint` runs it
 """
 
@@ -24,20 +21,6 @@ PACKAGE = "consumer"
 STAGES = {"loading": 1, "translation": 2, "analysis": 3, "running": 4}
 STAGE_NAMES = {0: "shared", **{n: name for name, n in STAGES.items()}}
 ABSOLUTE_PREFIX = "substrait_spark."  # the engine's import name is substrait_spark.consumer
-
-# (importing file, imported module): translation's and analysis's module-level imports of the write/DDL/update steps,
-# which the steps-as-data change removes. The lead empties this once that change is merged.
-PENDING_STEP_IMPORTS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("consumer/translation/consumer.py", "consumer.running.steps.ddl"),
-        ("consumer/translation/consumer.py", "consumer.running.steps.update"),
-        ("consumer/translation/consumer.py", "consumer.running.steps.update_key"),
-        ("consumer/translation/consumer.py", "consumer.running.steps.writes"),
-        ("consumer/translation/consumer.py", "consumer.running.steps.log"),
-        ("consumer/analysis/analyze.py", "consumer.running.steps.ddl"),
-        ("consumer/analysis/analyze.py", "consumer.running.steps.update_key"),
-    }
-)
 
 
 def stage_of(module: str) -> int:
@@ -59,10 +42,6 @@ class Import:
     def upward(self) -> bool:
         return stage_of(self.target) > stage_of(self.source)
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.path, self.target)
-
     def __str__(self) -> str:
         return (
             f"{self.path}:{self.line} imports {self.target} "
@@ -72,16 +51,14 @@ class Import:
 
 @dataclass
 class Report:
-    """What the check found: upward imports (those pending apart), circles across stages, stale pending entries."""
+    """What the check found: upward imports, circles across stages."""
 
     upward: list[Import] = field(default_factory=list)
-    pending: list[Import] = field(default_factory=list)
     circles: list[list[str]] = field(default_factory=list)
-    stale: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.upward or self.circles or self.stale)
+        return not (self.upward or self.circles)
 
     def lines(self) -> Iterator[str]:
         for imp in self.upward:
@@ -90,13 +67,9 @@ class Report:
             yield "import circle across stages: " + " -> ".join(
                 f"{m} ({STAGE_NAMES[stage_of(m)]})" for m in [*circle, circle[0]]
             )
-        for path, target in self.stale:
-            yield f"{path} no longer imports {target}: remove it from PENDING_STEP_IMPORTS (tools/stage_order.py)"
-        for imp in self.pending:
-            yield f"pending (PENDING_STEP_IMPORTS): {imp}"
         yield (
             f"{len(self.upward)} upward module-level imports between the engine's stages, "
-            f"{len(self.circles)} import circles across stages, {len(self.pending)} pending"
+            f"{len(self.circles)} import circles across stages"
         )
 
 
@@ -202,23 +175,16 @@ def components(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def check(project: Path = ROOT, pending: frozenset[tuple[str, str]] = PENDING_STEP_IMPORTS) -> Report:
-    """The stage order of `project`'s engine. Pending imports are left out of the graph as well: a circle they
-    alone close goes when they go."""
+def check(project: Path = ROOT) -> Report:
+    """The stage order of `project`'s engine."""
     imports = engine_imports(project)
     report = Report()
     graph: dict[str, set[str]] = {}
     for imp in imports:
-        if imp.key in pending:
-            if imp.upward:
-                report.pending.append(imp)
-            continue
         if imp.upward:
             report.upward.append(imp)
         graph.setdefault(imp.source, set()).add(imp.target)
         graph.setdefault(imp.target, set())
-    made = {imp.key for imp in imports if imp.upward}
-    report.stale = sorted(pending - made)
     report.circles = [c for c in components(graph) if len({stage_of(m) for m in c}) > 1]
     return report
 

@@ -30,8 +30,6 @@ from ..loading.extensions import Extensions, FunctionRef
 from ..loading.loader import LoadedPlan
 from ..loading.producers import Quirks
 from ..plan_visitor import KINDS, SUBQUERY_BODY, KindTable, PlanVisitor, register, shared_relation, subquery_body
-from ..running.steps.ddl import DEFAULTS_REFUSED, set_defaults
-from ..running.steps.update_key import is_update_key, plan_update_key
 from ..translation import windows
 from ..translation.consumer import FIELD_ROOTS, SubstraitConsumer
 from ..translation.context_variables import unsupported_reason as context_variable_refusal
@@ -60,6 +58,7 @@ from ..translation.relations.aggregate import function_refusals as aggregate_ref
 from ..translation.relations.filter import equality_key_position
 from ..translation.relations.read import READ_METHODS, local_files_refusals
 from ..translation.relations.sort import sort_refusals
+from ..translation.steps import DEFAULTS_REFUSED, is_update_key, plan_update_key, set_defaults
 from ..translation.subqueries import KEYED_PREDICATE, outputs_count, refuse_unmarked_correlation
 from ..types import PlanTypes, schema_of, spark_type
 from ..walk import (
@@ -648,7 +647,7 @@ AGGREGATE_CHECKS: dict[str, tuple[FunctionCheck, ...]] = {
 
 
 def _write(cx: Context, rel: alg.WriteRel, path: str) -> Iterator[Finding]:
-    """What consumer/running/steps/writes.py refuses (besides errors only a catalog can tell)."""
+    """What a write step refuses from the plan (`translation/steps.py`; errors only a catalog can tell aside)."""
     if rel.WhichOneof("write_type") == "extension_table":
         yield Finding("write to an extension_table", f"{path}.extension_table")
     if is_update_key(rel.advanced_extension):
@@ -659,7 +658,8 @@ def _write(cx: Context, rel: alg.WriteRel, path: str) -> Iterator[Finding]:
 
 
 def _ddl(cx: Context, rel: alg.DdlRel, path: str) -> Iterator[Finding]:
-    """What consumer/running/steps/ddl.py refuses: extension objects, column defaults other than NULL."""
+    """What a DDL step refuses from the plan (`translation/steps.py`): extension objects, column defaults other than
+    NULL."""
     if rel.WhichOneof("write_type") == "extension_object":
         yield Finding("DDL on an extension_object", f"{path}.extension_object")
     at = set_defaults(rel)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ..analysis.analyze import Finding, validate_plan
 from ..errors import SubstraitSparkError, UnsupportedFeatureError
@@ -17,11 +17,13 @@ from ..translation.consumer import SubstraitConsumer
 from ..translation.conversions import exactly_as
 from ..translation.nullability import with_nullability
 from ..translation.parameters import Parameters
+from ..translation.steps import NO_WRITE_CATALOG
 from .clients import connect_identity, engine_settings, recorded_operations
 from .report import RootOutput, RunReport, RunStatus
 from .resolver import TableResolver
 from .sinks import TYPED_SINKS, Sink, deliver
 from .spark_errors import spark_error
+from .steps.execute import execute_steps
 from .steps.log import StepLog
 from .steps.targets import WriteTargets, targets_of
 from .steps.update_key import caller_keys
@@ -83,6 +85,30 @@ def preflight(
         raise
 
 
+def _translated(consumer: SubstraitConsumer, n: int, report: RunReport) -> DataFrame:
+    """Root `n` translated (nothing runs), the time added to the report's `translate_ms`."""
+    t0 = time.perf_counter()
+    df = consumer.root(n)
+    report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
+    return df
+
+
+def _root_and_steps(consumer: SubstraitConsumer, log: StepLog, n: int, report: RunReport) -> DataFrame:
+    """Translate root `n`, then run the steps it holds, in plan order (each timed in its own record): before the
+    next root is translated, which may read what they wrote. Where a step outputs the rows it modified, the root
+    is built again around them (its steps ran: none is recorded twice)."""
+    try:
+        df = _translated(consumer, n, report)
+    except Exception:
+        # The steps translated before the failure run, as when translating a step committed it; a step whose
+        # input failed to translate is recorded failed, with this error.
+        execute_steps(consumer, log, consumer.take_steps())
+        raise
+    if consumer.steps_ran(execute_steps(consumer, log, consumer.take_steps())):
+        df = _translated(consumer, n, report)
+    return df
+
+
 def run_loaded(
     loaded: LoadedPlan,
     spark: SparkSession,
@@ -102,8 +128,10 @@ def run_loaded(
     call `preflight` first, so that a plan that cannot run never waits for a session.
 
     Write/DDL/update relations run as steps, in plan order, into `targets` (default: the resolver, if it can
-    name write targets). `run_key` (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an
-    earlier run of this plan with the same key committed is skipped. `slot` is the plan's place in the caller's
+    name write targets): translating a root records its steps, which run once it is translated, before the next
+    root is translated (`translate_ms` is translation alone; each step's time is in its own record). `run_key`
+    (e.g. `dag/run/task`, not the try number) makes them retry-safe: a step an earlier run of this plan with the
+    same key committed is skipped. `slot` is the plan's place in the caller's
     batch of plans sharing `run_key` (the CLI's position on the command line; see `steps.log` for the key).
     `update_keys` (table name → key columns) says which columns UPDATE writes match rows by, before the plan's
     own key and the table's identifier fields (`steps.update_key`). `cast_to_plan_types` casts read columns to the
@@ -118,22 +146,23 @@ def run_loaded(
             report.spark_connect["operation_ids"] = operations  # filled as the run's operations finish
         start = time.perf_counter()
         consumer = None
+        log: StepLog | None = None
         try:
             consumer = consumer_class(spark, loaded.plan, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
             report.parameters = consumer.parameters.bound(loaded.plan)
-            consumer.steps = StepLog(
+            log = StepLog(
                 targets if targets is not None else targets_of(resolver),
                 run_key or f"adhoc-{consumer.run_id}",
                 loaded.sha256,
                 slot=slot,
                 update_keys=caller_keys(update_keys),
             )
+            if log.targets is None:  # refused where translation meets them, as nothing could run them
+                consumer.steps_refused = NO_WRITE_CATALOG
             report.notes.extend(consumer.quirks.notes())
             roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
             for n in range(len(roots)):
-                t0 = time.perf_counter()
-                df = consumer.root(n)
-                report.translate_ms = round((report.translate_ms or 0) + (time.perf_counter() - t0) * 1000, 2)
+                df = _root_and_steps(consumer, log, n, report)
                 try:
                     # The names the consumer attached: no analysis round trip on Spark Connect, where the server
                     # analyzes the plan once, when `deliver` runs it (a rejection is named below).
@@ -162,6 +191,6 @@ def run_loaded(
             report.duration_s = round(time.perf_counter() - start, 3)
             if consumer is not None:
                 report.tables_read = consumer.tables_read
-                report.steps = list(consumer.steps.steps) if consumer.steps is not None else []
+                report.steps = list(log.steps) if log is not None else []
                 report.notes.extend(c.note() for c in consumer.lossy_casts)
                 consumer.close()

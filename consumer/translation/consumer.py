@@ -30,16 +30,11 @@ from ..loading.extensions import Extensions
 from ..loading.producers import Quirks
 from ..plan_visitor import DETACHED, SUBQUERY_BODY, KindTable, PlanVisitor, register
 from ..records import TableRead
-from ..running.steps import ddl as ddl_steps
-from ..running.steps import update as update_steps
-from ..running.steps import update_key
-from ..running.steps import writes as write_steps
-from ..running.steps.log import StepLog
 from ..tables import ResolvedTable, ResolvedView, TableResolver
 from ..types import PlanTypes, has_struct
 from ..walk import emit_mapping
 from . import expressions as ex
-from . import lambdas, plan_record, subqueries, windows
+from . import lambdas, plan_record, steps, subqueries, windows
 from . import views as view_defs
 from .context_variables import context_variable
 from .conversions import LossyCast
@@ -87,7 +82,7 @@ REL_METHODS: dict[str, str] = {
     "extension_single": "consume_extension_single",
     "extension_multi": "consume_extension_multi",
     "extension_leaf": "consume_extension_leaf",
-    "write": "consume_write",  # steps: applied during translation, in plan order (consumer/running/steps)
+    "write": "consume_write",  # steps: recorded by translation (translation/steps.py), run by the runner
     "ddl": "consume_ddl",
     "update": "consume_update",
     "hash_join": "consume_hash_join",  # physical relations (consumer/translation/relations/physical_join.py, ...)
@@ -190,7 +185,13 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self.computed_columns: set[str] = set()  # ProjectRel outputs that compute a value (not a column reference)
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}
-        self.steps: StepLog | None = None  # set by the runner: writes apply only inside a run
+        # Write/DDL/update steps translated and not yet run (`translation/steps.py`): the runner takes each root's
+        # (`take_steps`) and runs them; translation itself changes no table. `step_outputs`: the output of each
+        # step run, by plan path (rows modified, or None), for a root built again around them.
+        self.pending_steps: list[steps.PendingStep] = []
+        self.step_outputs: dict[str, DataFrame | None] = {}
+        # Why this consumer refuses those relations instead (None: it records them for a run to execute).
+        self.steps_refused: str | None = None
         self.expanding: tuple[str, ...] = ()  # the views whose definitions this consumer translates, outermost first
         # Spark Connect analyzes a DataFrame only when it is used: each relation's frame, inputs first, to name the
         # one Spark rejects when the root fails analysis later (`rejection`). Classic Spark checks every operation.
@@ -262,12 +263,12 @@ class SubstraitConsumer(PlanVisitor[Relation]):
 
     def _check_common(self, body: Any, path: str) -> None:
         """Refuse advanced-extension enhancements (they change meaning) but those the relation's translator
-        consumes (an UPDATE write's key: `steps.update_key`); optimizations may be ignored."""
+        consumes (an UPDATE write's key: `steps.plan_update_key`); optimizations may be ignored."""
         fields = body.DESCRIPTOR.fields_by_name
         if (
             "advanced_extension" in fields
             and body.advanced_extension.HasField("enhancement")
-            and not update_key.consumed_enhancement(body)
+            and not steps.consumed_enhancement(body)
         ):
             raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.advanced_extension")
         if "common" in fields and body.common.advanced_extension.HasField("enhancement"):
@@ -408,16 +409,31 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self._shared_uses[i] = self._shared_uses.get(i, 0) + 1
         return shared if self._shared_uses[i] == 1 else shared.renamed(self.names)
 
-    # --- steps (consumer/running/steps): each applies one atomic commit when translated ---------------------------
+    # --- steps (translation/steps.py): each recorded as a PendingStep, run by the runner (running/steps) --------
 
     def consume_write(self, rel: alg.WriteRel, path: str, outer: Scope | None) -> Relation:
-        return write_steps.consume_write(self, rel, path, outer)
+        return steps.write_step(self, rel, path, outer)
 
     def consume_ddl(self, rel: alg.DdlRel, path: str, outer: Scope | None) -> Relation:
-        return ddl_steps.consume_ddl(self, rel, path, outer)
+        return steps.ddl_step(self, rel, path, outer)
 
     def consume_update(self, rel: alg.UpdateRel, path: str, outer: Scope | None) -> Relation:
-        return update_steps.consume_update(self, rel, path, outer)
+        return steps.update_step(self, rel, path, outer)
+
+    def steps_ran(self, outputs: Mapping[str, DataFrame | None]) -> bool:
+        """Take the outputs of steps a run executed (by plan path); whether a root must be built again around
+        them (a step output the rows it modified). A shared subtree holding such a step is translated again."""
+        self.step_outputs.update(outputs)
+        records = [p for p, df in outputs.items() if df is not None]
+        shared: dict[int, Relation] = self.__dict__.get("_shared_results", {})
+        for k in [k for k in shared if any(p.startswith(f"relations[{k}].rel.") for p in records)]:
+            del shared[k]
+        return bool(records)
+
+    def take_steps(self) -> list[steps.PendingStep]:
+        """The steps translated since the last call, in plan order (the runner runs them)."""
+        taken, self.pending_steps = self.pending_steps, []
+        return taken
 
     def _extension_rel(
         self,
@@ -540,6 +556,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         if not 0 <= index < len(roots):
             raise PlanInvalidError(f"plan has {len(roots)} root(s), asked for root {index}", "relations")
         i = roots[index]
+        self.empty_roots.discard(index)  # built again around its steps' outputs: known anew
         root = self.plan.relations[i].root
         path = f"relations[{i}].root"
         consumer = f"{type(self).__module__}.{type(self).__qualname__}"
@@ -579,12 +596,16 @@ class SubstraitConsumer(PlanVisitor[Relation]):
 
     def query(self, rel: alg.Rel, path: str, names: Sequence[str] | None = None) -> DataFrame:
         """The DataFrame of a relation that is not a root (the query feeding a write step, for `explain`), its
-        columns named `names` (the step's) when they fit, else by position. Never applies a step: writes below it
-        are refused unless a run's step log is set."""
-        with column_cache(self.spark), translation_settings(self.spark):
-            out = self.rel(rel, path).materialized()
-            df = out.df
-            return df.toDF(*names) if names and len(names) == len(out.names) else df
+        columns named `names` (the step's) when they fit, else by position. Never runs a step: writes below it
+        are refused."""
+        refused, self.steps_refused = self.steps_refused, steps.OUTSIDE_A_RUN
+        try:
+            with column_cache(self.spark), translation_settings(self.spark):
+                out = self.rel(rel, path).materialized()
+                df = out.df
+                return df.toDF(*names) if names and len(names) == len(out.names) else df
+        finally:
+            self.steps_refused = refused
 
     def _unindexed(self, out: Relation, names: list[str]) -> Relation:
         """`out` without the trailing grouping-set index column that Calcite-based producers (Isthmus) do not

@@ -12,6 +12,7 @@ from ..clients import engine_settings
 from ..loading.loader import LoadedPlan
 from ..tables import TableResolver
 from .consumer import SubstraitConsumer
+from .steps import OUTSIDE_A_RUN
 
 
 def to_dataframe(
@@ -40,5 +41,6 @@ def to_dataframe(
     """
     proto = plan.plan if isinstance(plan, LoadedPlan) else plan
     consumer = consumer_class(spark, proto, resolver, parameters, cast_to_plan_types=cast_to_plan_types)
+    consumer.steps_refused = OUTSIDE_A_RUN  # write/DDL/update steps run only in a run (`run_plan`)
     with engine_settings(spark):  # Spark Connect analyzes here (classic Spark while translating, `root`)
         return consumer.analyzed(consumer.root(root), "relations")

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, DataFrameWriterV2
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from substrait import algebra_pb2 as alg
 
 from ...errors import ExecutionError, PlanInvalidError, ResolutionError, SchemaMismatchError, TargetRefusedError
 from ...translation.conversions import Conversion, conversion, exactly_as
 from ...translation.relation import Relation, quote
+from ...translation.steps import NO_WRITE_CATALOG, SCHEMA_OPS, as_relation, check_input, empty
 from ...types import compatible
 from ..report import Step
 from .log import StepLog, mark_committed
@@ -23,23 +23,17 @@ if TYPE_CHECKING:
     from ...translation.consumer import SubstraitConsumer
     from ..resolver import ResolvedTable
 
-# DDL ops whose table_schema is the object's new shape (and, for a view, that come with a view_definition).
-SCHEMA_OPS = frozenset({alg.DdlRel.DDL_OP_CREATE, alg.DdlRel.DDL_OP_CREATE_OR_REPLACE, alg.DdlRel.DDL_OP_ALTER})
+__all__ = ["SCHEMA_OPS", "as_relation", "check_input", "empty"]  # translation's (`translation/steps.py`), used here
 
 # Iceberg's optimistic concurrency for whole-table rewrites: the commit fails if anyone committed data or
 # deletes since the snapshot the rewrite read, so a concurrent writer's rows are never lost.
 ISOLATION = {"isolation-level": "serializable"}
 
 
-def step_log(cx: SubstraitConsumer, path: str) -> StepLog:
-    """The run's step log; writes are applied only inside a run (explain and to_dataframe never write)."""
-    log = getattr(cx, "steps", None)
-    if log is None:
-        raise TargetRefusedError("write/DDL/update relations outside a run (use run_plan/run_loaded)", path)
+def writable(log: StepLog, path: str) -> StepLog:
+    """The run's step log, if its catalog can take writes."""
     if log.targets is None:
-        raise TargetRefusedError(
-            "write/DDL/update relations without a writable catalog (an Iceberg catalog configuration)", path
-        )
+        raise TargetRefusedError(NO_WRITE_CATALOG, path)
     return log
 
 
@@ -105,19 +99,6 @@ def table_columns(
     return out
 
 
-def check_input(inp: Relation, names: Sequence[str], types: Sequence[T.DataType], path: str) -> None:
-    """The input's columns must be the table_schema's, position by position (exit 2 otherwise)."""
-    if len(inp.names) != len(names):
-        raise PlanInvalidError(f"the input has {len(inp.names)} columns, table_schema {len(names)}", path)
-    bad = [
-        f"column {n!r}: input is {a.simpleString()}, table_schema says {d.simpleString()}"
-        for n, a, d in zip(names, inp.types, types, strict=True)
-        if not compatible(a, d) and not isinstance(a, T.NullType)
-    ]
-    if bad:
-        raise PlanInvalidError("input does not fit the table_schema: " + "; ".join(bad), path)
-
-
 LOSSY = "(a cast would lose information)"
 
 
@@ -177,19 +158,3 @@ def count_if(cond: Column) -> Column:
 
 def column(name: str) -> Column:
     return F.col(quote(name))
-
-
-def empty(cx: SubstraitConsumer, names: Sequence[str], types: Sequence[T.DataType]) -> Relation:
-    """No rows, the table_schema's columns (NO_OUTPUT: producers name the table's columns at the root)."""
-    fresh = [cx.names.fresh() for _ in names]
-    # One NULL struct spread into its fields: a few DataFrame calls whatever the width (a cast per column costs
-    # three JVM calls each), and one empty partition for the job that counts the root.
-    record = T.StructType([T.StructField(n, t) for n, t in zip(fresh, types, strict=True)])
-    df = cx.spark.range(0, numPartitions=1).select(F.lit(None).cast(record).alias("__empty")).select("__empty.*")
-    cx.empty_frames.append(df)
-    return Relation(df, fresh, list(types))
-
-
-def as_relation(cx: SubstraitConsumer, df: DataFrame) -> Relation:
-    fresh = [cx.names.fresh() for _ in df.columns]
-    return Relation(df.toDF(*fresh), fresh)

@@ -31,10 +31,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
-from ...errors import ExecutionError, PlanInvalidError, TargetRefusedError, UnsupportedFeatureError
-from ...translation.relation import Relation
-from ...translation.scope import Scope
-from ...types import nullable, schema_of
+from ...errors import ExecutionError, TargetRefusedError
+from ...translation.steps import DEFAULTS_REFUSED, PendingStep, StepObject, set_defaults
 from ..report import Skip, Step, StepKind
 from . import common as c
 from . import view_ddl
@@ -48,62 +46,22 @@ DdlRel = alg.DdlRel
 Op = Callable[["SubstraitConsumer", WriteTarget, T.StructType, StepLog, Step, str], None]
 
 
-def consume_ddl(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope | None) -> Relation:
-    log = c.step_log(cx, path)
-    kind = rel.WhichOneof("write_type")
-    if kind != "named_object":
-        raise (PlanInvalidError if kind is None else UnsupportedFeatureError)(f"DDL on {kind or 'nothing'}", path)
-    if rel.object not in (DdlRel.DDL_OBJECT_TABLE, DdlRel.DDL_OBJECT_VIEW):
-        raise PlanInvalidError(f"DDL object {rel.object}", f"{path}.object")
-    schema = _struct(rel, path) if rel.op in c.SCHEMA_OPS else T.StructType([])
-    if rel.object == DdlRel.DDL_OBJECT_VIEW:
-        return view_ddl.consume_view_ddl(cx, rel, path, outer, schema)
-    op = _OPS.get(rel.op)
-    if op is None:
-        raise PlanInvalidError(f"DDL op {rel.op}", f"{path}.op")
-    _refuse_defaults(rel, schema, path)
-    target = c.locate(cx, log, rel.named_object.names, f"{path}.named_object")
-    kind_name = StepKind.of_op(DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_"), "table")
-    with log.step(kind_name, target, path) as step:
+__all__ = ["DEFAULTS_REFUSED", "execute_ddl", "schema_change", "set_defaults"]  # the first and last: translation's
+
+
+def execute_ddl(cx: SubstraitConsumer, log: StepLog, pending: PendingStep) -> None:
+    """Run a DdlRel's step (its plan checks were made when it was translated: `translation/steps.py`)."""
+    path = pending.path
+    c.writable(log, path)
+    if pending.object is StepObject.VIEW:
+        view_ddl.execute_view_ddl(cx, log, pending)
+        return
+    target = c.locate(cx, log, pending.target, f"{path}.named_object")
+    with log.step(StepKind.of_op(pending.op, "table"), target, path) as step:
         if not log.already_committed(step, target):
-            op(cx, target, schema, log, step, path)
+            _OPS[pending.rel.op](cx, target, pending.schema, log, step, path)
     _refresh(cx, target)
     cx.forget_table(target.identity)
-    return c.empty(cx, [f.name for f in schema.fields], [f.dataType for f in schema.fields])
-
-
-def _struct(rel: alg.DdlRel, path: str) -> T.StructType:
-    if not rel.table_schema.names:
-        raise PlanInvalidError("DDL with no table_schema", f"{path}.table_schema")
-    names, types = schema_of(rel.table_schema, f"{path}.table_schema")
-    flags = [nullable(t) for t in rel.table_schema.struct.types]
-    return T.StructType([T.StructField(n, t, f) for n, t, f in zip(names, types, flags, strict=True)])
-
-
-DEFAULTS_REFUSED = (
-    "column default values other than NULL (DdlRel.table_defaults): Iceberg keeps defaults in format v3 tables "
-    "only, and pyiceberg 0.12 writes no v3 table metadata"
-)
-
-
-def set_defaults(rel: alg.DdlRel) -> list[int]:
-    """Positions of the columns `table_defaults` gives a value other than NULL (a NULL default is no default)."""
-    return [i for i, lit in enumerate(rel.table_defaults.fields) if lit.WhichOneof("literal_type") != "null"]
-
-
-def _refuse_defaults(rel: alg.DdlRel, schema: T.StructType, path: str) -> None:
-    """Defaults are refused, never dropped (see the module's docstring); before anything changes."""
-    width, given = len(schema.fields), len(rel.table_defaults.fields)
-    if given and width and given != width:
-        raise PlanInvalidError(
-            f"table_defaults has {given} values, table_schema {width} columns", f"{path}.table_defaults"
-        )
-    at = set_defaults(rel)
-    if at:
-        names = [schema.fields[i].name if i < width else f"#{i}" for i in at]
-        raise UnsupportedFeatureError(
-            f"{DEFAULTS_REFUSED} (column(s) {names})", f"{path}.table_defaults.fields[{at[0]}]"
-        )
 
 
 def _refresh(cx: SubstraitConsumer, target: WriteTarget) -> None:

@@ -12,29 +12,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
-from substrait import algebra_pb2 as alg
 
-from ...errors import PlanInvalidError
 from ...translation.relation import Relation
 from ...translation.scope import Scope
-from ...types import schema_of
+from ...translation.steps import PendingStep
 from ...walk import update_transformations
 from ..observe import observed
 from ..report import StepKind
 from . import common as c
+from .log import StepLog
 
 if TYPE_CHECKING:
     from ...translation.consumer import SubstraitConsumer
 
 
-def consume_update(cx: SubstraitConsumer, rel: alg.UpdateRel, path: str, outer: Scope | None) -> Relation:
-    log = c.step_log(cx, path)
-    if rel.WhichOneof("update_type") != "named_table":
-        raise PlanInvalidError("update with no target table", path)
-    if not rel.table_schema.names:
-        raise PlanInvalidError("update with no table_schema", f"{path}.table_schema")
-    names, types = schema_of(rel.table_schema, f"{path}.table_schema")
-    parts = list(rel.named_table.names)
+def execute_update(cx: SubstraitConsumer, log: StepLog, pending: PendingStep) -> None:
+    """Run an UpdateRel's step. Its condition and values are translated here, over the table as the run pins it
+    (the pin is taken inside the step: a retry that finds the step committed reads nothing)."""
+    rel, path, outer = pending.rel, pending.path, pending.outer
+    names, types = list(pending.names), list(pending.types)
+    c.writable(log, path)
+    parts = list(pending.target)
     target = c.locate(cx, log, parts, f"{path}.named_table")
     with log.step(StepKind.UPDATE, target, path) as step:
         if not log.already_committed(step, target):
@@ -59,4 +57,3 @@ def consume_update(cx: SubstraitConsumer, rel: alg.UpdateRel, path: str, outer: 
             c.writer(out, target, log, step, **c.validated_from(resolved.snapshot_id)).overwrite(F.lit(True))
             step.rows = int(obs.get["updated"])
     cx.forget_table(target.identity)
-    return c.empty(cx, names, types)

@@ -17,17 +17,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from google.protobuf.message import DecodeError
-from google.protobuf.struct_pb2 import Struct
-from substrait import algebra_pb2 as alg
-from substrait.extensions.extensions_pb2 import AdvancedExtension
+from ...errors import PlanInvalidError
+from ...translation.steps import (  # the plan's key is read at translation (and by `validate`)
+    STRUCT_TYPE_URL,
+    UPDATE_KEY_FIELD,
+    consumed_enhancement,
+    enhancement,
+    is_update_key,
+    plan_update_key,
+)
 
-from ...errors import PlanInvalidError, UnsupportedFeatureError
-
-UPDATE_KEY_FIELD = "substrait_spark.update_key"
-STRUCT_TYPE_URL = "type.googleapis.com/google.protobuf.Struct"
+__all__ = [
+    "CALLER",
+    "HOW_TO_GIVE_ONE",
+    "IDENTIFIER_FIELDS",
+    "PLAN",
+    "STRUCT_TYPE_URL",
+    "UPDATE_KEY_FIELD",
+    "UpdateKey",
+    "caller_key",
+    "caller_keys",
+    "consumed_enhancement",
+    "enhancement",
+    "is_update_key",
+    "parse_option",
+    "plan_update_key",
+]
 
 CALLER, PLAN, IDENTIFIER_FIELDS = "caller", "plan", "identifier fields"
 HOW_TO_GIVE_ONE = (
@@ -43,63 +59,6 @@ class UpdateKey:
 
     columns: list[str]
     source: str
-
-
-def _struct(ext: AdvancedExtension) -> Struct | None:
-    if ext.enhancement.type_url != STRUCT_TYPE_URL:
-        return None
-    out = Struct()
-    try:
-        out.ParseFromString(ext.enhancement.value)
-    except DecodeError:
-        return None
-    return out
-
-
-def is_update_key(ext: AdvancedExtension) -> bool:
-    """The enhancement is this package's update key (whether well-formed is `plan_update_key`'s to say)."""
-    if not ext.HasField("enhancement"):
-        return False
-    struct = _struct(ext)
-    return struct is not None and UPDATE_KEY_FIELD in struct.fields
-
-
-def consumed_enhancement(body: Any) -> bool:
-    """A relation's `advanced_extension.enhancement` the consumer acts on instead of refusing it."""
-    return isinstance(body, alg.WriteRel) and is_update_key(body.advanced_extension)
-
-
-def plan_update_key(rel: alg.WriteRel, path: str) -> list[str] | None:
-    """The key the WriteRel's enhancement names (None without one). `path` is the WriteRel's."""
-    ext = rel.advanced_extension
-    if not ext.HasField("enhancement"):
-        return None
-    at = f"{path}.advanced_extension.enhancement"
-    if not is_update_key(ext):
-        raise UnsupportedFeatureError("advanced extension enhancement", f"{path}.advanced_extension")
-    if rel.op != alg.WriteRel.WRITE_OP_UPDATE:
-        op = alg.WriteRel.WriteOp.Name(rel.op) if rel.op in alg.WriteRel.WriteOp.values() else str(rel.op)
-        raise UnsupportedFeatureError(f"the {UPDATE_KEY_FIELD!r} enhancement on a {op} write (UPDATE only)", at)
-    struct = _struct(ext)
-    assert struct is not None
-    others = sorted(set(struct.fields) - {UPDATE_KEY_FIELD})
-    if others:
-        raise UnsupportedFeatureError(f"field(s) {others} beside {UPDATE_KEY_FIELD!r} in the enhancement", at)
-    value = struct.fields[UPDATE_KEY_FIELD]
-    items = list(value.list_value.values) if value.WhichOneof("kind") == "list_value" else []
-    names = [v.string_value for v in items if v.WhichOneof("kind") == "string_value" and v.string_value]
-    if not items or len(names) != len(items):
-        raise PlanInvalidError(f"{UPDATE_KEY_FIELD!r} must be a non-empty list of column names", at)
-    return names
-
-
-def enhancement(columns: Sequence[str]) -> AdvancedExtension:
-    """The advanced extension a producer puts on an UPDATE WriteRel to name its key."""
-    struct = Struct()
-    struct.fields[UPDATE_KEY_FIELD].list_value.extend(list(columns))
-    ext = AdvancedExtension()
-    ext.enhancement.Pack(struct)
-    return ext
 
 
 # --- the caller's keys ---------------------------------------------------------------------------------------

@@ -17,9 +17,7 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ...errors import ExecutionError, PlanInvalidError, ResolutionError, TargetRefusedError
-from ...translation import views as view_defs
-from ...translation.relation import Relation
-from ...translation.scope import Scope
+from ...translation.steps import PendingStep
 from ..report import Skip, Step, StepKind
 from . import common as c
 from .log import StepLog
@@ -32,31 +30,15 @@ DdlRel = alg.DdlRel
 Op = Callable[[ViewTarget, str, T.StructType, StepLog, Step, str], None]
 
 
-def consume_view_ddl(
-    cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope | None, schema: T.StructType
-) -> Relation:
-    """`schema` is the DDL's table_schema (empty for DROP)."""
-    log = c.step_log(cx, path)
-    op = _OPS.get(rel.op)
-    if op is None:
-        raise PlanInvalidError(f"DDL op {rel.op}", f"{path}.op")
-    if rel.HasField("table_defaults") and rel.table_defaults.fields:
-        raise PlanInvalidError("a view has no column defaults (table_defaults is set)", f"{path}.table_defaults")
-    definition = ""
-    if rel.op in c.SCHEMA_OPS:
-        if not rel.HasField("view_definition"):
-            raise PlanInvalidError("view DDL with no view_definition", f"{path}.view_definition")
-        plan = view_defs.definition_plan(cx, rel, path)
-        translated = cx.rel(rel.view_definition, f"{path}.view_definition")
-        c.check_input(translated, schema.names, [f.dataType for f in schema.fields], f"{path}.view_definition")
-        definition = view_defs.to_text(plan)
-    target = _locate(cx, log, rel.named_object.names, f"{path}.named_object")
-    kind = StepKind.of_op(DdlRel.DdlOp.Name(rel.op).removeprefix("DDL_OP_"), "view")
+def execute_view_ddl(cx: SubstraitConsumer, log: StepLog, pending: PendingStep) -> None:
+    """Run a view DDL step: its definition was translated (and checked) with the plan (`translation/steps.py`)."""
+    path = pending.path
+    target = _locate(cx, log, pending.target, f"{path}.named_object")
+    kind = StepKind.of_op(pending.op, "view")
     with log.step(kind, target, path) as step:  # type: ignore[arg-type]  # a ViewTarget reports like a table
         if not log.already_committed(step, target):
-            op(target, definition, schema, log, step, path)
+            _OPS[pending.rel.op](target, pending.definition, pending.schema, log, step, path)
     cx.forget_table(target.identity)
-    return c.empty(cx, schema.names, [f.dataType for f in schema.fields])
 
 
 def _locate(cx: SubstraitConsumer, log: StepLog, names: Sequence[str], path: str) -> ViewTarget:

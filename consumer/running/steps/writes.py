@@ -44,7 +44,8 @@ from ...errors import ExecutionError, PlanInvalidError, TargetRefusedError, Unsu
 from ...translation.nullability import with_nullability
 from ...translation.relation import Relation
 from ...translation.scope import Scope
-from ...types import nullable, schema_of
+from ...translation.steps import RECORDS as _RECORDS
+from ...translation.steps import PendingStep
 from ..observe import observed
 from ..report import Skip, Step, StepKind
 from . import common as c
@@ -57,37 +58,55 @@ if TYPE_CHECKING:
     from ..resolver import ResolvedTable
 
 WriteRel = alg.WriteRel
-_RECORDS = {
-    WriteRel.OUTPUT_MODE_UNSPECIFIED: False,
-    WriteRel.OUTPUT_MODE_NO_OUTPUT: False,
-    WriteRel.OUTPUT_MODE_MODIFIED_RECORDS: True,
-}
 
 
 @dataclass
 class WriteJob:
-    """One WriteRel being applied: its plan parts, target and step record."""
+    """One WriteRel being applied: its plan parts (the translated step), target and step record."""
 
     cx: SubstraitConsumer
-    rel: alg.WriteRel
-    path: str
-    outer: Scope | None
+    pending: PendingStep
     target: WriteTarget
-    names: list[str]
-    types: list[T.DataType]
     log: StepLog
     step: Step
-    plan_key: list[str] | None = None  # the key the WriteRel's enhancement names (`update_key`)
     _input: Relation | None = field(default=None, repr=False)
+
+    @property
+    def rel(self) -> alg.WriteRel:
+        return self.pending.rel
+
+    @property
+    def path(self) -> str:
+        return self.pending.path
+
+    @property
+    def outer(self) -> Scope | None:
+        return self.pending.outer
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.pending.names)
+
+    @property
+    def types(self) -> list[T.DataType]:
+        return list(self.pending.types)
+
+    @property
+    def plan_key(self) -> list[str] | None:
+        """The key the WriteRel's enhancement names (`update_key`)."""
+        return list(self.pending.plan_key) if self.pending.plan_key else None
 
     @property
     def parts(self) -> list[str]:
         return list(self.rel.named_table.names)
 
     def input(self) -> Relation:
-        """The input relation, translated on first use (DELETE by predicate translates its parts instead)."""
+        """The input relation as translation left it (a DELETE that may be by predicate is translated here, on first
+        use: by predicate it translates its parts instead), checked against the table_schema on first use."""
+        if self.pending.failure is not None:
+            raise self.pending.failure
         if self._input is None:
-            self._input = self.cx.rel(self.rel.input, f"{self.path}.input", self.outer)
+            self._input = self.pending.input or self.cx.rel(self.rel.input, f"{self.path}.input", self.outer)
             c.check_write_input(self._input, self.names, self.types, f"{self.path}.input")
         return self._input
 
@@ -104,7 +123,7 @@ class WriteJob:
     @property
     def nullable(self) -> list[bool]:
         """The table_schema's nullability, column by column."""
-        return [nullable(t) for t in self.rel.table_schema.struct.types]
+        return list(self.pending.nullability)
 
     def created(self) -> DataFrame:
         """The input as the table to create: the table_schema's names, types (`c.named`) and nullability."""
@@ -126,43 +145,28 @@ class WriteJob:
 Result = tuple[Outcome, DataFrame | None]
 
 
-def consume_write(cx: SubstraitConsumer, rel: alg.WriteRel, path: str, outer: Scope | None) -> Relation:
-    log = c.step_log(cx, path)
-    kind = rel.WhichOneof("write_type")
-    if kind is None:
-        raise PlanInvalidError("write with no target set", path)
-    if kind != "named_table":
-        raise UnsupportedFeatureError(f"write to an {kind}", f"{path}.{kind}")
-    op = _OPS.get(rel.op)
-    if op is None:
-        raise (PlanInvalidError if rel.op == WriteRel.WRITE_OP_UNSPECIFIED else UnsupportedFeatureError)(
-            f"write op {WriteRel.WriteOp.Name(rel.op) if rel.op in WriteRel.WriteOp.values() else rel.op}",
-            f"{path}.op",
-        )
-    if rel.output not in _RECORDS:
-        raise UnsupportedFeatureError(f"write output mode {rel.output}", f"{path}.output")
-    if not rel.table_schema.names:
-        raise PlanInvalidError("write with no table_schema", f"{path}.table_schema")
-    names, types = schema_of(rel.table_schema, f"{path}.table_schema")
-    plan_key = update_key.plan_update_key(rel, path)
-    target = c.locate(cx, log, rel.named_table.names, f"{path}.named_table")
-    kind_name = StepKind.of_op(WriteRel.WriteOp.Name(rel.op).removeprefix("WRITE_OP_"))
+def execute_write(cx: SubstraitConsumer, log: StepLog, pending: PendingStep) -> DataFrame | None:
+    """Run a WriteRel's step; the rows it modified when the relation outputs them (MODIFIED_RECORDS), else None."""
+    path, rel = pending.path, pending.rel
+    c.writable(log, path)
+    target = c.locate(cx, log, pending.target, f"{path}.named_table")
+    kind_name = StepKind.of_op(pending.op)
     modified = None
     with log.step(kind_name, target, path) as step:
-        job = WriteJob(cx, rel, path, outer, target, names, types, log, step, plan_key)
+        job = WriteJob(cx, pending, target, log, step)
         if not log.already_committed(step, target):
-            outcome, modified = op(job)
+            outcome, modified = _OPS[rel.op](job)
             step.rows = outcome.rows
             if outcome.skipped:
                 step.skipped(*outcome.skipped)
         elif rel.op != WriteRel.WRITE_OP_CTAS:
             job.input()  # still check the plan's input on a retry
     cx.forget_table(target.identity)  # later reads in this run see the new snapshot
-    if _RECORDS[rel.output]:
-        if modified is None and step.skip is Skip.ALREADY_COMMITTED:
-            modified = _committed_records(job)
-        return c.as_relation(cx, modified) if modified is not None else c.empty(cx, names, types)
-    return c.empty(cx, names, types)
+    if not pending.records:
+        return None
+    if modified is None and step.skip is Skip.ALREADY_COMMITTED:
+        modified = _committed_records(job)
+    return modified
 
 
 def _committed_records(job: WriteJob) -> DataFrame:
