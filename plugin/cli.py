@@ -487,8 +487,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print("\n== Spark physical plan ==")
             df.explain(mode="formatted")
             return 0
-        # A plan with write/DDL/update steps: each step's input query is translated (not the root, whose
-        # translation would apply the steps); nothing is committed.
+        # A plan with write/DDL/update steps: each step's input query is translated and explained (a step's
+        # own relation is refused outside a run: `steps_refused`); nothing is committed.
         inputs = [(s, consumer.query(s.input, s.input_path, s.columns)) for s in steps if s.input is not None]
         print(plan_tree(consumer))
         print("\n== Steps (explain applies none of them) ==")

@@ -236,4 +236,8 @@ def test_python_api_example_runs_as_written(tmp_path: Path) -> None:
     stdout, dropped = run_regions(tmp_path, *found.values())
     assert "success 2 [['DE', 17.75], ['FR', 20.0]]" in stdout
     assert '"status": "success"' in (tmp_path / "home" / "substrait-python" / "report.json").read_text()
+    # your own front end through the one run sequence: a plan that runs, a plan that is not there
+    assert "loaded orders_by_country.bin" in stdout
+    assert "orders_by_country.bin OK 2" in stdout
+    assert "no_such_plan.bin INVALID_INPUT None" in stdout
     skip_if_dropped(dropped)

@@ -8,7 +8,7 @@ of a run and their column lineage.
 
     class LakeTranslator(SubstraitTranslator):
         def get_asset_spec(self, table: SubstraitTable) -> AssetSpec:
-            return super().get_asset_spec(table).replace_attributes(key=AssetKey(["warehouse", *table.identity[1:]]))
+            return super().get_asset_spec(table).replace_attributes(key=AssetKey(["warehouse", *table.identity]))
 
 A key should depend on the table alone (its names, its identity), not on whether this plan writes it: a table one
 plan writes and another reads is then one asset.
