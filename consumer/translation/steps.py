@@ -167,15 +167,20 @@ def deletes_by_predicate(rel: alg.WriteRel, names: Sequence[str]) -> bool:
     inp = rel.input
     if inp.WhichOneof("rel_type") != "filter" or inp.filter.common.WhichOneof("emit_kind") == "emit":
         return False
-    read = inp.filter.input
+    return plain_named_read(inp.filter.input, names) is not None
+
+
+def plain_named_read(read: alg.Rel, names: Sequence[str]) -> alg.ReadRel | None:
+    """`read` if it is a NamedTable read yielding its table's rows whole, with the columns `names` in that order
+    (no projection, filter or emit of its own), else None: a step's input that is exactly its target's rows."""
     if read.WhichOneof("rel_type") != "read" or read.read.WhichOneof("read_type") != "named_table":
-        return False
+        return None
     body = read.read
     if any(body.HasField(f) for f in ("projection", "filter", "best_effort_filter")):
-        return False
+        return None
     if body.common.WhichOneof("emit_kind") == "emit":
-        return False
-    return [n.lower() for n in body.base_schema.names] == [n.lower() for n in names]
+        return None
+    return body if [n.lower() for n in body.base_schema.names] == [n.lower() for n in names] else None
 
 
 def ddl_step(cx: SubstraitConsumer, rel: alg.DdlRel, path: str, outer: Scope | None) -> Relation:

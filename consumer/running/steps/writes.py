@@ -45,7 +45,7 @@ from ...translation.nullability import with_nullability
 from ...translation.relation import Relation
 from ...translation.scope import Scope
 from ...translation.steps import RECORDS as _RECORDS
-from ...translation.steps import PendingStep
+from ...translation.steps import PendingStep, plain_named_read
 from ..observe import observed
 from ..report import Skip, Step, StepKind
 from . import common as c
@@ -301,15 +301,9 @@ def _plain_read_of_target(job: WriteJob, read: alg.Rel, path: str) -> ResolvedTa
     """The target as this run pinned it, if `read` yields exactly its rows with the columns in the table_schema's
     order; else None. A read filter (exact or best-effort: both are applied) would leave the rows it drops out of
     the rewrite, i.e. delete them too."""
-    if read.WhichOneof("rel_type") != "read" or read.read.WhichOneof("read_type") != "named_table":
+    body = plain_named_read(read, job.names)  # its columns are positional: another order means other values
+    if body is None:
         return None
-    body = read.read
-    if any(body.HasField(f) for f in ("projection", "filter", "best_effort_filter")):
-        return None
-    if body.common.WhichOneof("emit_kind") == "emit":
-        return None
-    if [n.lower() for n in body.base_schema.names] != [n.lower() for n in job.names]:
-        return None  # the input's columns are positional to the table_schema: another order means other values
     resolved = job.cx.resolve_table(list(body.named_table.names), f"{path}.read.named_table")
     return resolved if resolved.identity == job.target.identity else None
 
