@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import json
 import logging
 import os
@@ -621,23 +620,6 @@ def _no_retry(table: Any) -> None:
     props = table.metadata.properties
     if any(props.get(k) != v for k, v in NO_RETRY.items()):
         table.metadata = table.metadata.model_copy(update={"properties": {**props, **NO_RETRY}})
-
-
-def audit_from_operator(
-    report: Any,
-    context: Mapping[str, Any],
-    spec: str | Mapping[str, Any] | None,
-    catalogs: Any | None,
-    *,
-    run_key: str | None = None,
-    strict: bool | None = None,
-) -> AuditResult | None:
-    """An Airflow task try's audit record, on success and on failure alike: `report` is the `RunReport` (or its
-    dict), `context` Airflow's task context (its `ti` gives dag/run/task/map index/try). None when no audit log is
-    configured. Never raises unless the log is strict (`AuditError`); a spec that does not parse counts as an
-    unwritable log. (The operator's runs record through `PlanRunner.record`, which is `record_run`.)"""
-    build = functools.partial(AuditLog.from_spec, spec, catalogs, strict=strict)
-    return record_run(report, AuditContext.from_airflow(context, run_key), build, spec, strict=strict)
 
 
 def record_run(

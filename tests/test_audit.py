@@ -27,7 +27,6 @@ from substrait_spark.hooks.audit import (
     AuditLog,
     IcebergAuditLog,
     JsonLinesAuditLog,
-    audit_from_operator,
     build_record,
 )
 from substrait_spark.hooks.iceberg import Catalogs
@@ -38,6 +37,15 @@ from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 NAMES = ["id", "name", "amount"]
 TYPES = [i64(), string(), fp64()]
 ARROW = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.float64())])
+
+
+def audit_from_operator(report, context, spec, catalogs, *, strict=False):
+    """A task try's audit record as the operator writes it: its runner's `record`, with the task's context."""
+    from substrait_spark.hooks.audit import AuditContext
+    from substrait_spark.hooks.plan_run import PlanRunner, RunSettings
+
+    runner = PlanRunner(RunSettings(audit_log=spec, audit_strict=strict), catalogs=catalogs)
+    return runner.record(report, AuditContext.from_airflow(context, None))
 
 
 @pytest.fixture(scope="module", name="catalogs")
