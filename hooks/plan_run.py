@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # importing this module stays cheap: PySpark and the consumer
     from pyspark.sql import SparkSession
     from substrait_spark.consumer.analysis.policy import Policy, Violation
     from substrait_spark.consumer.loading.loader import LoadedPlan
+    from substrait_spark.consumer.running.connect_operations import Ledger
     from substrait_spark.consumer.running.report import RunReport
     from substrait_spark.consumer.running.resolver import TableBinding, TableMapResolver
     from substrait_spark.consumer.running.sinks import Sink
@@ -342,9 +343,11 @@ class PlanRunner:
         run_key: str | None = None,
         sink: Sink | None = None,
         slot: int = 0,
+        ledger: Ledger | None = None,
     ) -> RunReport:
         """Run a checked plan into `sink` (default: run and count). Typed errors carry the failed report. `slot`:
-        the plan's place in a batch of plans sharing `run_key` (the CLI's), part of its write steps' keys."""
+        the plan's place in a batch of plans sharing `run_key` (the CLI's), part of its write steps' keys.
+        `ledger`: a durable run's (`hooks/durable.py`); the report says whether a later try can resume it."""
         from substrait_spark.consumer.running.runner import run_loaded
 
         s = self.settings
@@ -363,13 +366,14 @@ class PlanRunner:
                 targets=self.targets,
                 update_keys=s.update_keys,
                 cast_to_plan_types=s.cast_to_plan_types,
+                ledger=ledger,
                 **self._consumer(),
             )
         except SubstraitSparkError as exc:
-            _identify(getattr(exc, "report", None), checked.source)
+            _identify(getattr(exc, "report", None), checked.source, ledger)
             self._word(exc)
             raise
-        _identify(report, checked.source)
+        _identify(report, checked.source, ledger)
         return report
 
     def record(self, report: RunReport | Mapping[str, Any], context: AuditContext) -> AuditResult | None:
@@ -396,7 +400,13 @@ class PlanRunner:
         return {"consumer_class": self._consumer_class} if self._consumer_class is not None else {}
 
 
-def _identify(report: Any, obj: PlanObject | None) -> None:
-    """The object-store identity of the bytes read, on the report."""
-    if report is not None and obj is not None:
+def _identify(report: Any, obj: PlanObject | None, ledger: Ledger | None = None) -> None:
+    """The object-store identity of the bytes read, and in a durable run whether it is durable, on the report."""
+    if report is None:
+        return
+    if obj is not None:
         report.plan_version_id, report.plan_etag = obj.version_id, obj.etag
+    if ledger is not None:
+        from substrait_spark.consumer.running.report import Durability
+
+        report.durability = Durability.DURABLE if report.spark_connect is not None else Durability.CLASSIC

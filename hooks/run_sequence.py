@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from substrait_spark.consumer.errors import ExitCode, SubstraitSparkError
-from substrait_spark.hooks.plan_run import PlanInput, PlanRunner, PlanSource
+from substrait_spark.hooks.durable import RunPhase, RunState
+from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput, PlanRunner, PlanSource
 from substrait_spark.hooks.plan_store import PlanObject
 
 if TYPE_CHECKING:
@@ -195,12 +196,14 @@ class PlanRun:
         slot: int = 0,
         audit_context: AuditContext | None = None,
         observer: RunObserver = NO_OBSERVER,
+        state: RunState | None = None,
     ) -> RunResult:
         """read → pin → parse → check → session → run → audit record → report (the stages already done are not
         done again). `parameters` bind the plan's dynamic parameters; `run_key` and `slot` make its write steps
         retry-safe (`PlanRunner.run`); `sink`: where root rows go, a `Sink` or what `Sink.parse` takes (read once the
         plan is checked; None: run and count); `audit_context`: who ran
-        (default: the run key alone, a fresh record id)."""
+        (default: the run key alone, a fresh record id); `state`: where a durable run keeps what a later try
+        resumes from (`hooks/durable.py`: an earlier try's unfinished run of the same plan bytes is resumed)."""
         from substrait_spark.consumer.running.sinks import Sink  # PySpark's: once a plan runs
 
         context = audit_context or _audit_context(run_key)
@@ -212,10 +215,20 @@ class PlanRun:
             checked = self.check(parameters)
             into = Sink.parse(dict(sink) if isinstance(sink, Mapping) else sink)
             spark = self.runner.spark
+            ledger = None
+            if state is not None:
+                state.resume_or_start(checked.loaded.sha256, obj.version_id if obj is not None else None)
+                ledger = state.ledger()
             with observer.running(spark, checked):
-                report = self.runner.run(checked, parameters=parameters, run_key=run_key, sink=into, slot=slot)
+                report = self.runner.run(
+                    checked, parameters=parameters, run_key=run_key, sink=into, slot=slot, ledger=ledger
+                )
         except SubstraitSparkError as exc:
+            if state is not None and exc.exit_code in NOT_RETRYABLE:
+                state.finish(RunPhase.FAILED)  # no try can fix it: a later one (after a fix) starts afresh
             return self.failed(exc, context, observer)
+        if state is not None:
+            state.finish(RunPhase.SUCCESS)
         observer.on_report(report, None)
         try:
             audit = self._record(report, context, observer)

@@ -84,6 +84,13 @@ def _parser() -> argparse.ArgumentParser:
         "committed under this key is skipped (a changed plan needs a new key)",
     )
     run.add_argument(
+        "--state",
+        metavar="FILE",
+        help="a durable run: keep here what a rerun after a crash resumes from (on Spark Connect it reattaches to "
+        "each output's operation still running on the server instead of submitting it again; outputs finished "
+        "are not run again); a finished run's state starts afresh",
+    )
+    run.add_argument(
         "--audit-log",
         metavar="SPEC",
         help="write one audit record per plan run: 'iceberg[:[CATALOG.]NS.TABLE]' (default table "
@@ -362,6 +369,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 slot=i,
                 audit_context=AuditContext(run_key=args.run_key),
                 observer=observers[i],
+                state=_state(args, i),
             )
             _publish(args, results[i], entries[i], observers[i])
     if args.output_dir:
@@ -369,6 +377,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         (Path(args.output_dir) / "summary.json").write_text(summary + "\n")
     progress.summary(args.output_dir)
     return next((int(results[i].exit_code) for i in sorted(results) if results[i].error), 0)
+
+
+def _state(args: argparse.Namespace, slot: int) -> Any:
+    """`--state FILE`: each plan of the batch under its own key (its place on the command line)."""
+    if not args.state:
+        return None
+    from substrait_spark.hooks.durable import HEADER_KEY, FileStore, RunState
+
+    return RunState(FileStore(args.state), header_key=f"{HEADER_KEY}.{slot}")
 
 
 def _usage_error(message: str) -> int:

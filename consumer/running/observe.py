@@ -1,9 +1,11 @@
 """Rows counted on the execution that produces them (no second scan), on every kind of client.
 
-`DataFrame.observe` with an `Observation` collects metrics from the same job on classic Spark and through Spark
-Connect from a 4.x client. pyspark 3.5's Connect client cannot read an observation back, so there the metrics are
-computed by one aggregate over the same DataFrame after the action ran: the inputs are the same (Iceberg reads are
-pinned to snapshot ids), so the numbers are too, at the cost of a second scan. Use a 4.x client to avoid it.
+`DataFrame.observe` collects metrics from the same job. On classic Spark an `Observation` reads them back. On Spark
+Connect a run's commands go through `connect_operations.CommandRunner`, which reads the observed metrics from the
+command's own response stream, on the 3.5 client as on 4.x: the observation is named, and `get` reads the
+runner's values. Outside such a runner (a caller's own action on Connect), a 4.x client's `Observation` reads them;
+pyspark 3.5's Connect client cannot, so there the metrics are one aggregate over the same DataFrame after the
+action ran (the same inputs, so the same numbers, at the cost of a second scan).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any, Protocol
 
 from pyspark.sql import Column, DataFrame, Observation
 
+from ..errors import ExecutionError
 from .clients import is_connect, reads_observations
+from .connect_operations import CommandRunner, active_runner
 
 _ids = itertools.count()
 
@@ -42,9 +46,27 @@ class _Recount:
         return self._values
 
 
+class _Streamed:
+    """The metrics of a named observation, as the command runner read them from the command's responses."""
+
+    def __init__(self, runner: CommandRunner, name: str, keys: list[str]) -> None:
+        self._runner, self._name, self._keys = runner, name, keys
+
+    @property
+    def get(self) -> dict[str, Any]:
+        values = self._runner.observed.get(self._name)
+        if values is None:
+            raise ExecutionError(f"the server sent no metrics for observation {self._name!r}")
+        return dict(zip(self._keys, values, strict=False))
+
+
 def observed(df: DataFrame, **metrics: Column) -> tuple[DataFrame, Metrics]:
     """`df` with `metrics` (name → aggregate column) attached, and the object that reads them after the action."""
     named = [m.alias(k) for k, m in metrics.items()]
+    runner = active_runner() if is_connect(df) else None
+    if runner is not None:
+        name = f"substrait_metrics_{next(_ids)}"
+        return _batch(df).observe(name, *named), _Streamed(runner, name, list(metrics))
     if not reads_observations(df):
         return df, _Recount(df, named)
     obs = Observation(f"substrait_metrics_{next(_ids)}")

@@ -28,6 +28,14 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
+class Durability(StrEnum):
+    """Whether a later try of a run (after its worker died) resumes its Spark operations."""
+
+    DURABLE = "durable"  # Spark Connect: each output's operation is reattached by a later try, never resubmitted
+    CLASSIC = "not durable: classic Spark runs the driver in the task's process"
+    NO_STATE = "not durable: no task state store (Airflow < 3.3, or durable=False)"
+
+
 class StepStatus(StrEnum):
     """Where a step ended. `SKIPPED` steps say which kind of skip in `Step.skip`."""
 
@@ -81,9 +89,34 @@ class Skip(StrEnum):
         return cls.ALREADY_COMMITTED
 
 
+class Resume(StrEnum):
+    """How a Spark Connect operation of a durable run came about (`connect_operations.py`)."""
+
+    FRESH = "fresh"  # submitted by this try
+    REATTACHED = "reattached"  # an earlier try's operation, still on the server: waited for, not submitted again
+    RERUN = "rerun"  # an earlier try's operation was gone (server restarted, detached timeout passed): run again
+    EARLIER = "earlier"  # finished by an earlier try: not run again
+
+
+@dataclass
+class Operation:
+    """One Spark Connect operation (a write, a count into nothing) an output ran: its ids on the server, how it
+    came about, and the time it took (the client's wall time from submission or reattachment to its end)."""
+
+    operation_id: str
+    session_id: str
+    resumed: Resume = Resume.FRESH
+    spark_ms: float | None = None
+
+
+def _no_operations(out: RootOutput) -> bool:
+    return not out.operations
+
+
 @dataclass
 class RootOutput:
-    """A root's result: its columns and rows, and where the rows went (`sinks.py`)."""
+    """A root's result: its columns and rows, and where the rows went (`sinks.py`). On Spark Connect, the
+    operations that produced it and, in a durable run, how the output resumed (`Resume`)."""
 
     index: int
     columns: list[str]
@@ -91,6 +124,8 @@ class RootOutput:
     location: str | None = None
     format: str | None = None
     preview: list[list[Any]] | None = None
+    resumed: Resume | None = field(default=None, metadata={"omit_if_none": True})
+    operations: list[Operation] = field(default_factory=list, metadata={"omit_if": _no_operations})
 
 
 @dataclass
@@ -155,6 +190,8 @@ class RunReport:
     spark_application_id: str | None = None
     # Spark Connect runs: session id, operation tags and the ids of the operations run (`clients.py`).
     spark_connect: dict[str, Any] | None = None
+    # Whether a later try of this run resumes it (`Durability`); absent where the caller did not ask.
+    durability: Durability | None = field(default=None, metadata={"omit_if_none": True})
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -221,7 +258,10 @@ def changed_tables(report: RunReport) -> dict[str, TableChange]:
 
 __all__ = [
     "BoundParameter",
+    "Durability",
+    "Operation",
     "ParameterSource",
+    "Resume",
     "RootOutput",
     "RunError",
     "RunReport",

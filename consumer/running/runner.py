@@ -19,7 +19,8 @@ from ..translation.nullability import with_nullability
 from ..translation.parameters import Parameters
 from ..translation.steps import NO_WRITE_CATALOG
 from .clients import connect_identity, engine_settings, recorded_operations
-from .report import RootOutput, RunReport, RunStatus
+from .connect_operations import CommandRunner, Ledger, MemoryLedger
+from .report import Resume, RootOutput, RunReport, RunStatus, plain, record_of
 from .resolver import TableResolver
 from .sinks import TYPED_SINKS, Sink, deliver
 from .spark_errors import spark_error
@@ -109,6 +110,47 @@ def _root_and_steps(consumer: SubstraitConsumer, log: StepLog, n: int, report: R
     return df
 
 
+def _output_key(n: int) -> str:
+    return f"output.{n}"
+
+
+def _earlier_output(ledger: Ledger | None, n: int) -> RootOutput | None:
+    """Output `n` as an earlier try of this durable run delivered it (not delivered again), else None."""
+    found = ledger.get(_output_key(n)) if ledger is not None else None
+    if found is None:
+        return None
+    out = record_of(RootOutput, found)
+    out.resumed = Resume.EARLIER
+    return out
+
+
+# How an output came about, from its operations': the first of these kinds any of them has.
+_OUTPUT_RESUME = (Resume.REATTACHED, Resume.RERUN, Resume.FRESH)
+
+
+def _deliver(
+    df: DataFrame,
+    sink: Sink,
+    out: RootOutput,
+    commands: CommandRunner | None,
+    *,
+    durable: bool,
+    n: int,
+    roots: int,
+    empty: bool,
+) -> None:
+    """`deliver`, on Spark Connect with the output's commands run (and recorded) by `commands`."""
+    if commands is None:
+        deliver(df, sink, out, index=n, roots=roots, empty=empty)
+        return
+    with commands.output(_output_key(n)) as operations:
+        deliver(df, sink, out, index=n, roots=roots, empty=empty)
+    out.operations = list(operations)
+    if durable:
+        kinds = {op.resumed for op in operations}
+        out.resumed = next((k for k in _OUTPUT_RESUME if k in kinds), Resume.EARLIER if kinds else Resume.FRESH)
+
+
 def run_loaded(
     loaded: LoadedPlan,
     spark: SparkSession,
@@ -122,6 +164,7 @@ def run_loaded(
     targets: WriteTargets | None = None,
     update_keys: Mapping[str, Sequence[str] | str] | None = None,
     cast_to_plan_types: bool = False,
+    ledger: Ledger | None = None,
 ) -> RunReport:
     """Execute every root of the plan into `sink` (default: run and count). Errors are recorded in the report
     and re-raised typed; the report rides on the error as `exc.report`. Callers that start Spark for the run
@@ -136,11 +179,17 @@ def run_loaded(
     `update_keys` (table name → key columns) says which columns UPDATE writes match rows by, before the plan's
     own key and the table's identifier fields (`steps.update_key`). `cast_to_plan_types` casts read columns to the
     plan's declared types even where the cast can lose information (else a schema mismatch, exit 4); the report's
-    notes list each such cast."""
+    notes list each such cast.
+
+    On Spark Connect each output's commands run as reattachable executions whose ids are kept in `ledger`
+    (`connect_operations.py`): a later try given the same ledger (the caller's task state) takes an output an
+    earlier try finished as it was, reattaches to one still running and runs one the server lost again; each
+    output says so (`RootOutput.resumed`). Without a ledger the run keeps its own, for this process only."""
     sink = sink or Sink()
     report = new_report(loaded)
     report.spark_application_id = spark.conf.get("spark.app.id", None)
     report.spark_connect = connect_identity(spark)
+    commands = CommandRunner(spark, ledger or MemoryLedger()) if report.spark_connect is not None else None
     with engine_settings(spark), recorded_operations(spark) as operations:
         if report.spark_connect is not None:
             report.spark_connect["operation_ids"] = operations  # filled as the run's operations finish
@@ -171,7 +220,20 @@ def run_loaded(
                         df = exactly_as(df, consumer.root_types[n], f"root {n}")
                         # and optional columns (a root declares no nullability): not what Spark infers
                         df = with_nullability(df, [True] * len(consumer.root_types[n]), f"root {n}")
-                    deliver(df, sink, out, index=n, roots=len(roots), empty=n in consumer.empty_roots)
+                    earlier = _earlier_output(ledger, n)
+                    if earlier is not None:
+                        report.outputs.append(earlier)
+                        continue
+                    _deliver(
+                        df,
+                        sink,
+                        out,
+                        commands,
+                        durable=ledger is not None,
+                        n=n,
+                        roots=len(roots),
+                        empty=n in consumer.empty_roots,
+                    )
                 except SubstraitSparkError:
                     raise
                 except AnalysisException as exc:
@@ -182,6 +244,8 @@ def run_loaded(
                 except Exception as exc:
                     raise spark_error(exc) from exc
                 report.outputs.append(out)
+                if ledger is not None:
+                    ledger.put(_output_key(n), plain(out))
             report.status = RunStatus.SUCCESS
             return report
         except SubstraitSparkError as exc:

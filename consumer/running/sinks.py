@@ -18,6 +18,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..errors import ExecutionError, PlanInvalidError
+from .clients import is_connect
+from .connect_operations import CommandRunner, active_runner
 from .observe import Metrics, observed
 from .paths import absolute
 from .report import RootOutput
@@ -163,19 +165,33 @@ def _file(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> Non
     """One file (not a Spark folder), in the DataFrame's order: one partition, then moved into place."""
     assert target is not None
     dest = Path(target)
-    tmp = Path(tempfile.mkdtemp(prefix=".substrait-", dir=dest.parent))
+    runner = active_runner() if is_connect(df) else None
+    tmp = _staging(dest, runner)
     try:
         counted, obs = _observed(df.coalesce(1))
         written = tmp / "out"
         _FILE_WRITERS[sink.format](counted.write.mode("overwrite"), str(written))
-        parts = sorted(p for p in written.iterdir() if p.name.startswith("part-"))
-        if len(parts) != 1:
+        parts = sorted(p for p in written.iterdir() if p.name.startswith("part-")) if written.exists() else []
+        if not parts and runner is not None and runner.finished_earlier() and dest.exists():
+            pass  # an earlier try of this durable run wrote the file and moved it into place
+        elif len(parts) != 1:
             raise ExecutionError(f"expected one output file, Spark wrote {len(parts)}")
-        parts[0].replace(dest)
+        else:
+            parts[0].replace(dest)
         out.rows = _rows(obs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     out.location, out.format = str(dest), sink.format.value
+
+
+def _staging(dest: Path, runner: CommandRunner | None) -> Path:
+    """The folder a file is written into before it is moved into place: a fresh one, or in a durable run the
+    same one on every try (a later try reattached to the write finds what it wrote there)."""
+    if runner is None:
+        return Path(tempfile.mkdtemp(prefix=".substrait-", dir=dest.parent))
+    tmp = dest.parent / runner.scratch(".substrait")
+    tmp.mkdir(exist_ok=True)
+    return tmp
 
 
 def _folder(df: DataFrame, sink: Sink, out: RootOutput, target: str | None) -> None:
