@@ -61,10 +61,18 @@ DEFAULT_NAMESPACE = "substrait_spark"
 DEFAULT_TABLE = "audit_log"
 NAMESPACE_PROPERTY = "default-namespace"
 RECORD_PROPERTY = "substrait-spark.audit-record"  # the record id, in the snapshot summary of its append
-RECORD_VERSION = 3  # 2: the plan's bound parameters; 3: the kind of a skipped step (`steps.skip`)
+# 2: the plan's bound parameters; 3: the kind of a skipped step (`steps.skip`); 4: a durable run's resumption (the
+# run's `durability`, each output's `resumed` and its Spark Connect operations)
+RECORD_VERSION = 4
 # Columns added to the audit table since its first version (full names, nested ones too): a table created earlier
 # gains them on its next write.
-ADDED_COLUMNS = ("parameters", "steps.element.skip")
+ADDED_COLUMNS = (
+    "parameters",
+    "steps.element.skip",
+    "durability",
+    "outputs.element.resumed",
+    "outputs.element.operations",
+)
 COMMIT_ATTEMPTS = 8
 # pyiceberg re-applies a failed append on the new snapshot by itself; the audit log must look for its record
 # again first, so its appends are not retried by pyiceberg (a table property; also applied in memory to audit

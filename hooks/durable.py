@@ -91,14 +91,27 @@ class RunState:
         self.store.set(self.header_key, self.generation.to_dict())
         return self.generation
 
-    def finish(self, phase: RunPhase) -> None:
+    def finish(self, phase: RunPhase, report: Mapping[str, Any] | None = None) -> None:
         """The generation ended: a later try starts a new one (a failed run is run again, its committed steps
-        skipped by their idempotency keys; a finished one is not resumed)."""
+        skipped by their idempotency keys; a finished one is not resumed). A successful run's `report` is kept for
+        a try that finds the run finished (its worker died before the task ended): it publishes that report."""
         if self.generation is not None:
+            if report is not None:
+                self.store.set(self._report_key, dict(report))
             self.generation = Generation(
                 self.generation.id, self.generation.plan_sha256, self.generation.plan_version_id, phase
             )
             self.store.set(self.header_key, self.generation.to_dict())
+
+    @property
+    def _report_key(self) -> str:
+        return f"{self.header_key}.report"
+
+    def finished_report(self) -> dict[str, Any] | None:
+        """The report of the stored generation when it finished successfully, else None."""
+        found = self.stored()
+        value = self.store.get(self._report_key) if found is not None and found.phase is RunPhase.SUCCESS else None
+        return dict(value) if isinstance(value, Mapping) else None
 
     def ledger(self) -> StoreLedger:
         assert self.generation is not None, "resume_or_start first"

@@ -228,7 +228,7 @@ class PlanRun:
                 state.finish(RunPhase.FAILED)  # no try can fix it: a later one (after a fix) starts afresh
             return self.failed(exc, context, observer)
         if state is not None:
-            state.finish(RunPhase.SUCCESS)
+            state.finish(RunPhase.SUCCESS, report.to_dict())
         observer.on_report(report, None)
         try:
             audit = self._record(report, context, observer)

@@ -13,11 +13,17 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    BaseOperator,
+    ResumableJobMixin,
+)
 from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.running.narration import report_lines
-from substrait_spark.consumer.running.report import RunReport, changed_tables
+from substrait_spark.consumer.running.report import Durability, RunReport, RunStatus, changed_tables
 from substrait_spark.hooks.audit import AuditContext, AuditResult
+from substrait_spark.hooks.durable import HEADER_KEY, AirflowStore, Generation, RunPhase, RunState
 from substrait_spark.hooks.iceberg import Catalogs
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput, PlanRunner, RunSettings
 from substrait_spark.hooks.plan_store import PlanObject
@@ -32,7 +38,7 @@ REPORT_XCOM_KEY = "substrait_run_report"
 BIND_HINT = 'the operator\'s parameters={{"{anchor}": VALUE}}'
 
 
-class SubstraitSparkOperator(BaseOperator):
+class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
     """Run the Substrait plan at `plan_uri` on Spark and return its run report.
 
     :param plan_uri: where the plan is: a path, `file://` or `s3://bucket/key[?versionId=…]` (templated).
@@ -65,9 +71,18 @@ class SubstraitSparkOperator(BaseOperator):
         information (e.g. `decimal(10,2)` data the plan declares `decimal(5,2)`); without it such a column is a
         schema mismatch that fails the task. The run report's notes list each such cast.
 
+    :param durable: (Airflow >= 3.3, default True) keep what a later try needs in the task state store: a try
+        after the worker died reattaches to the Spark Connect operations the earlier try left running, instead of
+        submitting them again, and takes the outputs it finished as they were (`hooks/durable.py`). Classic Spark
+        cannot be durable (its driver dies with the worker): the report says so. Below Airflow 3.3 every try
+        starts afresh (committed write steps are still skipped by their idempotency keys).
+
     A plan that cannot run (invalid, unsupported, parameter values that do not fit it) fails the task before a
     Spark session is asked for.
     """
+
+    # Where the run's state header lives in the task state store (renaming it breaks in-flight retries).
+    external_id_key = HEADER_KEY
 
     template_fields: Sequence[str] = (
         "plan_uri",
@@ -137,11 +152,54 @@ class SubstraitSparkOperator(BaseOperator):
         # failure events.
         self._plan_run: PlanRun | None = None
         self._result: RunResult | None = None
+        self._returned: dict[str, Any] | None = None
 
     def execute(self, context: Any) -> dict[str, Any]:
         """The task's arguments → the run sequence → what the task publishes: the report (XCom), one Asset event
         per table changed; a failed run fails the task with its typed error (without retries when no try can fix
-        it), its failed report still the task's XCom."""
+        it), its failed report still the task's XCom. Durable (the default, with a task state store): through
+        `ResumableJobMixin.execute_resumable`, which resumes an earlier try's unfinished run."""
+        if self.durable and context.get("task_state_store") is not None:
+            return self.execute_resumable(context)
+        return self._execute_run(context, None)
+
+    # --- ResumableJobMixin: the "job" is the run's state header (`hooks/durable.py`) --------------------------
+
+    def submit_job(self, context: Any) -> None:
+        """Nothing to submit up front: the run writes its state header itself once the plan's sha256 is known
+        (`RunState.resume_or_start`), then records each Spark operation before it starts."""
+        return None
+
+    def get_job_status(self, external_id: Any, context: Any) -> str:
+        generation = Generation.of(external_id)
+        return generation.phase.value if generation is not None else RunPhase.FAILED.value
+
+    def is_job_active(self, status: str) -> bool:
+        return status == RunPhase.RUNNING.value
+
+    def is_job_succeeded(self, status: str) -> bool:
+        return status == RunPhase.SUCCESS.value
+
+    # The mixin returns this method's value as the task's on a resumed try (the report): hence not None.
+    def poll_until_complete(self, external_id: Any, context: Any) -> dict[str, Any]:  # type: ignore[override]
+        """Run the plan, resuming what an earlier try left (an unfinished run of the same plan bytes)."""
+        self._returned = self._execute_run(context, RunState(AirflowStore(context["task_state_store"])))
+        return self._returned
+
+    def get_job_result(self, external_id: Any, context: Any) -> dict[str, Any]:
+        """This try's report, or — the run finished in an earlier try whose worker died before the task ended —
+        that try's report, published now."""
+        if self._returned is not None:
+            return self._returned
+        stored = RunState(AirflowStore(context["task_state_store"])).finished_report()
+        if stored is None:  # the header says finished but the report is not there: run it again, durably
+            return self.poll_until_complete(external_id, context)
+        report = RunReport.from_dict(stored)
+        self.log.info("The run finished in an earlier try of this task: publishing its report")
+        self._asset_events(context, report)
+        return stored
+
+    def _execute_run(self, context: Any, state: RunState | None) -> dict[str, Any]:
         try:
             run = self._run()
         except SubstraitSparkError as exc:  # the task's configuration (a connection, a catalog) before any plan
@@ -152,7 +210,8 @@ class SubstraitSparkOperator(BaseOperator):
             run_key=key,
             sink=self._results(),
             audit_context=AuditContext.from_airflow(context, key),
-            observer=_TaskObserver(self, context),
+            observer=_TaskObserver(self, context, durable_asked=self.durable),
+            state=state,
         )
         self._result = result
         if result.error is not None:
@@ -291,8 +350,14 @@ class SubstraitSparkOperator(BaseOperator):
         return base
 
     def on_kill(self) -> None:
-        """Cancel exactly this task's Spark jobs (its job group); other tasks sharing the session go on."""
+        """Cancel exactly this task's Spark jobs (its job group) and the Connect operations it waits for (one it
+        reattached to carries an earlier try's tags); other tasks sharing the session go on."""
         self._killed = True
+        from substrait_spark.consumer.running.connect_operations import interrupt_in_flight
+
+        stopped = interrupt_in_flight()
+        if stopped:
+            self.log.info("Interrupted Spark Connect operation(s) %s", ", ".join(stopped))
         if self._spark_hook is not None and self._job_group is not None:
             self._spark_hook.cancel(self._job_group)
 
@@ -302,8 +367,9 @@ class _TaskObserver(RunObserver):
     plan's line in the task log once it is read; the try's Spark job group and stage progress around the run;
     the report's lines and the audit record's line in the task log."""
 
-    def __init__(self, operator: SubstraitSparkOperator, context: Any):
+    def __init__(self, operator: SubstraitSparkOperator, context: Any, *, durable_asked: bool = False):
         self.operator, self.context = operator, context
+        self.durable_asked = durable_asked
 
     def on_read(self, obj: PlanObject) -> None:
         op = self.operator
@@ -328,6 +394,8 @@ class _TaskObserver(RunObserver):
 
     def on_report(self, report: RunReport, error: SubstraitSparkError | None) -> None:
         op = self.operator
+        if self.durable_asked and report.durability is None and report.status is not RunStatus.RUNNING:
+            report.durability = Durability.NO_STATE
         if error is None:
             assert op._spark_hook is not None
             report.spark_application_id = op._spark_hook.application_id()

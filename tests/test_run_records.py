@@ -18,7 +18,7 @@ from substrait_spark.consumer.loading.loader import LoadedPlan
 from substrait_spark.consumer.running.report import RunReport, RunStatus, StepKind
 from substrait_spark.consumer.running.runner import run_loaded
 from substrait_spark.consumer.running.sinks import Sink
-from substrait_spark.hooks.audit import NOT_AUDITED, AuditContext, AuditLog, audit_schema, audited
+from substrait_spark.hooks.audit import ADDED_COLUMNS, NOT_AUDITED, AuditContext, AuditLog, audit_schema, audited
 from substrait_spark.hooks.iceberg_writes import WritableIcebergResolver
 from test_write_steps import NAMES, TYPES, W, catalogs_fixture, ns_fixture, rows_of, table, values  # noqa: F401
 
@@ -45,6 +45,13 @@ AUDIT_COLUMNS_V3 = {
     "outputs.element.format",
     *("parameters", "parameters.element", "parameters.element.anchor", "parameters.element.type"),
     *("parameters.element.value", "parameters.element.source"),
+}
+# Version 4 adds a durable run's resumption: the table of version 3 gains these columns on its next write.
+AUDIT_COLUMNS_V4 = AUDIT_COLUMNS_V3 | {
+    "durability",
+    *("outputs.element.resumed", "outputs.element.operations", "outputs.element.operations.element"),
+    *("outputs.element.operations.element.operation_id", "outputs.element.operations.element.session_id"),
+    *("outputs.element.operations.element.resumed", "outputs.element.operations.element.spark_ms"),
 }
 
 
@@ -166,4 +173,7 @@ def test_the_audit_table_columns_are_what_the_records_derive_and_the_previous_ve
     table_columns = set(index_name_by_id(audit_schema()).values())
     derived = derived_columns(RunReport) | derived_columns(AuditContext) - {"record_id"}
     assert table_columns == derived | {"record_id", "record_version", "finished_at"}
-    assert table_columns == AUDIT_COLUMNS_V3  # no migration for tables of the previous version
+    assert table_columns == AUDIT_COLUMNS_V4
+    # what a table of the previous version lacks is exactly what the audit log adds to it on its next write
+    added = {c for c in table_columns - AUDIT_COLUMNS_V3 if not any(c.startswith(f"{a}.") for a in ADDED_COLUMNS)}
+    assert added == set(ADDED_COLUMNS) - {"parameters", "steps.element.skip"}

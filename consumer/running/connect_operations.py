@@ -58,6 +58,21 @@ class MemoryLedger:
 _active: contextvars.ContextVar[CommandRunner | None] = contextvars.ContextVar("substrait_commands", default=None)
 
 
+# The operations this process is waiting for (submitted or reattached), by operation id: what `interrupt_in_flight`
+# stops. A reattached operation carries an earlier try's tags, so interrupting by this try's tag would miss it.
+_in_flight: dict[str, tuple[Any, dict[str, Any]]] = {}
+
+
+def interrupt_in_flight() -> list[str]:
+    """Interrupt on the server every operation this process is waiting for (a task being killed); their ids."""
+    stopped = []
+    for op_id, (runner, record) in list(_in_flight.items()):
+        with contextlib.suppress(Exception):  # the operation may have ended meanwhile
+            runner._interrupt(record)
+            stopped.append(op_id)
+    return stopped
+
+
 def active_runner() -> CommandRunner | None:
     """The runner the commands of this context go through (None outside a run on Spark Connect)."""
     return _active.get()
@@ -205,12 +220,25 @@ class CommandRunner:
         with contextlib.suppress(Exception):  # the server drops it after its detached timeout anyway
             self.client._stub.ReleaseExecute(req, metadata=self.client._builder.metadata())
 
+    def _interrupt(self, record: dict[str, Any]) -> None:
+        pb2 = _pb2()
+        req = pb2.InterruptRequest(
+            session_id=record["session_id"],
+            client_type=self.client._builder.userAgent,
+            interrupt_type=pb2.InterruptRequest.InterruptType.INTERRUPT_TYPE_OPERATION_ID,
+            operation_id=record["operation_id"],
+        )
+        if record.get("user_id"):
+            req.user_context.user_id = record["user_id"]
+        self.client._stub.Interrupt(req, metadata=self.client._builder.metadata())
+
     def _stream(self, record: dict[str, Any], responses: Any) -> list[tuple[str, list[Any]]]:
         """Read the execution's responses to the end (reattaching where the server ends a stream early); the
         observed metrics, (name, values) in the order the server sent them."""
         values: list[tuple[str, list[Any]]] = []
         last_id: str | None = None
         progress = _progress(self.client, record["operation_id"])
+        _in_flight[record["operation_id"]] = (self, record)
         try:
             while True:
                 complete = False
@@ -231,6 +259,7 @@ class CommandRunner:
                     break
                 responses = self._reattach(record, last_id)  # the server ended the stream early: read on
         finally:
+            _in_flight.pop(record["operation_id"], None)
             if progress is not None:
                 progress.__exit__(None, None, None)
         self._release(record)
