@@ -5,9 +5,11 @@ Connect operation's id and session before it starts, its end; each output delive
 key-value store the orchestrator keeps per task: Airflow's task state store (Airflow >= 3.3), a JSON file for the
 CLI (`--state FILE`), Dagster's instance key-value store for a run and its re-executions.
 
-The header says which plan the state belongs to (sha256 and version id) and a generation id that prefixes every
-ledger key: a try whose plan bytes differ, or after a run that finished, starts a new generation (fresh), so
-state of another plan is never resumed. Clearing an Airflow task discards its state: the next try starts fresh.
+The header says which plan the state belongs to (sha256 and version id), where its run got to (`RunPhase`) and a
+generation id that prefixes every ledger key. A try of the same plan bytes resumes a running generation and takes a
+finished one's stored report (nothing run again); a try whose plan bytes differ, or after a failure no try can fix,
+starts a new generation, so state of another plan is never resumed. Clearing an Airflow task discards its state:
+the next try starts fresh.
 """
 
 from __future__ import annotations
@@ -107,10 +109,15 @@ class RunState:
     def _report_key(self) -> str:
         return f"{self.header_key}.report"
 
-    def finished_report(self) -> dict[str, Any] | None:
-        """The report of the stored generation when it finished successfully, else None."""
+    def finished_report(self, plan_sha256: str | None = None) -> dict[str, Any] | None:
+        """The report of the stored generation when it finished successfully (running `plan_sha256`, when
+        given), else None."""
         found = self.stored()
-        value = self.store.get(self._report_key) if found is not None and found.phase is RunPhase.SUCCESS else None
+        if found is None or found.phase is not RunPhase.SUCCESS:
+            return None
+        if plan_sha256 is not None and found.plan_sha256 != plan_sha256:
+            return None
+        value = self.store.get(self._report_key)
         return dict(value) if isinstance(value, Mapping) else None
 
     def ledger(self) -> StoreLedger:

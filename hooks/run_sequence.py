@@ -217,6 +217,9 @@ class PlanRun:
             spark = self.runner.spark
             ledger = None
             if state is not None:
+                finished = state.finished_report(checked.loaded.sha256)
+                if finished is not None:  # an earlier try ran it to the end: its report, nothing run again
+                    return self._finished_earlier(finished, checked, context, observer)
                 state.resume_or_start(checked.loaded.sha256, obj.version_id if obj is not None else None)
                 ledger = state.ledger()
             with observer.running(spark, checked):
@@ -235,6 +238,18 @@ class PlanRun:
         except SubstraitSparkError as exc:  # a strict audit log that could not be written
             return self.failed(exc, context, observer)
         return RunResult(report, checked, audit)
+
+    def _finished_earlier(
+        self, stored: Mapping[str, Any], checked: PlanInput, context: AuditContext, observer: RunObserver
+    ) -> RunResult:
+        from substrait_spark.consumer.running.report import Resume, RunReport
+
+        report = RunReport.from_dict(stored)
+        for out in report.outputs:
+            out.resumed = Resume.EARLIER
+        report.notes.append("the run finished in an earlier try with this state: its outputs were not run again")
+        observer.on_report(report, None)
+        return RunResult(report, checked, self._record(report, context, observer))
 
     def failed(
         self,

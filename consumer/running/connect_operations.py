@@ -149,12 +149,13 @@ class CommandRunner:
         record = self.ledger.get(key)
         if record is not None and record.get("status") == DONE:
             op = Operation(record["operation_id"], record["session_id"], Resume.EARLIER)
-            # an earlier try's observations had other names: the values, in the order the command names them
-            self.observed.update(zip(names, [values for _, values in record.get("observed") or []], strict=False))
+            observed = record.get("observed") or []
         else:
             op, observed = self._run(key, command, record)
             op.spark_ms = round((time.perf_counter() - started) * 1000, 1)
-            self.observed.update(observed)
+        # An earlier try's command (finished, or reattached to) named its observations otherwise: the values, in
+        # the order this command names them.
+        self.observed.update(zip(names, [values for _, values in observed], strict=False))
         self._operations.append(op)
         self.last = op
         return self._result_shape(op)
