@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -75,8 +75,12 @@ class Generation:
 class RunState:
     """A plan run's state in `store`: `resume_or_start` picks the generation, `ledger` is what the engine writes."""
 
-    def __init__(self, store: Store, *, header_key: str = HEADER_KEY) -> None:
+    def __init__(
+        self, store: Store, *, header_key: str = HEADER_KEY, detach: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         self.store, self.header_key = store, header_key
+        # Hands the wait for a submitted operation to another process (it raises: a deferrable task defers).
+        self.detach = detach
         self.generation: Generation | None = None
         self.resumed = False  # an earlier try's generation is being resumed
 
@@ -122,7 +126,10 @@ class RunState:
 
     def ledger(self) -> StoreLedger:
         assert self.generation is not None, "resume_or_start first"
-        return StoreLedger(self.store, f"{self.header_key}.{self.generation.id}.")
+        ledger = StoreLedger(self.store, f"{self.header_key}.{self.generation.id}.")
+        if self.detach is not None:
+            ledger.detach = self.detach  # type: ignore[attr-defined]  # the engine looks for it (`Ledger`)
+        return ledger
 
 
 class StoreLedger:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from airflow.configuration import conf
 from airflow.providers.common.compat.sdk import (
     AirflowException,
     AirflowFailException,
@@ -31,6 +32,7 @@ from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 from substrait_spark.hooks.run_sequence import PlanRun, RunObserver, RunResult
 from substrait_spark.hooks.spark_hook import SubstraitSparkHook
 from substrait_spark.hooks.spark_progress import StageProgress
+from substrait_spark.operators.connect_trigger import ConnectOperationTrigger
 from substrait_spark.operators.links import PLAN_LINK_XCOM_KEY, SubstraitGraphLink, SubstraitPlanLink, plan_link
 
 REPORT_XCOM_KEY = "substrait_run_report"
@@ -71,6 +73,10 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         information (e.g. `decimal(10,2)` data the plan declares `decimal(5,2)`); without it such a column is a
         schema mismatch that fails the task. The run report's notes list each such cast.
 
+    :param deferrable: (Spark Connect, Airflow >= 3.3) free the worker slot while Spark works: each output's
+        operation is submitted, then the task defers to a `ConnectOperationTrigger` that waits for it in the
+        triggerer; the task resumes to collect it and start the next. Marking the deferred task failed, clearing
+        or killing it interrupts the operation on the server. Default: `[operators] default_deferrable`.
     :param durable: (Airflow >= 3.3, default True) keep what a later try needs in the task state store: a try
         after the worker died reattaches to the Spark Connect operations the earlier try left running, instead of
         submitting them again, and takes the outputs it finished as they were (`hooks/durable.py`). Classic Spark
@@ -125,9 +131,11 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         audit_strict: bool = False,
         cast_to_plan_types: bool = False,
         policy: str | Mapping[str, Any] | None = None,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.deferrable = deferrable
         self.plan_uri = plan_uri
         self.parameters = parameters
         self.results = results
@@ -159,9 +167,37 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         per table changed; a failed run fails the task with its typed error (without retries when no try can fix
         it), its failed report still the task's XCom. Durable (the default, with a task state store): through
         `ResumableJobMixin.execute_resumable`, which resumes an earlier try's unfinished run."""
-        if self.durable and context.get("task_state_store") is not None:
+        if (self.durable or self.deferrable) and context.get("task_state_store") is not None:
             return self.execute_resumable(context)
+        if self.deferrable:
+            self.log.warning("deferrable=True needs the task state store (Airflow 3.3+): the run waits in the task")
         return self._execute_run(context, None)
+
+    def execute_complete(self, context: Any, event: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Back from the trigger: the run goes on where it was (the operation the trigger waited for is collected,
+        or run again when the server lost it; the next output starts, and may defer again)."""
+        if event:
+            self.log.info(
+                "Spark Connect operation %s: %s %s",
+                event.get("operation_id"),
+                event.get("end"),
+                event.get("message") or "",
+            )
+        return self.execute(context)
+
+    def _defer_to_trigger(self, record: dict[str, Any]) -> None:
+        """`RunState.detach`: wait for the operation `record` names in the triggerer, not in a worker slot."""
+        self.log.info("Deferring: Spark Connect operation %s runs on the server", record["operation_id"])
+        self.defer(
+            trigger=ConnectOperationTrigger(
+                self.spark_conn_id, record["session_id"], record["operation_id"], record.get("user_id") or ""
+            ),
+            method_name="execute_complete",
+        )
+
+    def _state(self, context: Any) -> RunState:
+        detach = self._defer_to_trigger if self.deferrable else None
+        return RunState(AirflowStore(context["task_state_store"]), detach=detach)
 
     # --- ResumableJobMixin: the "job" is the run's state header (`hooks/durable.py`) --------------------------
 
@@ -183,7 +219,7 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
     # The mixin returns this method's value as the task's on a resumed try (the report): hence not None.
     def poll_until_complete(self, external_id: Any, context: Any) -> dict[str, Any]:  # type: ignore[override]
         """Run the plan, resuming what an earlier try left (an unfinished run of the same plan bytes)."""
-        self._returned = self._execute_run(context, RunState(AirflowStore(context["task_state_store"])))
+        self._returned = self._execute_run(context, self._state(context))
         return self._returned
 
     def get_job_result(self, external_id: Any, context: Any) -> dict[str, Any]:

@@ -88,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a durable run: keep here what a rerun after a crash resumes from (on Spark Connect it reattaches to "
         "each output's operation still running on the server instead of submitting it again; outputs finished "
-        "are not run again; a plan the state says finished is reported from it, not run again: a new file starts afresh)",
+        "are not run again; a plan the state says finished is reported from it, not run again: a new file "
+        "starts afresh)",
     )
     run.add_argument(
         "--audit-log",

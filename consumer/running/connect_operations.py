@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import time
 import uuid
 from collections.abc import Iterator
@@ -35,7 +36,9 @@ GONE = ("INVALID_HANDLE.", "INVALID_CURSOR.")
 
 
 class Ledger(Protocol):
-    """Where a run keeps what a later try needs: JSON values by key (the task state store, a dict)."""
+    """Where a run keeps what a later try needs: JSON values by key (the task state store, a dict). A ledger may
+    also have `detach(record)`: then a submitted execution is not waited for here — `detach` raises (a deferrable
+    task defers to a trigger that waits for the operation `record` names) and a later try collects the result."""
 
     def get(self, key: str) -> dict[str, Any] | None: ...
 
@@ -180,7 +183,7 @@ class CommandRunner:
         }
         self.ledger.put(key, fresh)  # before the server hears of it: a later try looks for this id
         try:
-            values = self._stream(fresh, self._submit(fresh, command))
+            values = self._stream(fresh, self._detach_or_follow(fresh, self._submit(fresh, command)))
         except _Gone as exc:  # the session it was sent in is gone: nothing to resume, the error is the server's
             raise RuntimeError(str(exc)) from None
         self.ledger.put(key, {**fresh, "status": DONE, "observed": values})
@@ -195,6 +198,29 @@ class CommandRunner:
             pb2.ExecutePlanRequest.RequestOption(reattach_options=pb2.ReattachOptions(reattachable=True))
         )
         return self.client._stub.ExecutePlan(req, metadata=self.client._builder.metadata())
+
+    def _detach_or_follow(self, record: dict[str, Any], call: Any) -> Iterator[Any]:
+        """The submitted execution's responses to read here — or, where the ledger hands the wait to another
+        process (`Ledger.detach`: a deferrable Airflow task's trigger), nothing: once the server has the execution
+        (its first response: a Spark 4 server sends progress every few seconds) the stream is closed, the
+        execution goes on detached, and `detach` is called (it raises: the task defers). An execution that is
+        complete by its first response is read here."""
+        detach = getattr(self.ledger, "detach", None)
+        if detach is None:
+            return iter(call)
+        try:
+            first = next(call)
+        except StopIteration:
+            return iter(())
+        except Exception as exc:
+            if _is_gone(exc):
+                raise _Gone(str(exc)) from None
+            self.client._handle_error(exc)
+        if first.HasField("result_complete"):
+            return itertools.chain([first], call)
+        call.cancel()  # the execution is reattachable: it goes on without this stream
+        detach(record)
+        raise AssertionError("Ledger.detach returned instead of raising")
 
     def _reattach(self, record: dict[str, Any], last_response_id: str | None) -> Any:
         req = _pb2().ReattachExecuteRequest(
