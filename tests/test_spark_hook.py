@@ -166,6 +166,15 @@ def test_spark_connection_extras_become_conf(monkeypatch):
     assert conf == {"spark.yarn.queue": "etl", "spark.kubernetes.namespace": "ignored-on-yarn"}
 
 
+def test_cluster_deploy_mode_points_to_the_provider(monkeypatch, caplog):
+    """The driver of our operator is the task; a `spark` connection meant for cluster mode says where to go."""
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", "spark://yarn?deploy-mode=cluster")
+    with caplog.at_level(logging.WARNING, logger="substrait_spark.hooks.spark_hook"):
+        assert SubstraitSparkHook("spark_yarn").target.master == "yarn"
+    assert "deploy-mode 'cluster' ignored" in caplog.text
+    assert "SparkSubmitOperator, application substrait_spark.SUBMIT_APPLICATION" in caplog.text
+
+
 def test_unknown_connection_type_is_refused(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_NOT_SPARK", "postgres://h:5432/db")
     with pytest.raises(ValueError, match="postgres"):
