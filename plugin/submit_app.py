@@ -18,8 +18,15 @@ def _main() -> int:
     # `api.py`) would stand in for top-level ones of those names. The CLI is imported by its package name instead.
     here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-    from substrait_spark.cli import main
-
+    try:
+        from substrait_spark.cli import main
+    except ModuleNotFoundError as exc:  # spark-submit started a Python without substrait-spark (`python3` by default)
+        print(
+            f"substrait-spark: the driver's Python {sys.executable} cannot import {exc.name}: give spark-submit the "
+            "Python substrait-spark is installed in (spark.pyspark.driver.python, or PYSPARK_DRIVER_PYTHON)",
+            file=sys.stderr,
+        )
+        return 1  # ExitCode.EXECUTION_FAILED: the plan did not run
     return main()
 
 

@@ -74,3 +74,15 @@ def test_submit_application_is_a_file_that_runs_the_cli(tmp_path):
     assert (ok.returncode, ok.stdout.splitlines()[0]) == (0, f"{plan}: supported"), ok.stderr
     missing = subprocess.run([sys.executable, str(app), "run", "no-such.json"], capture_output=True, text=True)
     assert missing.returncode == 2 and "plan not found" in missing.stderr
+
+
+def test_submit_application_in_a_python_without_the_package_says_which_python(tmp_path):
+    """spark-submit starts `python3` unless told otherwise: one line naming the Python and the setting, exit 1."""
+    from substrait_spark import SUBMIT_APPLICATION
+
+    bare = subprocess.run(
+        [sys.executable, "-S", SUBMIT_APPLICATION, "validate", "x.json"], capture_output=True, text=True
+    )
+    assert bare.returncode == 1 and "Traceback" not in bare.stderr, bare.stderr
+    assert f"the driver's Python {sys.executable} cannot import substrait_spark" in bare.stderr
+    assert "spark.pyspark.driver.python" in bare.stderr
