@@ -9,8 +9,7 @@ the driver on the cluster (and, from provider 6.1 on Airflow 3.3, reconnects to 
 
 The result and `summary.json` (the run report: plan version, tables read, rows, Spark application id) are written
 to `--output-dir`, on the driver's file system. The driver's Python must have substrait-spark installed: spark-submit
-starts `python3` unless `PYSPARK_DRIVER_PYTHON` / `PYSPARK_PYTHON` or `spark.pyspark.driver.python` says otherwise;
-the executors need no Python package (a plan runs as DataFrame operations, no Python UDFs).
+starts `python3` unless `PYSPARK_DRIVER_PYTHON` / `PYSPARK_PYTHON` or `spark.pyspark.driver.python` says otherwise.
 
 Connections: `spark_default` (type `spark`): host `spark://<master host>` and port, or `yarn`, `k8s://...`; extra
 `{"deploy-mode": "client"}` (or `cluster` on YARN/Kubernetes). The driver reads the plan with its own credentials
