@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pyspark import SparkContext
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.clients import ENGINE_CONF, is_connect
 from substrait_spark.consumer.errors import SparkUnavailableError, first_line
 from substrait_spark.consumer.redact import redact
 from substrait_spark.hooks.connect_probe import DEFAULT_CONNECT_TIMEOUT_S, connect_timeout, probe
+from substrait_spark.hooks.spark_submit import launched_by_spark_submit
 
 log = logging.getLogger(__name__)
 
@@ -253,15 +254,35 @@ def _classic_session(target: SparkTarget) -> SparkSession:
             target.display,
         )
         active.stop()
-    conf = target.spark_conf()
+    conf = _over_launcher(target, launcher_conf())
     if SparkContext._gateway is not None and conf.get("spark.jars.packages"):
         log.warning("spark.jars.packages are resolved when the JVM starts; this process's JVM already runs")
-    builder = SparkSession.builder.appName(target.app_name).master(target.master or DEFAULT_MASTER)
+    builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     log.info("Started Spark session on %s (application %s)", session.sparkContext.master, _app_id(session))
     return session
+
+
+def launcher_conf() -> dict[str, str]:
+    """What spark-submit configured this driver with (`--master`, `--name`, `--conf`, its properties file); empty
+    when this process starts its own JVM."""
+    if not launched_by_spark_submit():
+        return {}
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM, whose system properties hold its settings
+    return dict(SparkConf().getAll())
+
+
+def _over_launcher(target: SparkTarget, launched: Mapping[str, str]) -> dict[str, str]:
+    """The settings a new classic session is built with: the target's, where what it did not ask for (a master,
+    an app name, our defaults) gives way to what spark-submit set (`launched`): the application runs on the
+    cluster spark-submit was given, under its name and with its tuning."""
+    conf = {"spark.master": target.master or DEFAULT_MASTER, "spark.app.name": target.app_name, **target.spark_conf()}
+    asked = set(target.conf) | {key for attr, key in _LIST_KEYS.items() if getattr(target, attr)}
+    asked |= {"spark.master"} if target.master else set()
+    asked |= {"spark.app.name"} if target.app_name != DEFAULT_APP_NAME else set()
+    return {key: value for key, value in conf.items() if key in asked or key not in launched}
 
 
 def _reuse_classic(active: SparkSession, target: SparkTarget) -> SparkSession:

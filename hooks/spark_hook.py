@@ -74,7 +74,12 @@ def _connect_params(conn: Any, extra: Mapping[str, Any]) -> dict[str, Any]:
 def _from_spark(conn: Any, extra: Mapping[str, Any]) -> SparkTarget:
     """The Spark provider's `spark` type (and URI schemes it stores as the type: `k8s`, `yarn`, `local`, ...)."""
     if extra.get("deploy-mode") == "cluster":
-        log.warning("Connection %s: deploy-mode 'cluster' ignored, the Spark driver runs in the task", conn.conn_id)
+        log.warning(
+            "Connection %s: deploy-mode 'cluster' ignored, the Spark driver runs in the task; for a driver on the "
+            "cluster, run the plan with the Spark provider's SparkSubmitOperator, application "
+            "substrait_spark.SUBMIT_APPLICATION",
+            conn.conn_id,
+        )
     scheme = "spark" if conn.conn_type in (None, "", "spark") else conn.conn_type
     host = conn.host or ("yarn" if scheme == "spark" else "")
     if scheme in ("yarn", "local") and not host:  # `yarn://` or `local://` as a URI: the type is the master

@@ -19,6 +19,7 @@ _EXPORTS = {
     "SubstraitConsumer": "substrait_spark.consumer.translation.consumer",
     "TableMapResolver": "substrait_spark.consumer.running.resolver",
     "SubstraitSparkError": "substrait_spark.consumer.errors",
+    "SUBMIT_APPLICATION": "substrait_spark.submit_app",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,8 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from substrait_spark.consumer.running.resolver import TableMapResolver
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
     from substrait_spark.consumer.translation.translate import to_dataframe
+    from substrait_spark.submit_app import SUBMIT_APPLICATION
 
 __all__ = [
+    "SUBMIT_APPLICATION",
     "RunReport",
     "SubstraitConsumer",
     "SubstraitSparkError",

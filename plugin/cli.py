@@ -225,8 +225,12 @@ def _runner(args: argparse.Namespace):
 def _fresh_local(master: str | None) -> bool:
     """Whether the command's session is a new local one (its catalog empty: a table found in no table map or
     catalog is missing). A cluster's or a Spark Connect server's catalog may hold tables, and so may a session
-    this process already runs (`main` called from a notebook or a test), which `get_session` would reuse."""
-    return (master is None or master.startswith("local")) and not _session_running()
+    this process already runs (`main` called from a notebook or a test), which `get_session` would reuse, and so
+    may the session of a spark-submit application (its master, metastore and catalogs are spark-submit's)."""
+    from substrait_spark.hooks.spark_submit import launched_by_spark_submit
+
+    local = master is None or master.startswith("local")
+    return local and not _session_running() and not launched_by_spark_submit()
 
 
 def _session_running() -> bool:

@@ -53,6 +53,17 @@ def _start(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
         )
 
 
+# The master's web UI of each cluster running (its master URL -> `http://127.0.0.1:<port>`): what it ran.
+MASTER_UI: dict[str, str] = {}
+
+
+def applications(master_url: str) -> dict[str, str]:
+    """The applications the standalone master at `master_url` runs or ran: id -> name (its UI's `/json/`)."""
+    with urllib.request.urlopen(f"{MASTER_UI[master_url]}/json/", timeout=5) as resp:
+        state = json.load(resp)
+    return {app["id"]: app["name"] for app in state.get("activeapps", []) + state.get("completedapps", [])}
+
+
 def _alive_workers(webui_port: int) -> int:
     with urllib.request.urlopen(f"http://127.0.0.1:{webui_port}/json/", timeout=2) as resp:
         state = json.load(resp)
@@ -107,8 +118,10 @@ def standalone_cluster(work_dir: Path, timeout_s: float = STARTUP_TIMEOUT_S) -> 
                     f"worker:\n{log_tail(worker_log)}"
                 )
             time.sleep(0.3)
+        MASTER_UI[master_url] = f"http://127.0.0.1:{master_ui}"
         yield master_url
     finally:
+        MASTER_UI.pop(master_url, None)
         for proc in reversed(procs):
             stop_process_group(proc)
 

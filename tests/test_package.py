@@ -60,3 +60,29 @@ def test_setup_cfg_lists_every_subpackage():
             rel = init.parent.relative_to(root / folder)
             found.add(".".join([package, *rel.parts]) if rel.parts else package)
     assert found == listed
+
+
+def test_submit_application_is_a_file_that_runs_the_cli(tmp_path):
+    """`SUBMIT_APPLICATION`, what spark-submit is given, runs as a file (as spark-submit runs it: its folder first
+    on sys.path) and is the CLI: its commands, output and exit codes."""
+    from substrait_spark import SUBMIT_APPLICATION
+
+    app = Path(SUBMIT_APPLICATION)
+    assert app.is_file() and app.suffix == ".py"  # spark-submit takes a .py file for a Python application
+    plan = ROOT / "dags_examples" / "plans" / "daily_pricing_summary.json"
+    ok = subprocess.run([sys.executable, str(app), "validate", str(plan)], capture_output=True, text=True, cwd=tmp_path)
+    assert (ok.returncode, ok.stdout.splitlines()[0]) == (0, f"{plan}: supported"), ok.stderr
+    missing = subprocess.run([sys.executable, str(app), "run", "no-such.json"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "plan not found" in missing.stderr
+
+
+def test_submit_application_in_a_python_without_the_package_says_which_python(tmp_path):
+    """spark-submit starts `python3` unless told otherwise: one line naming the Python and the setting, exit 1."""
+    from substrait_spark import SUBMIT_APPLICATION
+
+    bare = subprocess.run(
+        [sys.executable, "-S", SUBMIT_APPLICATION, "validate", "x.json"], capture_output=True, text=True
+    )
+    assert bare.returncode == 1 and "Traceback" not in bare.stderr, bare.stderr
+    assert f"the driver's Python {sys.executable} cannot import substrait_spark" in bare.stderr
+    assert "spark.pyspark.driver.python" in bare.stderr

@@ -95,6 +95,33 @@ def test_target_merges_jars_and_packages_over_defaults():
     assert conf["spark.ui.enabled"] == "false"
 
 
+def test_spark_submit_settings_win_over_defaults_not_over_what_was_asked():
+    """A driver spark-submit started (tests/test_spark_submit.py runs one): the session keeps spark-submit's
+    master, name and tuning where the target did not ask for its own; what it asked for still applies."""
+    launched = {
+        "spark.master": "spark://h:7077",
+        "spark.app.name": "nightly",
+        "spark.sql.shuffle.partitions": "200",
+        "spark.ui.enabled": "true",
+    }
+    conf = sessions._over_launcher(SparkTarget.parse(None, conf={"spark.sql.catalog.lake": "x"}), launched)
+    assert not set(launched) & set(conf)  # master, app name and both defaults give way
+    assert conf["spark.sql.catalog.lake"] == "x" and conf["spark.sql.session.timeZone"] == "UTC"
+    asked = SparkTarget.parse("local[1]", conf={"spark.sql.shuffle.partitions": 2}, app_name="mine")
+    conf = sessions._over_launcher(asked, launched)
+    assert (conf["spark.master"], conf["spark.app.name"], conf["spark.sql.shuffle.partitions"]) == (
+        "local[1]",
+        "mine",
+        "2",
+    )
+    alone = sessions._over_launcher(SparkTarget.parse(None), {})  # no spark-submit: the defaults
+    assert (alone["spark.master"], alone["spark.app.name"], alone["spark.ui.enabled"]) == (
+        "local[*]",
+        "substrait-spark",
+        "false",
+    )
+
+
 def test_connect_url_token_stays_out_of_repr_and_logs():
     target = SparkTarget.parse("sc://h:15002/;token=s3cret;use_ssl=true")
     assert target.is_connect
@@ -137,6 +164,15 @@ def test_spark_connection_extras_become_conf(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", "spark://yarn?queue=etl&namespace=ignored-on-yarn")
     conf = SubstraitSparkHook("spark_yarn").target.conf
     assert conf == {"spark.yarn.queue": "etl", "spark.kubernetes.namespace": "ignored-on-yarn"}
+
+
+def test_cluster_deploy_mode_points_to_the_provider(monkeypatch, caplog):
+    """The driver of our operator is the task; a `spark` connection meant for cluster mode says where to go."""
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", "spark://yarn?deploy-mode=cluster")
+    with caplog.at_level(logging.WARNING, logger="substrait_spark.hooks.spark_hook"):
+        assert SubstraitSparkHook("spark_yarn").target.master == "yarn"
+    assert "deploy-mode 'cluster' ignored" in caplog.text
+    assert "SparkSubmitOperator, application substrait_spark.SUBMIT_APPLICATION" in caplog.text
 
 
 def test_unknown_connection_type_is_refused(monkeypatch):
