@@ -84,7 +84,10 @@ class WhichProcess(enum.StrEnum):
     """Which process of a running task `kill_task` kills."""
 
     TASK = "task"  # the forked task process: its supervisor reports the failure at once
-    SUPERVISOR = "supervisor"  # the executor worker supervising it: noticed by the heartbeat timeout
+    # The executor worker supervising it: the retry waits for the heartbeat timeout, and the task process, now an
+    # orphan, goes on running until it finishes or its next heartbeat is refused.
+    SUPERVISOR = "supervisor"
+    WORKER = "worker"  # both, supervisor first (a lost worker machine): the retry waits for the heartbeat timeout
 
 
 class DeploymentError(RuntimeError):
@@ -96,7 +99,7 @@ class DeploymentError(RuntimeError):
 
 def create_database(server_uri: str, name: str) -> str:
     """A fresh database `name` on the PostgreSQL server of `server_uri` (any database of it); its URI."""
-    import psycopg2
+    import psycopg2  # type: ignore[import-untyped]
 
     parts = urllib.parse.urlsplit(server_uri)
     connection = psycopg2.connect(server_uri)
@@ -201,23 +204,28 @@ def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
             os.kill(pid, sig)
 
 
-def stop_tree(proc: subprocess.Popen, timeout: float = STOP_TIMEOUT_S) -> None:
-    """SIGTERM `proc`'s process group and every descendant (task processes have groups of their own), SIGKILL
-    what lingers after `timeout`; `proc` is reaped."""
-    tree = descendants(proc.pid)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    _signal(tree, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=timeout)
-    deadline = time.monotonic() + 5
-    while any(_alive(p) for p in tree) and time.monotonic() < deadline:
+def stop_trees(procs: Iterable[subprocess.Popen], timeout: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM each process group of `procs` (each started with `start_new_session`) and every descendant (task
+    processes have groups of their own), all at once; SIGKILL what lingers after `timeout`; reap `procs`."""
+    procs = list(procs)
+    trees = {proc.pid: descendants(proc.pid) for proc in procs}
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        _signal(trees[proc.pid], signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    everything = [p for tree in trees.values() for p in tree]
+    while time.monotonic() < deadline and (
+        any(proc.poll() is None for proc in procs) or any(_alive(p) for p in everything)
+    ):
         time.sleep(0.2)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    _signal([p for p in tree if _alive(p)], signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    _signal([p for p in everything if _alive(p)], signal.SIGKILL)
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
 
 
 @dataclass
@@ -478,14 +486,30 @@ class Deployment:
         return proc
 
     def stop(self, component: Component) -> None:
+        """Stop one component (SIGTERM, SIGKILL after a timeout), e.g. to start it again."""
         proc = self.processes.pop(component, None)
         if proc is not None:
-            stop_tree(proc)
+            stop_trees([proc])
 
     def stop_all(self) -> None:
-        # The scheduler first: its LocalExecutor workers end their tasks while the api-server still answers.
-        for component in (Component.SCHEDULER, Component.TRIGGERER, Component.DAG_PROCESSOR, Component.API_SERVER):
-            self.stop(component)
+        """Stop every component at once, then SIGKILL whatever else of this deployment still runs."""
+        stop_trees(self.processes.values())
+        self.processes.clear()
+        # Task processes orphaned by a killed supervisor (reparented to init, no longer in any tree of ours).
+        _signal(self.own_processes(), signal.SIGKILL)
+
+    def own_processes(self) -> list[int]:
+        """The living processes started for this deployment: those whose environment names its AIRFLOW_HOME."""
+        marker = f"AIRFLOW_HOME={self.home}".encode()
+        own = []
+        for pid in _pids():
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if marker in environ and pid != os.getpid() and _alive(pid):
+                own.append(pid)
+        return own
 
     def running(self, component: Component) -> bool:
         proc = self.processes.get(component)
@@ -497,19 +521,22 @@ class Deployment:
         """The processes running `ti`'s current try (a TaskInstance read while it runs)."""
         return task_process_pids(ti.id)
 
-    def kill_task(self, ti: TaskInstance, which: WhichProcess = WhichProcess.TASK, timeout: float = 30.0) -> int:
-        """SIGKILL the task process (or its supervisor) of `ti`'s current try once it exists; the PID killed."""
+    def kill_task(self, ti: TaskInstance, which: WhichProcess = WhichProcess.TASK, timeout: float = 30.0) -> list[int]:
+        """SIGKILL the task process, its supervisor or both (`which`) of `ti`'s current try once they exist; the
+        PIDs killed."""
         deadline = time.monotonic() + timeout
-        while (found := task_process_pids(ti.id)) is None or (
-            which is WhichProcess.SUPERVISOR and not found.supervisor
-        ):
+        while (found := task_process_pids(ti.id)) is None or (which is not WhichProcess.TASK and not found.supervisor):
             if time.monotonic() > deadline:
                 raise DeploymentError(f"no {which.value} process for {ti.task_id} try {ti.try_number} ({ti.id})")
             time.sleep(0.1)
-        pid = found.task if which is WhichProcess.TASK else found.supervisor
-        assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        return pid
+        pids = {
+            WhichProcess.TASK: [found.task],
+            WhichProcess.SUPERVISOR: [found.supervisor],
+            WhichProcess.WORKER: [found.supervisor, found.task],
+        }[which]
+        killed = [pid for pid in pids if pid is not None]
+        _signal(killed, signal.SIGKILL)
+        return killed
 
     def kill_triggerer(self) -> int:
         """SIGKILL the triggerer's whole process group (no clean shutdown: its triggers are orphaned); its PID."""

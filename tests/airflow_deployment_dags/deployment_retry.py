@@ -1,6 +1,6 @@
 """A task that runs long enough to be killed mid-run, with retries: tests/test_airflow_deployment.py kills its
 process and expects the next try to finish the run. Each try writes `try-<n>` (its start time) into the run conf's
-`marker_dir`, then sleeps `seconds` (default 20)."""
+`marker_dir`, then sleeps `seconds` (default 20) on the first try, `retry_seconds` (default the same) on later ones."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ def sleep_and_mark() -> int:
     try_number = context["ti"].try_number
     marker = Path(conf["marker_dir"]) / f"try-{try_number}"
     marker.write_text(f"{time.time()}\n")
-    time.sleep(float(conf.get("seconds", 20)))
+    seconds = float(conf.get("seconds", 20))
+    time.sleep(seconds if try_number == 1 else float(conf.get("retry_seconds", seconds)))
     return try_number
 
 
