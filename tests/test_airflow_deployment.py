@@ -18,7 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from airflow_deployment import Deployment, DeploymentError, WhichProcess, airflow_deployment, task_process_pids
+from airflow_deployment import (
+    HEARTBEAT_TIMEOUT_S,
+    Deployment,
+    DeploymentError,
+    WhichProcess,
+    airflow_deployment,
+    airflow_processes,
+    task_process_pids,
+)
 from connect_server import REPO_ROOT, running_connect_server, sql_executions
 from connect_server import executions_tagged as tagged
 from postgres_server import running_postgres
@@ -48,6 +56,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
                 yield running
         except DeploymentError as exc:
             pytest.fail(str(exc))
+    # Stopped by PID: nothing of it outlives the deployment, not even a task process orphaned by a killed supervisor.
+    assert airflow_processes(home) == []
 
 
 def _wait_for(path: Path, timeout: float) -> float:
@@ -82,6 +92,25 @@ def test_a_killed_task_process_is_retried_in_seconds(deployment: Deployment, tmp
     assert client.xcom("deployment_retry", run_id, "sleep_and_mark") == 2
     assert "SIGKILL" in client.log("deployment_retry", run_id, "sleep_and_mark", try_number=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["try-1", "try-2"]
+
+
+def test_a_lost_supervisor_is_noticed_by_the_heartbeat_timeout(deployment: Deployment, tmp_path: Path) -> None:
+    """Killing the executor's worker that supervises the task (its heartbeats stop; the task process, orphaned, runs
+    on): the scheduler notices within the short heartbeat timeout and the retry finishes the run."""
+    client = deployment.client
+    run_id = client.trigger("deployment_retry", {"marker_dir": str(tmp_path), "seconds": 30, "retry_seconds": 1})
+    _wait_for(tmp_path / "try-1", timeout=60)
+    first = client.wait_for_task("deployment_retry", run_id, "sleep_and_mark", ["running"], try_number=1)
+    processes = deployment.task_process_pids(first)
+    assert processes is not None and processes.supervisor is not None
+    assert deployment.kill_task(first, WhichProcess.SUPERVISOR) == [processes.supervisor]
+    killed_at = time.time()
+    retry_started = _wait_for(tmp_path / "try-2", timeout=90)
+    print(f"\nsupervisor kill -> try 2 running its callable: {retry_started - killed_at:.1f}s")
+    assert HEARTBEAT_TIMEOUT_S <= retry_started - killed_at < HEARTBEAT_TIMEOUT_S + 20
+    assert client.wait_for_run("deployment_retry", run_id, timeout=90) == "success"
+    (task,) = client.task_instances("deployment_retry", run_id)
+    assert (task.state, task.try_number) == ("success", 2)
 
 
 def test_deferred_tasks_hold_no_worker_slot_and_outlive_the_triggerer(deployment: Deployment) -> None:

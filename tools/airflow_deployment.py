@@ -228,6 +228,22 @@ def stop_trees(procs: Iterable[subprocess.Popen], timeout: float = STOP_TIMEOUT_
             proc.wait(timeout=10)
 
 
+def airflow_processes(home: Path) -> list[int]:
+    """The living Airflow processes working in `home`: every component of a deployment runs in its home, and their
+    children (task processes included) inherit that working directory. (Not the environment: setproctitle
+    overwrites /proc/<pid>/environ of the api-server and of the executor's workers and tasks.) Other programs
+    working there (a Spark Connect server whose work dir is in the home) are not Airflow's: left out."""
+    own = []
+    for pid in _pids():
+        try:
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            continue
+        if cwd.is_relative_to(home) and pid != os.getpid() and "airflow" in _cmdline(pid) and _alive(pid):
+            own.append(pid)
+    return own
+
+
 @dataclass
 class TaskProcesses:
     """The processes running one task instance try: the forked task process and its supervisor."""
@@ -499,17 +515,8 @@ class Deployment:
         _signal(self.own_processes(), signal.SIGKILL)
 
     def own_processes(self) -> list[int]:
-        """The living processes started for this deployment: those whose environment names its AIRFLOW_HOME."""
-        marker = f"AIRFLOW_HOME={self.home}".encode()
-        own = []
-        for pid in _pids():
-            try:
-                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if marker in environ and pid != os.getpid() and _alive(pid):
-                own.append(pid)
-        return own
+        """The living Airflow processes of this deployment (`airflow_processes`)."""
+        return airflow_processes(self.home)
 
     def running(self, component: Component) -> bool:
         proc = self.processes.get(component)
