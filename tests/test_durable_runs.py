@@ -19,10 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from connect_server import connect_server, free_port
-from connect_ui import ConnectUI
-from google.protobuf import json_format
-from plan_builder import PlanBuilder, aggregate, cross, field, i64, named, project
+from connect_server import running_connect_server
+from durable_plans import HEAVY, csv_rows, executions_of, expected_outputs, outputs_plan, root_executions
 
 pytestmark = [pytest.mark.spark]
 
@@ -33,31 +31,12 @@ CLIENTS = {
 }
 
 
-def outputs_plan() -> dict:
-    """Three outputs: nation rows per region (quick), lineitem x orders x region counted (heavy), orders counted."""
-    b = PlanBuilder()
-    nations = aggregate(
-        named("nation", ["n_nationkey", "n_regionkey"], [i64(), i64()]),
-        keys=[field(1)],
-        measures=[b.agg("count", out=i64(nullable=False))],
-    )
-    heavy = cross(
-        cross(named("lineitem", ["l_orderkey"], [i64()]), named("orders", ["o_orderkey"], [i64()])),
-        named("region", ["r_regionkey"], [i64()]),
-    )
-    heavy = aggregate(project(heavy, emit=[0]), measures=[b.agg("count", out=i64(nullable=False))])
-    orders = aggregate(named("orders", ["o_orderkey"], [i64()]), measures=[b.agg("count", out=i64(nullable=False))])
-    plan = b.plan(nations, ["n_regionkey", "nations"], more=[(heavy, ["n"]), (orders, ["orders"])])
-    return json_format.MessageToDict(plan)
-
-
 @pytest.fixture(scope="module")
-def connect_with_ui(tmp_path_factory) -> Iterator[tuple[str, ConnectUI]]:
-    """A Connect server whose UI (and its REST API) listens on 127.0.0.1."""
-    port = free_port()
-    conf = {"spark.ui.enabled": "true", "spark.ui.port": str(port), "spark.ui.host": "127.0.0.1"}
-    with connect_server(tmp_path_factory.mktemp("durable-connect"), conf) as url:
-        yield url, ConnectUI(f"http://127.0.0.1:{port}")
+def connect_with_ui(tmp_path_factory) -> Iterator[tuple[str, str]]:
+    """A Connect server whose UI (and its REST API) listens on 127.0.0.1: its URL and its UI's."""
+    with running_connect_server(tmp_path_factory.mktemp("durable-connect"), ui=True) as server:
+        assert server.ui_url is not None
+        yield server.url, server.ui_url
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +48,7 @@ def plan_file(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def expected(tpch_dir) -> dict[int, list[list[str]]]:
-    """Each output's rows (CSV text cells, header left out) by DuckDB over the same parquet files."""
-    import duckdb
-
-    t = {name: f"'{tpch_dir / f'{name}.parquet'}'" for name in ("nation", "lineitem", "orders", "region")}
-    with duckdb.connect() as db:
-        q0 = f"SELECT n_regionkey, count(*) FROM {t['nation']} GROUP BY 1 ORDER BY 1"
-        q1 = f"SELECT count(*) FROM {t['lineitem']}, {t['orders']}, {t['region']}"
-        q2 = f"SELECT count(*) FROM {t['orders']}"
-        return {i: [[str(v) for v in row] for row in db.execute(q).fetchall()] for i, q in enumerate((q0, q1, q2))}
+    return expected_outputs(tpch_dir)
 
 
 def cli(client: str, url: str, plan: Path, out: Path, state: Path, tpch_dir: Path) -> list[str]:
@@ -115,8 +86,7 @@ def started_operation(state: Path, output: int, timeout_s: float = 120) -> dict:
 
 
 def read_rows(out: Path, index: int) -> list[list[str]]:
-    lines = (out / f"outputs.{index}.csv").read_text().splitlines()
-    return [line.split(",") for line in sorted(lines[1:])]
+    return csv_rows(out / f"outputs.{index}.csv")
 
 
 def report(out: Path) -> dict:
@@ -133,7 +103,7 @@ def test_a_rerun_after_the_client_was_killed_reattaches_to_the_running_output(
     out, state = tmp_path / "out", tmp_path / "state.json"
     first = subprocess.Popen(cli(client, url, plan_file, out, state, tpch_dir), env=env(), start_new_session=True)
     try:
-        heavy = started_operation(state, 1)
+        heavy = started_operation(state, HEAVY)
         time.sleep(3)  # the server is running the heavy query
         assert first.poll() is None, "the first run ended before it could be killed"
         os.killpg(first.pid, signal.SIGKILL)
@@ -149,13 +119,13 @@ def test_a_rerun_after_the_client_was_killed_reattaches_to_the_running_output(
     assert rep["outputs"][1]["operations"][0]["operation_id"] == heavy["operation_id"]
     assert rep["outputs"][1]["operations"][0]["session_id"] == heavy["session_id"]
     for i in range(3):  # every output complete, with DuckDB's rows
-        assert read_rows(out, i) == sorted(expected[i]), i
+        assert read_rows(out, i) == expected[i], i
     assert [o["rows"] for o in rep["outputs"]] == [len(expected[i]) for i in range(3)]
     # the server ran the killed output's query once: reattached, not submitted again
-    assert ui.executions_of(heavy["operation_id"]) == 1
+    assert executions_of(ui, heavy["operation_id"]) == 1
     # and the output the first run finished was not run again
     first_output = rep["outputs"][0]["operations"][0]["operation_id"]
-    assert ui.executions_of(first_output) == 1
+    assert executions_of(ui, first_output) == 1
     assert not list(out.glob(".substrait-*")), "a staging folder was left behind"
 
 
@@ -168,11 +138,14 @@ def test_a_finished_run_with_the_same_state_is_reported_not_run_again(
     first = subprocess.run(args, env=env(), capture_output=True, text=True)
     assert first.returncode == 0, first.stderr[-3000:]
     ops = [o["operations"][0]["operation_id"] for o in report(out)["outputs"]]
+    session = report(out)["spark_connect"]["session_id"]
+    # one execution per output, on the 3.5 client too (its row counts come from the write's own stream)
+    assert len([e for e in root_executions(ui) if any(session in t for t in e.job_tags)]) == 3
     again = subprocess.run(args, env=env(), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     rep = report(out)
     assert [o["resumed"] for o in rep["outputs"]] == ["earlier"] * 3
-    assert [ui.executions_of(op) for op in ops] == [1, 1, 1]
+    assert [executions_of(ui, op) for op in ops] == [1, 1, 1]
     assert read_rows(out, 1) == expected[1]
 
 
@@ -181,11 +154,11 @@ def test_an_output_the_server_no_longer_holds_is_run_again(connect_with_ui, plan
     try runs the output again (once), on the server now at the endpoint."""
     url, ui = connect_with_ui
     out, state = tmp_path / "out", tmp_path / "state.json"
-    with connect_server(tmp_path / "restarted-server") as old_url:
-        args = cli("client-3.5", old_url, plan_file, out, state, tpch_dir)
+    with running_connect_server(tmp_path / "restarted-server") as old:
+        args = cli("client-3.5", old.url, plan_file, out, state, tpch_dir)
         first = subprocess.Popen(args, env=env(), start_new_session=True)
         try:
-            heavy = started_operation(state, 1)
+            heavy = started_operation(state, HEAVY)
             time.sleep(2)
             os.killpg(first.pid, signal.SIGKILL)
         finally:
@@ -198,7 +171,7 @@ def test_an_output_the_server_no_longer_holds_is_run_again(connect_with_ui, plan
     assert [o["resumed"] for o in rep["outputs"]] == ["earlier", "rerun", "fresh"], rep["outputs"]
     rerun = rep["outputs"][1]["operations"][0]["operation_id"]
     assert rerun != heavy["operation_id"]
-    assert ui.executions_of(rerun) == 1
+    assert executions_of(ui, rerun) == 1
     assert read_rows(out, 1) == expected[1]
 
 

@@ -92,8 +92,13 @@ def _pb2() -> Any:
 
 
 def _literal(lit: Any) -> Any:
+    """An observed metric's value as a JSON value (the ledger keeps it): numbers, text and booleans as they are,
+    anything else as its text."""
     kind = lit.WhichOneof("literal_type")
-    return None if kind in (None, "null") else getattr(lit, kind)
+    if kind in (None, "null"):
+        return None
+    value = getattr(lit, kind)
+    return value if isinstance(value, bool | int | float | str) else str(value)
 
 
 class CommandRunner:
@@ -165,7 +170,7 @@ class CommandRunner:
 
     def _run(
         self, key: str, command: Any, record: dict[str, Any] | None
-    ) -> tuple[Operation, list[tuple[str, list[Any]]]]:
+    ) -> tuple[Operation, list[list[Any]]]:
         if record is not None and record.get("operation_id"):
             try:
                 values = self._stream(record, self._reattach(record, None))
@@ -259,10 +264,10 @@ class CommandRunner:
             req.user_context.user_id = record["user_id"]
         self.client._stub.Interrupt(req, metadata=self.client._builder.metadata())
 
-    def _stream(self, record: dict[str, Any], responses: Any) -> list[tuple[str, list[Any]]]:
+    def _stream(self, record: dict[str, Any], responses: Any) -> list[list[Any]]:
         """Read the execution's responses to the end (reattaching where the server ends a stream early); the
         observed metrics, (name, values) in the order the server sent them."""
-        values: list[tuple[str, list[Any]]] = []
+        values: list[list[Any]] = []
         last_id: str | None = None
         progress = _progress(self.client, record["operation_id"])
         _in_flight[record["operation_id"]] = (self, record)
@@ -273,7 +278,7 @@ class CommandRunner:
                     for response in responses:
                         last_id = response.response_id or last_id
                         for metrics in response.observed_metrics:
-                            values.append((metrics.name, [_literal(v) for v in metrics.values]))
+                            values.append([metrics.name, [_literal(v) for v in metrics.values]])
                         if progress is not None and response.HasField("execution_progress"):
                             _tick(progress, response)
                         if response.HasField("result_complete"):

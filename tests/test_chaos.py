@@ -1,0 +1,282 @@
+"""Chaos on a real Airflow deployment: plan runs on Spark Connect whose worker or triggerer is SIGKILLed at seeded
+random moments, then counted — every DAG run succeeds, every output is complete with DuckDB's rows, and the
+server executed each output's query once (reattached, not resubmitted: the run report's `resumed` fields and the
+server's own record of SQL executions agree).
+
+The deployment (tools/airflow_deployment.py): api-server, scheduler with LocalExecutor (2 slots), dag-processor,
+triggerer, metadata in the tests' PostgreSQL. The server: a Spark Connect server from `.venv-spark4` with its UI on.
+The DAGs: tests/airflow_deployment_dags/substrait_chaos.py. The plan: tests/durable_plans.py (three outputs, one a
+native query of tens of seconds), outputs written as CSV folders.
+
+`make test` runs a few seeded runs; `make chaos` runs `CHAOS_WORKER_KILLS` (20) runs killing the worker and
+`CHAOS_TRIGGERER_KILLS` (10) killing the triggerer, and prints the figures (reattached vs rerun outputs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from airflow_deployment import Deployment, DeploymentError, WhichProcess, airflow_deployment
+from connect_server import running_connect_server
+from durable_plans import (
+    HEAVY,
+    OUTPUTS,
+    csv_rows,
+    executions_of,
+    expected_outputs,
+    medium_count,
+    medium_plan,
+    outputs_plan,
+    root_executions,
+    running_jobs_of,
+    wait_until_ended,
+)
+from postgres_server import running_postgres
+
+pytestmark = [pytest.mark.spark, pytest.mark.airflow]
+
+DAGS = Path(__file__).resolve().parent / "airflow_deployment_dags"
+SLOTS = 2
+SEED = int(os.environ.get("CHAOS_SEED", "30"))
+WORKER_KILLS = int(os.environ.get("CHAOS_WORKER_KILLS", "2"))
+TRIGGERER_KILLS = int(os.environ.get("CHAOS_TRIGGERER_KILLS", "1"))
+RUN_TIMEOUT_S = 600
+FIGURES = Path(os.environ.get("CHAOS_FIGURES", "test-artifacts/chaos.json"))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[tuple[str, str]]:
+    with running_connect_server(tmp_path_factory.mktemp("chaos-connect"), ui=True) as s:
+        assert s.ui_url is not None
+        yield s.url, s.ui_url
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, server, tpch_dir) -> Iterator[Deployment]:
+    url, _ = server
+    tables = {t: str(tpch_dir / f"{t}.parquet") for t in ("nation", "lineitem", "orders", "region")}
+    connection = {"conn_type": "substrait_spark", "host": url, "extra": {"tables": tables}}
+    home = tmp_path_factory.mktemp("chaos-airflow")
+    with running_postgres() as postgres:
+        try:
+            with airflow_deployment(
+                home,
+                DAGS,
+                parallelism=SLOTS,
+                postgres_uri=postgres,
+                extra_env={"AIRFLOW_CONN_SUBSTRAIT_CHAOS": json.dumps(connection)},
+            ) as running:
+                yield running
+        except DeploymentError as exc:
+            pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("chaos-plan") / "outputs.json"
+    path.write_text(json.dumps(outputs_plan()))
+    return path
+
+
+@pytest.fixture(scope="module")
+def expected(tpch_dir) -> dict[int, list[list[str]]]:
+    return expected_outputs(tpch_dir)
+
+
+@dataclass
+class ChaosRun:
+    """One seeded DAG run and what became of it."""
+
+    seed: int
+    dag_id: str
+    victim: str
+    delay_s: float
+    run_id: str = ""
+    killed: bool = False
+    state: str = ""
+    tries: int = 0
+    resumed: list[str] = field(default_factory=list)
+    executions: int = 0
+    heavy_executions: int = 0
+    seconds: float = 0.0
+
+
+def _wait_for_state(deployment: Deployment, dag_id: str, run_id: str, states: set[str], timeout: float = 180):
+    deadline = time.monotonic() + timeout
+    while True:
+        ti = deployment.client.task_instance(dag_id, run_id, "plan")
+        if ti.state in states:
+            return ti
+        if ti.state in ("success", "failed") or time.monotonic() > deadline:
+            return None
+        time.sleep(0.2)
+
+
+def run_with_kill(
+    deployment: Deployment, server: tuple[str, str], plan: Path, out: Path, seed: int, dag_id: str, victim: str
+) -> ChaosRun:
+    """Trigger a run of `dag_id`, SIGKILL `victim` (the task process, the whole worker, or the triggerer) after a
+    seeded delay once the task runs (is deferred), wait for the DAG run to end, and count what the server ran."""
+    rng = random.Random(seed)
+    chaos = ChaosRun(seed, dag_id, victim, round(rng.uniform(2.0, 35.0), 1))
+    started = time.monotonic()
+    chaos.run_id = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(out)})
+    if victim == "triggerer":
+        ti = _wait_for_state(deployment, dag_id, chaos.run_id, {"deferred"})
+        if ti is not None:
+            time.sleep(min(chaos.delay_s, 15.0))
+            deployment.kill_triggerer()
+            chaos.killed = True
+            time.sleep(rng.uniform(0.5, 3.0))
+            deployment.restart_triggerer()
+    else:
+        ti = _wait_for_state(deployment, dag_id, chaos.run_id, {"running"})
+        if ti is not None:
+            time.sleep(chaos.delay_s)
+            ti = deployment.client.task_instance(dag_id, chaos.run_id, "plan")
+            if ti.state == "running" and ti.try_number == 1:
+                which = WhichProcess.TASK if victim == "task" else WhichProcess.WORKER
+                chaos.killed = bool(deployment.kill_task(ti, which))
+    chaos.state = deployment.client.wait_for_run(dag_id, chaos.run_id, timeout=RUN_TIMEOUT_S)
+    chaos.seconds = round(time.monotonic() - started, 1)
+    ti = deployment.client.task_instance(dag_id, chaos.run_id, "plan")
+    chaos.tries = ti.try_number
+    report = deployment.client.xcom(dag_id, chaos.run_id, "plan")
+    if isinstance(report, str):
+        report = json.loads(report)
+    chaos.resumed = [o.get("resumed") for o in (report or {}).get("outputs", [])]
+    _, ui = server
+    ours = [e for e in root_executions(ui) if any(f":{chaos.run_id}:" in t for t in e.client_tags)]
+    chaos.executions = len(ours)
+    heavy_ops = {
+        op["operation_id"] for op in (report or {}).get("outputs", [{}] * OUTPUTS)[HEAVY].get("operations", [])
+    }
+    chaos.heavy_executions = sum(executions_of(ui, op) for op in heavy_ops)
+    return chaos
+
+
+def check(chaos: ChaosRun, out: Path, expected: dict[int, list[list[str]]], deployment: Deployment) -> None:
+    assert chaos.state == "success", f"{chaos}\n{deployment.logs_tail()}"
+    for i in range(OUTPUTS):  # complete, with DuckDB's rows (a multi-root folder sink writes `<out>_<i>`)
+        assert csv_rows(Path(f"{out}_{i}")) == expected[i], (i, chaos)
+    # Each output's query executed once in all the tries: reattached to, or run again only where the server never
+    # had it (the worker died between recording the operation id and the server receiving it).
+    assert chaos.executions == OUTPUTS, chaos
+    assert chaos.heavy_executions == 1, chaos
+
+
+def _record(runs: list[ChaosRun]) -> None:
+    FIGURES.parent.mkdir(parents=True, exist_ok=True)
+    resumed = Counter(r for run in runs for r in run.resumed)
+    figures = {
+        "runs": len(runs),
+        "killed": sum(r.killed for r in runs),
+        "failed_runs": sum(r.state != "success" for r in runs),
+        "outputs_resumed": dict(resumed),
+        "runs_detail": [vars(r) for r in runs],
+    }
+    existing = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
+    existing[runs[0].victim if runs else "none"] = figures
+    FIGURES.write_text(json.dumps(existing, indent=2))
+    print(json.dumps({k: v for k, v in figures.items() if k != "runs_detail"}))
+
+
+@pytest.mark.parametrize("victim", ["task", "worker"])
+def test_killed_workers_leave_every_output_written_once(deployment, server, plan, expected, tmp_path, victim):
+    runs = []
+    for n in range(WORKER_KILLS):
+        seed = SEED * 1000 + n + (500 if victim == "worker" else 0)
+        out = tmp_path / f"run-{n}"
+        chaos = run_with_kill(deployment, server, plan, out, seed, "substrait_chaos_durable", victim)
+        runs.append(chaos)
+        check(chaos, out, expected, deployment)
+    _record(runs)
+    assert any(r.killed for r in runs), runs
+
+
+def test_a_killed_triggerer_leaves_every_output_written_once(deployment, server, plan, expected, tmp_path):
+    runs = []
+    for n in range(TRIGGERER_KILLS):
+        out = tmp_path / f"run-{n}"
+        chaos = run_with_kill(
+            deployment, server, plan, out, SEED * 1000 + 900 + n, "substrait_chaos_deferrable", "triggerer"
+        )
+        runs.append(chaos)
+        check(chaos, out, expected, deployment)
+    _record(runs)
+    assert any(r.killed for r in runs), runs
+
+
+def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, tpch_dir):
+    """10 deferrable plan tasks on 2 slots: more than 2 are deferred at once, and all finish."""
+    plan = tmp_path / "medium.json"
+    plan.write_text(json.dumps(medium_plan()))
+    run_id = deployment.client.trigger("substrait_chaos_slots", {"plan": str(plan), "out": str(tmp_path)})
+    most_deferred, most_running = 0, 0
+    stop = threading.Event()
+
+    def watch() -> None:
+        nonlocal most_deferred, most_running
+        while not stop.is_set():
+            states = Counter(ti.state for ti in deployment.client.task_instances("substrait_chaos_slots", run_id))
+            most_deferred = max(most_deferred, states["deferred"])
+            most_running = max(most_running, states["running"])
+            time.sleep(0.5)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        state = deployment.client.wait_for_run("substrait_chaos_slots", run_id, timeout=RUN_TIMEOUT_S * 2)
+    finally:
+        stop.set()
+        watcher.join(5)
+    assert state == "success", deployment.logs_tail()
+    assert most_running <= SLOTS
+    assert most_deferred > SLOTS, (most_deferred, most_running)
+    for i in range(10):
+        assert csv_rows(tmp_path / f"task_{i}") == [[str(medium_count(tpch_dir))]]
+
+
+@pytest.mark.parametrize(
+    "dag_id,state", [("substrait_chaos_durable", "running"), ("substrait_chaos_deferrable", "deferred")]
+)
+def test_marking_the_task_failed_interrupts_its_operation_only(deployment, server, plan, tmp_path, dag_id, state):
+    """Mark a running (deferred) plan task failed while its heavy output runs: the server shows the operation
+    ended within 5 s; another DAG run's operation on the same server goes on."""
+    _, ui = server
+    bystander = deployment.client.trigger("substrait_chaos_durable", {"plan": str(plan), "out": str(tmp_path / "b")})
+    victim = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(tmp_path / "v")})
+    victim_op = _heavy_operation(deployment, ui, dag_id, victim)
+    bystander_op = _heavy_operation(deployment, ui, "substrait_chaos_durable", bystander)
+    ti = deployment.client.task_instance(dag_id, victim, "plan")
+    assert ti.state == state, ti
+    deployment.client.mark_failed(dag_id, victim, "plan")
+    ended_after = wait_until_ended(ui, victim_op, timeout_s=30)
+    assert ended_after < 5, f"the operation ran on for {ended_after:.1f} s after the task was marked failed"
+    assert running_jobs_of(ui, bystander_op) > 0, "the other run's operation was interrupted too"
+    assert deployment.client.wait_for_run("substrait_chaos_durable", bystander, timeout=RUN_TIMEOUT_S) == "success"
+
+
+def _heavy_operation(deployment: Deployment, ui: str, dag_id: str, run_id: str, timeout: float = 180) -> str:
+    """The operation id of the heavy output of `run_id`: an operation of the run still running 3 s after it was
+    first seen running (the other outputs take well under a second)."""
+    deadline = time.monotonic() + timeout
+    first_seen: dict[str, float] = {}
+    while time.monotonic() < deadline:
+        for e in root_executions(ui):
+            if e.status == "RUNNING" and any(f":{dag_id}:plan:{run_id}:" in t for t in e.client_tags):
+                for op in e.operation_ids:
+                    seen = first_seen.setdefault(op, time.monotonic())
+                    if time.monotonic() - seen >= 3 and running_jobs_of(ui, op):
+                        return op
+        time.sleep(0.3)
+    raise AssertionError(f"no long-running operation of {dag_id} {run_id} within {timeout} s")
