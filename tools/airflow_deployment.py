@@ -614,8 +614,8 @@ class Deployment:
             time.sleep(0.5)
 
     def wait_parsed(self, timeout: float = STARTUP_TIMEOUT_S) -> dict[str, str]:
-        """Wait until every .py file of the DAGs folder holds a parsed DAG; an import error raises with its trace.
-        Returns DAG id -> file."""
+        """Wait until every .py file of the DAGs folder holds a parsed DAG (helper modules there: name them `_*.py`);
+        an import error raises with its trace. Returns DAG id -> file."""
         files = {str(p.resolve()) for p in self.dags_folder.glob("*.py") if not p.name.startswith("_")}
         deadline = time.monotonic() + timeout
         while True:
