@@ -3,7 +3,9 @@
 the tests' PostgreSQL) and the count of SQL executions a Spark Connect server ran (tools/connect_server.py, its UI's
 REST API).
 
-- a task process SIGKILLed mid-run is retried by the deployment within seconds and the run succeeds on try 2;
+- a task process SIGKILLed mid-run is retried by the deployment within seconds and the run succeeds on try 2
+  (cleared, it runs as try 3); a killed supervisor is noticed within the short heartbeat timeout; a running task
+  marked failed loses its process within seconds;
 - with 2 worker slots, 6 deferrable tasks are deferred at once (they hold no slot) and all finish in about one
   wait, not three, though the triggerer is SIGKILLed while they wait and another one started;
 - the server's record of executions counts a tagged query's runs and tells them from another query's.
@@ -92,6 +94,29 @@ def test_a_killed_task_process_is_retried_in_seconds(deployment: Deployment, tmp
     assert client.xcom("deployment_retry", run_id, "sleep_and_mark") == 2
     assert "SIGKILL" in client.log("deployment_retry", run_id, "sleep_and_mark", try_number=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["try-1", "try-2"]
+
+    # Cleared, the task runs once more, as its next try.
+    client.clear("deployment_retry", run_id, ["sleep_and_mark"])
+    _wait_for(tmp_path / "try-3", timeout=60)
+    assert client.wait_for_run("deployment_retry", run_id, timeout=90) == "success"
+    assert client.xcom("deployment_retry", run_id, "sleep_and_mark") == 3
+
+
+def test_marking_a_running_task_failed_ends_its_process(deployment: Deployment, tmp_path: Path) -> None:
+    client = deployment.client
+    run_id = client.trigger("deployment_retry", {"marker_dir": str(tmp_path), "seconds": 60})
+    _wait_for(tmp_path / "try-1", timeout=60)
+    running = client.wait_for_task("deployment_retry", run_id, "sleep_and_mark", ["running"], try_number=1)
+    assert task_process_pids(running.id) is not None
+    marked_at = time.monotonic()
+    client.mark_failed("deployment_retry", run_id, "sleep_and_mark")
+    while task_process_pids(running.id) is not None:
+        assert time.monotonic() - marked_at < 20, "the task process outlived its task marked failed by 20s"
+        time.sleep(0.1)
+    print(f"\nmarked failed -> task process gone: {time.monotonic() - marked_at:.1f}s")
+    assert client.wait_for_run("deployment_retry", run_id, timeout=30) == "failed"
+    (task,) = client.task_instances("deployment_retry", run_id)
+    assert (task.state, task.try_number) == ("failed", 1)  # marked failed: no retry
 
 
 def test_a_lost_supervisor_is_noticed_by_the_heartbeat_timeout(deployment: Deployment, tmp_path: Path) -> None:
