@@ -48,7 +48,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz
+.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -57,6 +57,8 @@ help:
 	@echo "make test      set up, then ruff check, mypy, the docs site and pytest (PYTEST_ARGS='-k q01' to narrow)"
 	@echo "make docs      the documentation site (MkDocs, strict: a broken link fails) in $(SITE); open $(SITE)/index.html"
 	@echo "make test-fast the inner loop (about a minute): ruff, mypy, the unit tests and a few Spark test modules"
+	@echo "make chaos     durable/deferrable plan runs on a real Airflow deployment, workers and triggerers SIGKILLed"
+	@echo "               (CHAOS_WORKER_KILLS=10 per victim: 20 worker kills; CHAOS_TRIGGERER_KILLS=10); figures in test-artifacts/chaos.json"
 	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
 	@echo "make lint      ruff check, the engine's stage order (tools/stage_order.py) and mypy (typecheck)"
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
@@ -205,6 +207,21 @@ FUZZ_SEED  ?= 18
 
 fuzz: venv data jars
 	SUBSTRAIT_SPARK_PLAN_INVARIANT=off FUZZ_CASES=$(FUZZ_CASES) FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py $(PYTEST_ARGS)
+
+# ---- chaos -------------------------------------------------------------------------------------------
+
+# Durable and deferrable plan runs on a real Airflow deployment (tests/test_chaos.py): CHAOS_WORKER_KILLS seeded
+# runs per victim (the task process; the task and its supervisor) and CHAOS_TRIGGERER_KILLS runs of a deferrable
+# task whose triggerer is SIGKILLed, each counted (DAG run state, output rows against DuckDB, the server's SQL
+# executions per output). `make test` runs 2 + 2 + 1 of them; figures go to test-artifacts/chaos.json.
+CHAOS_WORKER_KILLS    ?= 10
+CHAOS_TRIGGERER_KILLS ?= 10
+CHAOS_SEED            ?= 30
+
+chaos: setup
+	CHAOS_WORKER_KILLS=$(CHAOS_WORKER_KILLS) CHAOS_TRIGGERER_KILLS=$(CHAOS_TRIGGERER_KILLS) CHAOS_SEED=$(CHAOS_SEED) \
+	  $(PY) -m pytest -q -s -p no:cacheprovider tests/test_chaos.py -k "killed" $(PYTEST_ARGS)
+	@cat test-artifacts/chaos.json | $(PY) -c "import json,sys; [print(k, {x: y for x, y in v.items() if x != 'runs_detail'}) for k, v in json.load(sys.stdin).items()]"
 
 # ---- cleanup -----------------------------------------------------------------------------------------
 

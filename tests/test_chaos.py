@@ -122,14 +122,25 @@ def _wait_for_state(deployment: Deployment, dag_id: str, run_id: str, states: se
 
 
 def run_with_kill(
-    deployment: Deployment, server: tuple[str, str], plan: Path, out: Path, seed: int, dag_id: str, victim: str
+    deployment: Deployment,
+    server: tuple[str, str],
+    plan: Path,
+    out: Path,
+    seed: int,
+    dag_id: str,
+    victim: str,
+    *,
+    in_heavy: bool = False,
 ) -> ChaosRun:
     """Trigger a run of `dag_id`, SIGKILL `victim` (the task process, the whole worker, or the triggerer) after a
-    seeded delay once the task runs (is deferred), wait for the DAG run to end, and count what the server ran."""
+    seeded delay once the task runs (is deferred) — or, `in_heavy`, a seeded moment into its heavy output's
+    operation —, wait for the DAG run to end, and count what the server ran."""
     rng = random.Random(seed)
-    chaos = ChaosRun(seed, dag_id, victim, round(rng.uniform(2.0, 35.0), 1))
+    chaos = ChaosRun(seed, dag_id, victim, round(rng.uniform(1.0, 12.0) if in_heavy else rng.uniform(2.0, 45.0), 1))
     started = time.monotonic()
     chaos.run_id = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(out)})
+    if in_heavy:
+        _heavy_operation(deployment, server[1], dag_id, chaos.run_id)
     if victim == "triggerer":
         ti = _wait_for_state(deployment, dag_id, chaos.run_id, {"deferred"})
         if ti is not None:
@@ -192,28 +203,32 @@ def _record(runs: list[ChaosRun]) -> None:
 
 @pytest.mark.parametrize("victim", ["task", "worker"])
 def test_killed_workers_leave_every_output_written_once(deployment, server, plan, expected, tmp_path, victim):
+    """The task process (or its supervisor too) SIGKILLed: the first run of each set while the heavy output runs
+    on the server (it must be reattached to), the others at random moments of the task."""
     runs = []
     for n in range(WORKER_KILLS):
         seed = SEED * 1000 + n + (500 if victim == "worker" else 0)
         out = tmp_path / f"run-{n}"
-        chaos = run_with_kill(deployment, server, plan, out, seed, "substrait_chaos_durable", victim)
+        chaos = run_with_kill(deployment, server, plan, out, seed, "substrait_chaos_durable", victim, in_heavy=n == 0)
         runs.append(chaos)
         check(chaos, out, expected, deployment)
+        if n == 0:
+            assert chaos.killed and chaos.resumed[HEAVY] == "reattached", chaos
     _record(runs)
-    assert any(r.killed for r in runs), runs
 
 
 def test_a_killed_triggerer_leaves_every_output_written_once(deployment, server, plan, expected, tmp_path):
     runs = []
     for n in range(TRIGGERER_KILLS):
         out = tmp_path / f"run-{n}"
-        chaos = run_with_kill(
-            deployment, server, plan, out, SEED * 1000 + 900 + n, "substrait_chaos_deferrable", "triggerer"
-        )
+        seed = SEED * 1000 + 900 + n
+        dag = "substrait_chaos_deferrable"
+        chaos = run_with_kill(deployment, server, plan, out, seed, dag, "triggerer", in_heavy=n == 0)
         runs.append(chaos)
         check(chaos, out, expected, deployment)
+        if n == 0:
+            assert chaos.killed and chaos.resumed[HEAVY] == "reattached", chaos
     _record(runs)
-    assert any(r.killed for r in runs), runs
 
 
 def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, tpch_dir):
@@ -239,9 +254,10 @@ def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, t
     finally:
         stop.set()
         watcher.join(5)
-    assert state == "success", deployment.logs_tail()
+    log = deployment.client.log("substrait_chaos_slots", run_id, "plan_0", 1)
+    assert state == "success", deployment.logs_tail() + log[-3000:]
     assert most_running <= SLOTS
-    assert most_deferred > SLOTS, (most_deferred, most_running)
+    assert most_deferred > SLOTS, (most_deferred, most_running, log[-3000:])
     for i in range(10):
         assert csv_rows(tmp_path / f"task_{i}") == [[str(medium_count(tpch_dir))]]
 

@@ -241,3 +241,13 @@ def test_python_api_example_runs_as_written(tmp_path: Path) -> None:
     assert "orders_by_country.bin OK 2" in stdout
     assert "no_such_plan.bin INVALID_INPUT None" in stdout
     skip_if_dropped(dropped)
+
+
+@pytest.mark.spark
+def test_the_state_file_example_runs_as_written(tmp_path: Path) -> None:
+    """`--state FILE` twice: the second command reports the finished run from the state (nothing run again), and
+    on classic Spark the report says the run is not durable."""
+    found = regions(DOCS / "guides" / "production.md")
+    stdout, dropped = run_regions(tmp_path, *found.values())
+    assert "not durable: classic Spark runs the driver in the task's process ['earlier']" in stdout
+    skip_if_dropped(dropped)
