@@ -4,7 +4,8 @@ longer than `after_s`, from what Spark reports of its stages (tasks done of all,
 Where the stages come from depends on the client (hooks may use the SparkContext; the engine may not):
 - classic Spark: a daemon thread polls `sparkContext.statusTracker()` (active stages and their task counts);
 - Spark Connect with pyspark 4: `spark.registerProgressHandler` (the server streams each operation's stages);
-- Spark Connect with the pyspark 3.5 client: no progress API exists, so no progress lines (`kind` says so).
+- Spark Connect with the pyspark 3.5 client: no progress API exists; the engine's command runner reads the
+  server's progress messages from the response stream itself (`consumer/running/connect_progress.py`).
 Lines are plain, one per report, never carriage-return animations: logs and terminals read them alike.
 """
 
@@ -18,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from substrait_spark.consumer.clients import is_connect
+from substrait_spark.consumer.running import connect_progress
 
 AFTER_S = 10.0  # a plan faster than this prints no stage progress
 EVERY_S = 5.0  # at most one progress line per this many seconds
@@ -29,7 +31,7 @@ class ProgressKind(StrEnum):
 
     STATUS_TRACKER = "status tracker"  # classic Spark
     CONNECT_HANDLER = "connect progress handler"  # Spark Connect, pyspark >= 4
-    NONE = "none"  # Spark Connect through the pyspark 3.5 client: no progress API
+    CONNECT_STREAM = "connect progress messages"  # Spark Connect through the pyspark 3.5 client (the engine's)
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ def progress_text(label: str, elapsed_s: float, stages: Iterable[StageState], ru
 def progress_kind(spark: Any) -> ProgressKind:
     if not is_connect(spark):
         return ProgressKind.STATUS_TRACKER
-    return ProgressKind.CONNECT_HANDLER if hasattr(spark, "registerProgressHandler") else ProgressKind.NONE
+    return ProgressKind.CONNECT_HANDLER if hasattr(spark, "registerProgressHandler") else ProgressKind.CONNECT_STREAM
 
 
 class StageProgress:
@@ -94,6 +96,8 @@ class StageProgress:
                 self._thread.start()
         elif self.kind is ProgressKind.CONNECT_HANDLER:
             self.spark.registerProgressHandler(self._handle)
+        else:
+            connect_progress.add_listener(self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -102,6 +106,8 @@ class StageProgress:
             self._thread.join(timeout=5)
         if self.kind is ProgressKind.CONNECT_HANDLER:
             self.spark.removeProgressHandler(self._handle)
+        elif self.kind is ProgressKind.CONNECT_STREAM:
+            connect_progress.remove_listener(self._handle)
 
     def _due(self) -> float | None:
         """The elapsed seconds when a line is due now (past `after_s`, `every_s` since the last), else None."""

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from . import connect_progress
 from .report import Operation, Resume
 
 STARTED, DONE = "started", "done"
@@ -281,6 +282,8 @@ class CommandRunner:
                             values.append([metrics.name, [_literal(v) for v in metrics.values]])
                         if progress is not None and response.HasField("execution_progress"):
                             _tick(progress, response)
+                        elif progress is None and connect_progress.listening():
+                            connect_progress.notify(response)  # the 3.5 client: an unknown field
                         if response.HasField("result_complete"):
                             complete = True
                 except Exception as exc:
