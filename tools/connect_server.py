@@ -92,8 +92,12 @@ def connect_server(
     *,
     master: str = "local[2]",
     timeout_s: float = STARTUP_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
-    """Start a Spark Connect server, yield its `sc://127.0.0.1:<port>` URL once it listens, stop it after."""
+    """Start a Spark Connect server, yield its `sc://127.0.0.1:<port>` URL once it listens, stop it after.
+
+    `env`: more environment for the server, e.g. `SPARK_CONNECT_AUTHENTICATE_TOKEN` (a token every client must
+    send; given so, it stays off the server's command line, which any local user can read)."""
     home = server_spark_home()
     port = free_port()
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -108,11 +112,11 @@ def connect_server(
     args = [str(home / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--master", master]
     for key, value in settings.items():
         args += ["--conf", f"{key}={value}"]
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1"}
-    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    server_env = {**os.environ, **(env or {}), "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1"}
+    server_env.pop("SPARK_CONNECT_MODE_ENABLED", None)
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=work_dir, start_new_session=True
+            args, stdout=out, stderr=subprocess.STDOUT, env=server_env, cwd=work_dir, start_new_session=True
         )
     try:
         deadline = time.monotonic() + timeout_s
