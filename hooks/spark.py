@@ -173,7 +173,7 @@ class SparkTarget:
     @property
     def session_id(self) -> str | None:
         """The Spark Connect session the URL addresses (`;session_id=`), None when the server picks one."""
-        return connect_endpoint.param(self.master, connect_endpoint.SESSION_ID) if self.is_connect else None
+        return connect_endpoint.param(str(self.master), connect_endpoint.SESSION_ID) if self.is_connect else None
 
     def with_session(self, session_id: str) -> SparkTarget:
         """This Connect target addressing the server-side session `session_id` (a UUID): a session made from it
@@ -380,8 +380,7 @@ def _answering(builder: Any, target: SparkTarget) -> SparkSession:
     setting it could not send and goes on: its warnings are held until the server has answered."""
     session: SparkSession | None = None
     try:
-        with warnings.catch_warnings(record=True) as held:
-            warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as held:  # what the filters let through, held back
             session = builder.create()
             log.debug("Spark Connect at %s runs Spark %s", target.display, session.version)
     except Exception as exc:
