@@ -38,7 +38,9 @@ def connect_timeout(value: Any, source: str = "connect timeout") -> float:
 
 def _channel_builder(url: str) -> Any:
     """pyspark's own parser of `sc://` URLs (host, port, `use_ssl`, `token`): 4.x's `DefaultChannelBuilder`,
-    3.5's `ChannelBuilder`."""
+    3.5's `ChannelBuilder`. gRPC's own log lines (a failed TLS handshake, which the probe reports in one line) stay
+    off stderr unless GRPC_VERBOSITY asks for them; set before grpc starts, it applies to the process."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     from pyspark.sql.connect.client import core
 
     return getattr(core, "DefaultChannelBuilder", core.ChannelBuilder)(url)
@@ -60,8 +62,6 @@ def _tcp_reason(host: str, port: int, timeout: float) -> str | None:
 def probe(url: str, display: str, timeout: float) -> None:
     """Return when a gRPC server answers at `url` within `timeout` seconds, else raise `SparkUnavailableError`
     naming `display` (never `url`: it may hold a token)."""
-    import grpc
-
     builder = _channel_builder(url)
     host, port = builder.host, int(builder.endpoint.rsplit(":", 1)[1])
     deadline = time.monotonic() + timeout
@@ -71,15 +71,47 @@ def probe(url: str, display: str, timeout: float) -> None:
         reason = _tcp_reason(host, port, timeout)
         if reason is not None:
             raise SparkUnavailableError(f"{where}: {reason}; {hint}")
-    channel = builder.toChannel()
-    ready = grpc.channel_ready_future(channel)
-    try:
-        ready.result(timeout=max(deadline - time.monotonic(), 0.1))
-    except grpc.FutureTimeoutError:
+    if builder.secure and _answers_without_tls(builder, deadline):
+        raise SparkUnavailableError(
+            f"{where}: the server answers without TLS, and this URL asks for TLS (use_ssl=true, or a token to a "
+            f"host that is not local); {_TLS_HINT}"
+        )
+    if not _ready(builder.toChannel(), deadline):
         raise SparkUnavailableError(
             f"{where}: no gRPC (Spark Connect) answer within {timeout:g} s — something else listens there, or TLS "
             f"(use_ssl/token) does not match the server; {hint}"
-        ) from None
+        )
+
+
+# How long a TLS channel gets before the probe asks whether the endpoint speaks plain gRPC instead.
+_TLS_SLICE_S = 2.0
+_TLS_HINT = (
+    "a Spark Connect server serves no TLS itself: reach it through a TLS proxy, or, on this machine, leave "
+    "use_ssl unset (a token then goes to a loopback host without TLS)"
+)
+
+
+def _ready(channel: Any, deadline: float, limit: float | None = None) -> bool:
+    """Whether `channel` connects before `deadline` (or within `limit` seconds); the channel is closed after."""
+    import grpc
+
+    wait = max(deadline - time.monotonic(), 0.1)
+    ready = grpc.channel_ready_future(channel)
+    try:
+        ready.result(timeout=min(wait, limit) if limit else wait)
+        return True
+    except grpc.FutureTimeoutError:
+        return False
     finally:
         ready.cancel()
         channel.close()
+
+
+def _answers_without_tls(builder: Any, deadline: float) -> bool:
+    """A TLS channel that does not connect at once, to an endpoint where a plain gRPC channel does: TLS on one side
+    only. Found in seconds instead of at the end of the timeout, with the fix in the message."""
+    import grpc
+
+    if _ready(builder.toChannel(), deadline, _TLS_SLICE_S):
+        return False
+    return _ready(grpc.insecure_channel(builder.endpoint), deadline, _TLS_SLICE_S)

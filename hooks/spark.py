@@ -17,17 +17,19 @@ import os
 import re
 import sys
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 from substrait_spark.consumer.clients import ENGINE_CONF, is_connect
-from substrait_spark.consumer.errors import SparkUnavailableError, first_line
+from substrait_spark.consumer.errors import ConfigurationError, SparkUnavailableError, first_line
 from substrait_spark.consumer.redact import redact
+from substrait_spark.hooks import connect_endpoint
 from substrait_spark.hooks.connect_probe import DEFAULT_CONNECT_TIMEOUT_S, connect_timeout, probe
 from substrait_spark.hooks.spark_submit import launched_by_spark_submit
 
@@ -124,7 +126,8 @@ class SparkTarget:
     and tests want: the running classic session, or, when there is none, an open Spark Connect session (never
     stopped to start a local one: a session the caller made is theirs). The URL is not shown by `repr` (a
     Connect URL may carry a token); use `display`. `connect_timeout`: seconds a Spark Connect server has to answer
-    before the session is refused (`SparkUnavailableError`).
+    before the session is refused (`SparkUnavailableError`). A Connect URL's `;session_id=<uuid>` addresses one
+    server-side session (`session_id`, `with_session`): a later process reaches the same session through it.
     """
 
     master: str | None = field(default=None, repr=False)
@@ -149,6 +152,8 @@ class SparkTarget:
     ) -> SparkTarget:
         """A target from loose strings: a URL or bare host (+ port), conf values coerced to strings."""
         master = normalize_master(url, port, default_scheme) if url and url.strip() else None
+        if connect_endpoint.is_connect_url(master):
+            master = connect_endpoint.checked_url(str(master))
         return cls(
             master=master,
             conf={str(k): conf_str(v) for k, v in (conf or {}).items()},
@@ -165,6 +170,20 @@ class SparkTarget:
     @property
     def kind(self) -> str:
         return "connect" if self.is_connect else "classic"
+
+    @property
+    def session_id(self) -> str | None:
+        """The Spark Connect session the URL addresses (`;session_id=`), None when the server picks one."""
+        return connect_endpoint.param(str(self.master), connect_endpoint.SESSION_ID) if self.is_connect else None
+
+    def with_session(self, session_id: str) -> SparkTarget:
+        """This Connect target addressing the server-side session `session_id` (a UUID): a session made from it
+        shares that session's state (temporary views, settings, running operations) with every other client of it.
+        Classic targets have no such session (ConfigurationError), nor does an id that is no UUID."""
+        if not self.is_connect:
+            raise ConfigurationError(f"{self.display}: only a Spark Connect (sc://) target addresses a session by id")
+        sid = connect_endpoint.session_id_value(session_id, f"Spark Connect target {self.display}")
+        return replace(self, master=connect_endpoint.with_param(str(self.master), connect_endpoint.SESSION_ID, sid))
 
     @property
     def display(self) -> str:
@@ -338,31 +357,60 @@ def _connect_session(target: SparkTarget) -> SparkSession:
         session = _connect_sessions.get(target.master)
         if session is not None and _is_open(session):
             return _reuse_connect(session, target)
+        url = connect_endpoint.transport_url(target.master)  # never logged: it holds the token
         # Before anything changes in this process (a classic session stopped): pyspark would retry for ten minutes.
-        probe(target.master, target.display, target.connect_timeout)
+        probe(url, target.display, target.connect_timeout)
         _switch_to_connect()
         if target.jars or target.packages:
             log.warning("Spark Connect: jars and packages are the server's; ignored for %s", target.display)
-        builder = _remote_builder().remote(target.master)
+        builder = _remote_builder().remote(url)
         for key, value in target.spark_conf().items():
             builder = builder.config(key, value)
-        session = _answering(builder.create(), target)
+        session = _answering(builder, target)
         _connect_sessions[target.master] = session
         log.info("Connected to Spark Connect at %s", target.display)
         return session
 
 
-def _answering(session: SparkSession, target: SparkTarget) -> SparkSession:
-    """`session` once its server has answered one request (its Spark version): a gRPC server that is not Spark
-    Connect fails here, in one line, not at the run's first query."""
+# What a refusing server's gRPC status means for the user; any other failure: the server is no Spark Connect.
+_REFUSALS = {
+    "UNAUTHENTICATED": "the server refused the credentials (a wrong or missing token: `;token=` in the URL, the "
+    "connection's password)",
+    "PERMISSION_DENIED": "the server refused this user (user_id) or token",
+}
+_NOT_CONNECT = "the server does not answer as Spark Connect"
+_GRPC_STATUS = re.compile(r"status = StatusCode\.(\w+)")
+_GRPC_DETAILS = re.compile(r'details = "([^"]*)"')
+
+
+def _refusal(exc: BaseException) -> str:
+    """Why the server refused, in one line: the gRPC status and details when the client's error carries them
+    (pyspark prints an `_InactiveRpcError` over several lines), else the error's first line."""
+    text = str(exc)
+    status, details = _GRPC_STATUS.search(text), _GRPC_DETAILS.search(text)
+    if status is None:
+        return f"{_NOT_CONNECT}: {first_line(exc)}"
+    said = redact(f"{status[1]}: {details[1]}" if details else status[1])
+    return f"{_REFUSALS.get(status[1], _NOT_CONNECT)}: {said}"
+
+
+def _answering(builder: Any, target: SparkTarget) -> SparkSession:
+    """The session of `builder` once its server has answered one request (its Spark version): a gRPC server that
+    is not Spark Connect, or that refuses the token, fails here in one line naming the endpoint (token masked), not
+    at the run's first query. pyspark 4 calls the server while creating the session; pyspark 3.5 warns about each
+    setting it could not send and goes on: its warnings are held until the server has answered."""
+    session: SparkSession | None = None
     try:
-        log.debug("Spark Connect at %s runs Spark %s", target.display, session.version)
+        with warnings.catch_warnings(record=True) as held:  # what the filters let through, held back
+            session = builder.create()
+            log.debug("Spark Connect at %s runs Spark %s", target.display, session.version)
     except Exception as exc:
-        with contextlib.suppress(Exception):
-            session.stop()
-        raise SparkUnavailableError(
-            f"Spark Connect at {target.display}: the server does not answer as Spark Connect: {first_line(exc)}"
-        ) from None
+        if session is not None:
+            with contextlib.suppress(Exception):
+                session.stop()
+        raise SparkUnavailableError(f"Spark Connect at {target.display}: {_refusal(exc)}") from None
+    for warning in held:
+        log.warning("Spark Connect at %s: %s", target.display, redact(str(warning.message)))
     return session
 
 

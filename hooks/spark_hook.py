@@ -40,8 +40,9 @@ SPARK_EXTRA_CONF = {
     "principal": "spark.kerberos.principal",
     "keytab": "spark.kerberos.keytab",
 }
-# Spark Connect URL parameters (pyspark's ChannelBuilder) and the connection fields/extras they come from.
-CONNECT_PARAMS = ("user_id", "token", "use_ssl")
+# Spark Connect URL parameters (pyspark's ChannelBuilder) and the connection fields/extras they come from:
+# login = user_id, password = token (the Spark provider's form), extras `use_ssl` and `session_id` (a UUID).
+CONNECT_PARAMS = ("user_id", "token", "use_ssl", "session_id")
 
 
 def _json_field(extra: Mapping[str, Any], key: str) -> Any:
@@ -66,7 +67,7 @@ def _param_str(value: Any) -> str:
 
 
 def _connect_params(conn: Any, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Login/password as the Spark provider reads them, extras `user_id`/`token`/`use_ssl` otherwise."""
+    """Login/password as the Spark provider reads them, extras `user_id`/`token`/`use_ssl`/`session_id` otherwise."""
     fields = {"user_id": conn.login, "token": conn.password}
     return {k: fields.get(k) or extra.get(k) for k in CONNECT_PARAMS}
 

@@ -7,7 +7,9 @@ connection, the Dagster S3 resource); the Iceberg catalog's PostgreSQL password 
 `jdbc.password`), its `s3.access-key-id` / `s3.secret-access-key` / `s3.session-token`, `credential` and `token`;
 Spark settings that hold secrets (the catalog's `spark:` map: `spark.sql.catalog.vault.s3.secret-access-key`;
 `spark.hadoop.fs.s3a.access.key` / `secret.key` in the Airflow Spark connection's extras and the Dagster Spark
-resource); the Airflow connections' passwords.
+resource); the Airflow connections' passwords; a Spark Connect server's token (the server requires it: a run that
+succeeds proves it was sent), in the CLI's `sc://…;token=` URL for each client and as the password of the Spark
+provider's `spark_connect` connection.
 
 The canaries are live configuration, checked where the component can check: the PostgreSQL server asks for the
 password (SCRAM; a wrong one is refused, shown first), so a run that commits proves the canary password was used;
@@ -38,6 +40,7 @@ import pytest
 import yaml
 from local_stack import PLANS_BUCKET, AirflowStack, s3_client, seed_plans
 from postgres_server import running_postgres
+from test_airflow_e2e import DAY
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg, pytest.mark.airflow, pytest.mark.dagster, pytest.mark.corpus]
 
@@ -374,4 +377,98 @@ def test_dagster_assets_leak_no_secret(
     found += canaries.leaks("materialization", repr(event))
     found += canaries.leaks_in_files(home)  # event log and run storage: logs, metadata
     found += canaries.leaks("audit table", audit_rows(config))
+    assert not found, "\n".join(found)
+
+
+# --------------------------------------------------------------------------------------------------
+# A Spark Connect server's token
+# --------------------------------------------------------------------------------------------------
+
+CONNECT_CLIENTS = {"pyspark-3.5": BIN, "pyspark-4": ROOT / ".venv-spark4" / "bin"}
+
+
+@pytest.fixture(scope="module")
+def token_server(canaries: Canaries, tmp_path_factory):
+    """A Spark Connect server that refuses every call without the canary token (its own folder is not scanned: what
+    the server logs is Spark's business, not ours)."""
+    from connect_server import ConnectServerError, connect_server
+
+    token = canaries("connect-token")
+    try:
+        with connect_server(
+            tmp_path_factory.mktemp("connect-token-server"), env={"SPARK_CONNECT_AUTHENTICATE_TOKEN": token}
+        ) as url:
+            yield url
+    except ConnectServerError as exc:
+        pytest.fail(str(exc))
+
+
+def test_a_spark_connect_token_leaks_nowhere(
+    canaries: Canaries, token_server: str, recorded_s3: str, corpus: Path, tpch_dir: Path, tmp_path: Path
+) -> None:
+    """The CLI of each client with `--debug`, a run with the token and one with a wrong one; then Airflow's daily
+    report through a `spark_connect` connection whose password is the token, and with a wrong one."""
+    plan = corpus / "ibm-substrait-compliance-tpch" / "q06.json"
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_CONNECT_MODE_ENABLED"}
+    outputs: list[tuple[str, str]] = []
+    for client, bin_dir in CONNECT_CLIENTS.items():
+        if not (bin_dir / "substrait-spark").exists():
+            pytest.skip(f"{bin_dir} not installed")
+        for name, token in (("right", canaries("connect-token")), ("wrong", canaries("connect-wrong-token"))):
+            out = tmp_path / "cli" / client / name
+            done = subprocess.run(
+                [str(bin_dir / "substrait-spark"), "--debug", "run", str(plan), "--master",
+                 f"{token_server}/;token={token}", "--tables-dir", str(tpch_dir), "--output-dir", str(out),
+                 "--audit-log", f"jsonl:{out / 'audit.jsonl'}"],
+                env=env, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            assert done.returncode == (0 if name == "right" else 1), done.stderr[-3000:]
+            outputs += [(f"{client} {name} stdout", done.stdout), (f"{client} {name} stderr", done.stderr)]
+        assert json.loads((tmp_path / "cli" / client / "right" / "summary.json").read_text())["plans"][0]["outputs"]
+        assert "the server refused the credentials" in outputs[-1][1]
+
+    home = tmp_path / "airflow"
+    host, port = token_server.removeprefix("sc://").split(":")
+    tables = {t: str((tpch_dir / f"{t}.parquet").resolve()) for t in ("lineitem", "nation")}
+
+    def connection(token: str) -> str:
+        conn = {"conn_type": "spark_connect", "host": host, "port": int(port), "login": "ann", "password": token}
+        return json.dumps({**conn, "extra": {"tables": tables, "use_ssl": False}})
+
+    events = home / "openlineage.jsonl"
+    stack = AirflowStack(
+        home,
+        recorded_s3,
+        tpch_dir,
+        home / "reports",
+        extra_env={
+            "AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT": connection(canaries("connect-token")),
+            "AIRFLOW_VAR_SUBSTRAIT_AUDIT_LOG": f"jsonl:{home / 'audit.jsonl'}",
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {"type": "file", "log_file_path": str(events), "append": True}
+            ),
+            "AIRFLOW__OPENLINEAGE__NAMESPACE": "canaries",
+        },
+    )
+    stack.migrate()
+    runs = [
+        stack.dags_test("substrait_daily_report", DAY),
+        stack.dags_test(
+            "substrait_daily_report",
+            "1995-06-18",
+            AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT=connection(canaries("connect-wrong-token")),
+        ),
+    ]
+    assert [r.state for r in runs] == ["success", "failed"], [r.log[-3000:] for r in runs]
+    report = runs[0].value("pricing_summary")
+    assert report["status"] == "success" and report["spark_connect"]["session_id"]
+    assert f"Spark Connect at {token_server}/;user_id=ann;token=***;use_ssl=false" in runs[1].log
+    assert "the server refused the credentials" in runs[1].log
+    assert (home / "audit.jsonl").read_text().strip() and events.read_text().strip()
+
+    found = [leak for where, text in outputs for leak in canaries.leaks(where, text)]
+    found += canaries.leaks_in_files(tmp_path / "cli")  # results, summary.json, audit records
+    found += [leak for r in runs for leak in canaries.leaks(f"{r.dag_id} output", r.log)]
+    found += [leak for r in runs for leak in canaries.leaks(f"{r.dag_id} XCom", json.dumps(list(r.xcom.items())))]
+    found += canaries.leaks_in_files(home)  # task logs, airflow.db, audit records, OpenLineage events, reports
     assert not found, "\n".join(found)
