@@ -173,6 +173,26 @@ def ensure_tpch_data(target: Path = TPCH_DIR, scale: str = TPCH_SCALE) -> Path:
 
 
 @pytest.fixture(scope="session")
+def outputs_plan_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The durable-run tests' plan with three outputs, one heavy (`durable_plans.outputs_plan`), as a JSON file."""
+    import json
+
+    from durable_plans import outputs_plan
+
+    path = tmp_path_factory.mktemp("outputs-plan") / "outputs.json"
+    path.write_text(json.dumps(outputs_plan()))
+    return path
+
+
+@pytest.fixture(scope="session")
+def outputs_expected(tpch_dir: Path) -> dict[int, list[list[str]]]:
+    """DuckDB's rows of each output of `outputs_plan_file`."""
+    from durable_plans import expected_outputs
+
+    return expected_outputs(tpch_dir)
+
+
+@pytest.fixture(scope="session")
 def tpch_dir() -> Path:
     """``<repo>/.data/tpch/sf0.01``: ``<table>.parquet`` for the 8 TPC-H tables, made by tpchgen-cli."""
     return ensure_tpch_data()

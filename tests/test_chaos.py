@@ -34,7 +34,6 @@ from durable_plans import (
     executions_of,
     expected_outputs,
     heavy_plan,
-    outputs_plan,
     root_executions,
     running_jobs_of,
     wait_until_ended,
@@ -77,18 +76,6 @@ def deployment(tmp_path_factory, server, tpch_dir) -> Iterator[Deployment]:
                 yield running
         except DeploymentError as exc:
             pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def plan(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("chaos-plan") / "outputs.json"
-    path.write_text(json.dumps(outputs_plan()))
-    return path
-
-
-@pytest.fixture(scope="module")
-def expected(tpch_dir) -> dict[int, list[list[str]]]:
-    return expected_outputs(tpch_dir)
 
 
 @dataclass
@@ -204,9 +191,12 @@ def _record(runs: list[ChaosRun]) -> None:
 
 
 @pytest.mark.parametrize("victim", ["task", "worker"])
-def test_killed_workers_leave_every_output_written_once(deployment, server, plan, expected, tmp_path, victim):
+def test_killed_workers_leave_every_output_written_once(
+    deployment, server, outputs_plan_file, outputs_expected, tmp_path, victim
+):
     """The task process (or its supervisor too) SIGKILLed: the first run of each set while the heavy output runs
     on the server (it must be reattached to), the others at random moments of the task."""
+    plan, expected = outputs_plan_file, outputs_expected
     runs = []
     for n in range(WORKER_KILLS):
         seed = SEED * 1000 + n + (500 if victim == "worker" else 0)
@@ -219,7 +209,10 @@ def test_killed_workers_leave_every_output_written_once(deployment, server, plan
     _record(runs)
 
 
-def test_a_killed_triggerer_leaves_every_output_written_once(deployment, server, plan, expected, tmp_path):
+def test_a_killed_triggerer_leaves_every_output_written_once(
+    deployment, server, outputs_plan_file, outputs_expected, tmp_path
+):
+    plan, expected = outputs_plan_file, outputs_expected
     runs = []
     for n in range(TRIGGERER_KILLS):
         out = tmp_path / f"run-{n}"
@@ -267,9 +260,12 @@ def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, t
 @pytest.mark.parametrize(
     "dag_id,state", [("substrait_chaos_durable", "running"), ("substrait_chaos_deferrable", "deferred")]
 )
-def test_marking_the_task_failed_interrupts_its_operation_only(deployment, server, plan, tmp_path, dag_id, state):
+def test_marking_the_task_failed_interrupts_its_operation_only(
+    deployment, server, outputs_plan_file, tmp_path, dag_id, state
+):
     """Mark a running (deferred) plan task failed while its heavy output runs: the server shows the operation
     ended within 5 s; another DAG run's operation on the same server goes on."""
+    plan = outputs_plan_file
     _, ui = server
     bystander = deployment.client.trigger("substrait_chaos_durable", {"plan": str(plan), "out": str(tmp_path / "b")})
     victim = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(tmp_path / "v")})

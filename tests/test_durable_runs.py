@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from connect_server import running_connect_server
-from durable_plans import HEAVY, csv_rows, executions_of, expected_outputs, outputs_plan, root_executions
+from durable_plans import HEAVY, csv_rows, executions_of, root_executions
 
 pytestmark = [pytest.mark.spark]
 
@@ -37,18 +37,6 @@ def connect_with_ui(tmp_path_factory) -> Iterator[tuple[str, str]]:
     with running_connect_server(tmp_path_factory.mktemp("durable-connect"), ui=True) as server:
         assert server.ui_url is not None
         yield server.url, server.ui_url
-
-
-@pytest.fixture(scope="module")
-def plan_file(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("durable-plan") / "outputs.json"
-    path.write_text(json.dumps(outputs_plan()))
-    return path
-
-
-@pytest.fixture(scope="module")
-def expected(tpch_dir) -> dict[int, list[list[str]]]:
-    return expected_outputs(tpch_dir)
 
 
 def cli(client: str, url: str, plan: Path, out: Path, state: Path, tpch_dir: Path) -> list[str]:
@@ -95,8 +83,9 @@ def report(out: Path) -> dict:
 
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_a_rerun_after_the_client_was_killed_reattaches_to_the_running_output(
-    client, connect_with_ui, plan_file, expected, tpch_dir, tmp_path
+    client, connect_with_ui, outputs_plan_file, outputs_expected, tpch_dir, tmp_path
 ):
+    plan_file, expected = outputs_plan_file, outputs_expected
     url, ui = connect_with_ui
     if not CLIENTS[client].exists():
         pytest.fail(f"{CLIENTS[client]} missing: `make venv-spark4` makes the 4.x environment")
@@ -130,8 +119,9 @@ def test_a_rerun_after_the_client_was_killed_reattaches_to_the_running_output(
 
 
 def test_a_finished_run_with_the_same_state_is_reported_not_run_again(
-    connect_with_ui, plan_file, expected, tpch_dir, tmp_path
+    connect_with_ui, outputs_plan_file, outputs_expected, tpch_dir, tmp_path
 ):
+    plan_file, expected = outputs_plan_file, outputs_expected
     url, ui = connect_with_ui
     out, state = tmp_path / "out", tmp_path / "state.json"
     args = cli("client-3.5", url, plan_file, out, state, tpch_dir)
@@ -149,9 +139,12 @@ def test_a_finished_run_with_the_same_state_is_reported_not_run_again(
     assert read_rows(out, 1) == expected[1]
 
 
-def test_an_output_the_server_no_longer_holds_is_run_again(connect_with_ui, plan_file, expected, tpch_dir, tmp_path):
+def test_an_output_the_server_no_longer_holds_is_run_again(
+    connect_with_ui, outputs_plan_file, outputs_expected, tpch_dir, tmp_path
+):
     """The server restarted while the run was away: it holds neither the session nor the operation, so the later
     try runs the output again (once), on the server now at the endpoint."""
+    plan_file, expected = outputs_plan_file, outputs_expected
     url, ui = connect_with_ui
     out, state = tmp_path / "out", tmp_path / "state.json"
     with running_connect_server(tmp_path / "restarted-server") as old:

@@ -166,17 +166,9 @@ def running_connect_server(
 
 
 @contextlib.contextmanager
-def connect_server(
-    work_dir: Path,
-    conf: Mapping[str, str] | None = None,
-    *,
-    master: str = "local[2]",
-    timeout_s: float = STARTUP_TIMEOUT_S,
-    ui: bool = False,
-    env: Mapping[str, str] | None = None,
-) -> Iterator[str]:
-    """Start a Spark Connect server, yield its `sc://127.0.0.1:<port>` URL once it listens, stop it after."""
-    with running_connect_server(work_dir, conf, master=master, timeout_s=timeout_s, ui=ui, env=env) as server:
+def connect_server(work_dir: Path, conf: Mapping[str, str] | None = None, **options: Any) -> Iterator[str]:
+    """`running_connect_server` (the same options), yielding its `sc://127.0.0.1:<port>` URL alone."""
+    with running_connect_server(work_dir, conf, **options) as server:
         yield server.url
 
 
