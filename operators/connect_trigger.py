@@ -49,6 +49,7 @@ class ConnectOperationTrigger(BaseTrigger):
         }
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        self.log.info("Waiting for Spark Connect operation %s (session %s)", self.operation_id, self.session_id)
         end, message = await asyncio.to_thread(self._wait)
         yield TriggerEvent({"end": end.value, "operation_id": self.operation_id, "message": message})
 

@@ -234,10 +234,18 @@ def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, t
     most_deferred, most_running = 0, 0
     stop = threading.Event()
 
+    errors: list[str] = []
+
     def watch() -> None:
         nonlocal most_deferred, most_running
         while not stop.is_set():
-            states = Counter(ti.state for ti in deployment.client.task_instances("substrait_chaos_slots", run_id))
+            try:
+                instances = deployment.client.task_instances("substrait_chaos_slots", run_id)
+            except Exception as exc:  # an API hiccup: look again
+                errors.append(repr(exc))
+                time.sleep(0.5)
+                continue
+            states = Counter(str(ti.state) for ti in instances)
             most_deferred = max(most_deferred, states["deferred"])
             most_running = max(most_running, states["running"])
             time.sleep(0.5)
@@ -252,7 +260,7 @@ def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, t
     log = deployment.client.log("substrait_chaos_slots", run_id, "plan_0", 1)
     assert state == "success", deployment.logs_tail() + log[-3000:]
     assert most_running <= SLOTS
-    assert most_deferred > SLOTS, (most_deferred, most_running, log[-3000:])
+    assert most_deferred > SLOTS, (most_deferred, most_running, errors[-3:], log[-3000:])
     for i in range(10):
         assert csv_rows(tmp_path / f"task_{i}") == expected_outputs(tpch_dir)[HEAVY]
 
@@ -273,11 +281,23 @@ def test_marking_the_task_failed_interrupts_its_operation_only(
     bystander_op = _heavy_operation(deployment, ui, "substrait_chaos_durable", bystander)
     ti = _wait_for_state(deployment, dag_id, victim, {state}, timeout=30)
     assert ti is not None and ti.state == state, deployment.client.task_instance(dag_id, victim, "plan")
+    if state == "deferred":  # its trigger waits for the operation in the triggerer (not merely scheduled)
+        _wait_for_log(deployment, f"Waiting for Spark Connect operation {victim_op}")
     deployment.client.mark_failed(dag_id, victim, "plan")
     ended_after = wait_until_ended(ui, victim_op, timeout_s=30)
     assert ended_after < 5, f"the operation ran on for {ended_after:.1f} s after the task was marked failed"
     assert running_jobs_of(ui, bystander_op) > 0, "the other run's operation was interrupted too"
     assert deployment.client.wait_for_run("substrait_chaos_durable", bystander, timeout=RUN_TIMEOUT_S) == "success"
+
+
+def _wait_for_log(deployment: Deployment, text: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for f in (deployment.home / "logs").rglob("*.log*"):
+            if text in f.read_text(errors="replace"):
+                return
+        time.sleep(0.3)
+    raise AssertionError(f"no log line {text!r} within {timeout} s")
 
 
 def _heavy_operation(deployment: Deployment, ui: str, dag_id: str, run_id: str, timeout: float = 180) -> str:
