@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from ..errors import ExecutionError
 from . import connect_progress
 from .report import Operation, Resume
 
@@ -191,7 +192,7 @@ class CommandRunner:
         try:
             values = self._stream(fresh, self._detach_or_follow(fresh, self._submit(fresh, command)))
         except _Gone as exc:  # the session it was sent in is gone: nothing to resume, the error is the server's
-            raise RuntimeError(str(exc)) from None
+            raise ExecutionError(f"Spark Connect operation {fresh['operation_id']}: {exc}") from None
         self.ledger.put(key, {**fresh, "status": DONE, "observed": values})
         return Operation(fresh["operation_id"], fresh["session_id"], resumed), values
 
