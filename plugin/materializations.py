@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from substrait_spark.consumer.analysis.lineage import DIRECT, Lineage, Output
-from substrait_spark.consumer.running.report import RootOutput, RunReport, TableRead, changed_tables, plain
+from substrait_spark.consumer.running.report import (
+    Durability,
+    RootOutput,
+    RunReport,
+    TableRead,
+    changed_tables,
+    plain,
+)
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +242,7 @@ def root_materialization(
 
 def resumed(report: RunReport) -> list[dict[str, Any]] | None:
     """How each root output of a durable run came about, with its Spark Connect operations (None: not durable)."""
-    if report.durability is None:
+    if report.durability is not Durability.DURABLE:
         return None
     return [
         {

@@ -13,6 +13,7 @@ The state is the Dagster instance's (a temporary DAGSTER_HOME), the server a rea
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +33,7 @@ from dagster._core.instance.ref import InstanceRef  # noqa: E402
 from substrait_spark.dagster import metadata as md  # noqa: E402
 from substrait_spark.dagster.durable import DagsterStore, run_state  # noqa: E402
 
-pytestmark = [pytest.mark.spark, pytest.mark.dagster]
+# Tiers by test: the instance's store and the signal handlers need Dagster alone, the runs Spark too.
 
 BIN = Path(sys.executable).parent
 OP = "outputs"  # the asset op, and its root result's asset
@@ -134,7 +135,9 @@ def folder_rows(folder: Path) -> list[list[str]]:
 
 @pytest.fixture
 def deployment(connect_with_ui, plan_file, tpch_dir, tmp_path) -> Iterator[Deployment]:  # noqa: F811
-    yield Deployment(tmp_path, connect_with_ui[0], plan_file, tpch_dir)
+    url, ui = connect_with_ui
+    assert ui.app_id  # asked before the heavy query keeps the server's cores busy
+    yield Deployment(tmp_path, url, plan_file, tpch_dir)
 
 
 def kill_group(proc: subprocess.Popen, signo: signal.Signals) -> None:
@@ -142,9 +145,11 @@ def kill_group(proc: subprocess.Popen, signo: signal.Signals) -> None:
         os.killpg(proc.pid, signo)
 
 
+@pytest.mark.spark
+@pytest.mark.dagster
 def test_a_reexecution_from_failure_reattaches_to_the_killed_workers_operation(
     deployment,
-    connect_with_ui,
+    connect_with_ui,  # noqa: F811  (test_durable_runs' fixtures)
     expected,  # noqa: F811
 ):
     _, ui = connect_with_ui
@@ -191,6 +196,8 @@ def test_a_reexecution_from_failure_reattaches_to_the_killed_workers_operation(
     assert meta[md.ROW_COUNT].value == len(expected[0])
 
 
+@pytest.mark.spark
+@pytest.mark.dagster
 def test_a_terminated_run_interrupts_its_operation_on_the_server(deployment, connect_with_ui):  # noqa: F811
     """Dagster stops a run with a signal to its process (SIGTERM as a container stop or `kill`; `dagster dev`'s
     Terminate sends the step's process a SIGINT, handled the same): the heavy query stops on the server."""
@@ -222,3 +229,107 @@ def _sql_statuses(ui: ConnectUI, operation_id: str) -> list[str]:
     jobs = ui.job_ids_of(operation_id)
     ran = ("runningJobIds", "successJobIds", "failedJobIds")
     return [e["status"] for e in ui.sql() if jobs & {j for k in ran for j in e.get(k, [])}]
+
+
+# --- on classic Spark, durable=False, the store and the handlers --------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+PRICING_PLAN = ROOT / "dags_examples" / "plans" / "daily_pricing_summary.json"
+
+
+CLASSIC = """
+import os
+from dagster import Definitions
+from substrait_spark.dagster import SubstraitSparkResource, substrait_assets
+
+resource = SubstraitSparkResource(tables_dir=os.environ["TEST_TABLES_DIR"], durable=os.environ["TEST_DURABLE"] == "1")
+pricing = substrait_assets(
+    os.environ["TEST_PLAN"], resource=resource, name="pricing", parameters={"0": "1995-06-17"}, root_asset=["pricing"],
+    results={"path": os.environ["TEST_OUT"], "format": "parquet"},
+)
+defs = Definitions(assets=[pricing], resources={"substrait": resource})
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.dagster
+@pytest.mark.parametrize("durable", [True, False])
+def test_on_classic_spark_a_run_says_it_is_not_durable_and_a_reexecution_runs_a_finished_step_again(
+    durable, spark, tpch_dir, tmp_path, monkeypatch
+):
+    """In process (the session of the test, classic): durable, the materialization says classic Spark is not
+    durable; `durable=False` keeps no state. Re-executing a step its run finished runs it again either way (its
+    results written again), not the earlier run's report."""
+    from dagster import ReexecutionOptions, execute_job
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+    from substrait_spark.consumer.running.report import Durability
+
+    out = tmp_path / "pricing"
+    definitions = tmp_path / "definitions.py"
+    definitions.write_text(CLASSIC)
+    for name, value in {"TEST_TABLES_DIR": tpch_dir, "TEST_PLAN": PRICING_PLAN, "TEST_OUT": out}.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.setenv("TEST_DURABLE", "1" if durable else "0")
+    job = ReconstructableRepository.for_file(str(definitions), "defs").get_reconstructable_job("__ASSET_JOB")
+    in_process = {"execution": {"config": {"in_process": {}}}}
+    (tmp_path / "home").mkdir()
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path / "home"))) as instance:
+        first = execute_job(job, instance, run_config=in_process)
+        assert first.success
+        [m] = first.asset_materializations_for_node("pricing")
+        state = run_state(instance, f"dagster/{first.run_id}/pricing").stored()
+        if durable:  # the classic driver dies with the worker: said, nothing to resume
+            assert m.metadata[md.DURABILITY].value == Durability.CLASSIC.value and state is not None
+        else:
+            assert md.DURABILITY not in m.metadata and state is None
+        assert md.RESUMED not in m.metadata
+        shutil.rmtree(out)
+        again = execute_job(
+            job, instance, run_config=in_process, reexecution_options=ReexecutionOptions(parent_run_id=first.run_id)
+        )
+        assert again.success
+        said = [e.user_message for e in instance.all_logs(again.run_id)]
+    assert not any("finished in an earlier try" in line for line in said), said
+    assert any(out.glob("*.parquet")), "the re-executed step did not write its result again"
+
+
+@pytest.mark.dagster
+def test_the_state_is_the_instances_under_the_run_key(tmp_path):
+    """What one process sets, another's instance reads (the re-execution's worker); each step its own keys."""
+    home = tmp_path / "home"
+    home.mkdir()
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as one:
+        DagsterStore(one, "dagster/run-a/op").set("substrait_run", {"generation": "g", "phase": "running"})
+        DagsterStore(one, "dagster/run-a/op").set("substrait_run", {"generation": "g2", "phase": "running"})
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as other:
+        assert DagsterStore(other, "dagster/run-a/op").get("substrait_run") == {"generation": "g2", "phase": "running"}
+        assert DagsterStore(other, "dagster/run-a/other_op").get("substrait_run") is None
+        assert DagsterStore(other, "dagster/run-b/op").get("substrait_run") is None
+        assert run_state(other, "dagster/run-a/op").stored().id == "g2"
+
+
+@pytest.mark.dagster
+def test_a_stop_signal_in_a_run_goes_on_as_the_handler_before_it_and_the_handlers_come_back():
+    from substrait_spark.dagster.durable import interrupting_operations
+
+    class Stopped(BaseException):  # what Dagster's handler raises: DagsterExecutionInterruptedError
+        pass
+
+    def dagsters(signo, frame):
+        raise Stopped(signo)
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    said: list[str] = []
+    try:
+        signal.signal(signal.SIGINT, dagsters)
+        signal.signal(signal.SIGTERM, dagsters)
+        for signo in (signal.SIGINT, signal.SIGTERM):
+            with pytest.raises(Stopped), interrupting_operations(lambda *a: said.append(a[0] % a[1:])):
+                assert signal.getsignal(signo) is not dagsters
+                os.kill(os.getpid(), signo)
+                time.sleep(5)  # the signal arrives here
+            assert signal.getsignal(signo) is dagsters
+        assert said == []  # nothing was in flight
+    finally:
+        for signo, handler in before.items():
+            signal.signal(signo, handler)

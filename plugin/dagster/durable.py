@@ -7,8 +7,9 @@ run, the asset op, the partition). Why there, and not in the run's event log: ea
 committed before it returns — the engine records an operation's id before it submits it, so the record is there
 whatever instant the worker is SIGKILLed — and a `get` reads one row by key from any process that has the instance
 (the re-execution's run worker), where the event log is append-only and would be scanned run by run, and its
-events would show in the UI as the step's own. A re-execution (from failure, or of the step) keeps its parent's
-root run id, so it finds the state; a new run starts its own.
+events would show in the UI as the step's own. A re-execution keeps its parent's root run id, so it finds the
+state: a step its parent left unfinished (the worker died) is resumed; a step its parent finished starts afresh
+(`step_state`: re-executing it is asking for it again); a new run starts its own.
 
 Termination: Dagster stops a run by a SIGINT to the process running the step (`dagster dev`'s Terminate, the run
 monitor) or a SIGTERM it maps to SIGINT (a container stopped, `kill` of `dagster asset materialize`), raised in
@@ -54,6 +55,27 @@ class DagsterStore:
 def run_state(instance: Any, run_key: str) -> RunState:
     """The durable state of the step with `run_key` (`run.run_key`), kept in `instance`."""
     return RunState(DagsterStore(instance, run_key))
+
+
+def step_state(context: Any, run_key: str) -> RunState:
+    """The state of the step `context` runs: what an earlier run of the same root left unfinished is resumed (a
+    re-execution from failure after its worker died); a step its parent run finished, re-executed (the user asked
+    for it again), starts afresh — as clearing an Airflow task does — instead of reporting that run's result."""
+    state = run_state(context.instance, run_key)
+    if _finished_in_parent(context):
+        state.store.set(state.header_key, None)
+    return state
+
+
+def _finished_in_parent(context: Any) -> bool:
+    from dagster import DagsterEventType
+
+    parent = context.run.parent_run_id
+    if parent is None:
+        return False
+    step = context.get_step_execution_context().step.key
+    found = context.instance.get_records_for_run(parent, of_type=DagsterEventType.STEP_SUCCESS).records
+    return any(r.event_log_entry.step_key == step for r in found)
 
 
 Handler = Callable[[int, FrameType | None], Any] | int | None

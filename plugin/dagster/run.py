@@ -33,7 +33,7 @@ from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.running.narration import report_lines
 from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.dagster import metadata
-from substrait_spark.dagster.durable import interrupting_operations, run_state
+from substrait_spark.dagster.durable import interrupting_operations, step_state
 from substrait_spark.dagster.translator import SubstraitTranslator
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput, PlanRunner
 from substrait_spark.hooks.run_sequence import RunObserver
@@ -110,7 +110,7 @@ def execute(resource: SubstraitSparkResource, context: AssetExecutionContext, pl
         yield from plan.remote.run(context, resource, runner, plan.plan_uri, bound, key, sink, plan.root_key)
         return
     context.log.info("Running %s (run key %s)", plan.plan_uri, key)
-    state = run_state(context.instance, key) if resource.durable else None
+    state = step_state(context, key) if resource.durable else None
     with interrupting_operations(context.log.info):
         result = sequence.execute(
             parameters=bound,
