@@ -88,6 +88,7 @@ class Deployment:
             SPARK_LOCAL_IP="127.0.0.1",
         )
         self.cwd = tmp
+        self.log = tmp / "materialize.log"
 
     def instance(self) -> DagsterInstance:
         return DagsterInstance.from_ref(InstanceRef.from_dir(str(self.home)))
@@ -95,9 +96,10 @@ class Deployment:
     def materialize(self) -> subprocess.Popen:
         """`dagster asset materialize` of the plan's assets, in its own process group."""
         cmd = [str(BIN / "dagster"), "asset", "materialize", "-f", str(self.definitions), "--select", "*"]
-        return subprocess.Popen(
-            cmd, env=self.env, cwd=self.cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        with self.log.open("ab") as log:  # a file, not a pipe: nobody reads it while the run goes on
+            return subprocess.Popen(
+                cmd, env=self.env, cwd=self.cwd, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+            )
 
     def started_heavy_operation(self, proc: subprocess.Popen, timeout_s: float = 180) -> tuple[str, dict[str, Any]]:
         """The run's id and the instance's record of output 1's (the heavy one's) operation once it started."""
@@ -105,7 +107,7 @@ class Deployment:
         with self.instance() as instance:
             while time.monotonic() < deadline:
                 if proc.poll() is not None:
-                    pytest.fail(f"the run ended before its heavy output started: {proc.stderr.read()[-3000:]}")
+                    pytest.fail(f"the run ended before its heavy output started: {self.log.read_text()[-3000:]}")
                 found = _heavy_record(instance)
                 if found is not None:
                     return found
