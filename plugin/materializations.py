@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from substrait_spark.consumer.analysis.lineage import DIRECT, Lineage, Output
-from substrait_spark.consumer.running.report import RootOutput, RunReport, TableRead, changed_tables, plain
+from substrait_spark.consumer.running.report import (
+    Durability,
+    RootOutput,
+    RunReport,
+    TableRead,
+    changed_tables,
+    plain,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +46,10 @@ STEPS = "substrait/steps"
 RUN_KEY = "substrait/run_key"
 ROWS_CHANGED = "substrait/rows_changed"
 PARAMETERS = "substrait/parameters"
+# A durable run (`RunReport.durability`): whether a later try resumes it, and how each root output came about
+# (fresh, reattached to an earlier try's operation, run again, finished earlier) with its operations' ids.
+DURABILITY = "substrait/durability"
+RESUMED = "substrait/resumed"
 
 # How a Dagster user gives a dynamic parameter's value (what an `UnboundParameterError` says, in process and remote).
 DAGSTER_BIND_HINT = (
@@ -186,6 +197,7 @@ def table_materializations(
         m.put(STEPS, "json", extra["steps"])
         m.put(ROWS_CHANGED, "int", change.rows_changed)
         m.put(RUN_KEY, "text", run_key)
+        m.put(DURABILITY, "text", report.durability.value if report.durability is not None else None)
         spelled: dict[str, str] = {}
         table = current_table(catalogs, target)
         if table is not None:
@@ -217,6 +229,8 @@ def root_materialization(
     m.put(PARAMETERS, "json", plain(report.parameters))
     m.put(ROW_COUNT, "int", out.rows)
     m.put(URI, "text", out.location)
+    m.put(DURABILITY, "text", report.durability.value if report.durability is not None else None)
+    m.put(RESUMED, "json", resumed(report))
     if out.columns:
         m.put(COLUMN_SCHEMA, "table_schema", {"columns": _result_columns(out)})
     roots = [r for r in lineage.roots if (r.index or 0) == out.index]
@@ -224,6 +238,23 @@ def root_materialization(
         lineage_value = column_lineage(roots, keys, Spellings(report, catalogs), m.key, {})
         m.put(COLUMN_LINEAGE, "table_column_lineage", lineage_value)
     return m
+
+
+def resumed(report: RunReport) -> list[dict[str, Any]] | None:
+    """How each root output of a durable run came about, with its Spark Connect operations (None: not durable)."""
+    if report.durability is not Durability.DURABLE:
+        return None
+    return [
+        {
+            "output": o.index,
+            "resumed": o.resumed.value if o.resumed is not None else None,
+            "operations": [
+                {"operation_id": op.operation_id, "session_id": op.session_id, "resumed": op.resumed.value}
+                for op in o.operations
+            ],
+        }
+        for o in report.outputs
+    ]
 
 
 def _result_columns(out: RootOutput) -> list[dict[str, Any]]:

@@ -13,9 +13,11 @@ from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.materializations import (  # noqa: F401  (the metadata names, for callers and tests)
     COLUMN_LINEAGE,
     COLUMN_SCHEMA,
+    DURABILITY,
     PARAMETERS,
     PLAN_SHA256,
     PLAN_URI,
+    RESUMED,
     ROW_COUNT,
     ROWS_CHANGED,
     RUN_KEY,

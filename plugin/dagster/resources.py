@@ -106,6 +106,12 @@ class SubstraitSparkResource(ConfigurableResource):
         default=None, description="what plans may read, write and run (docs/reference/policy.md)"
     )
     policy_file: str | None = Field(default=None, description="a policy file (YAML/JSON), applied as well as `policy`")
+    durable: bool = Field(
+        default=True,
+        description="keep what a re-execution needs in the Dagster instance: after the run's worker died, a "
+        "re-execution from failure reattaches to the Spark Connect operations it left running instead of "
+        "submitting them again (classic Spark cannot be durable: the report says so)",
+    )
 
     def settings(self, expected_sha256: str | None = None) -> RunSettings:
         return RunSettings(

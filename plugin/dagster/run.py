@@ -7,6 +7,10 @@ the CLI, `run_plan` and the Airflow operator do: the plan read and parsed once, 
 failed run too), with the report's lines and the audit record in the step's log (`DagsterObserver`). It reports a
 `MaterializeResult` per table the run changed — keyed by the translator, with the column lineage of the plan this
 run read and ran (not the definitions' copy: an unpinned object may have changed in between).
+
+Durable (the resource's `durable`, the default): the run keeps its state in the Dagster instance under its run key
+(`durable.py`), so a re-execution after the run's worker died reattaches to the Spark Connect operations it left
+running; a terminated run interrupts them on the server.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from substrait_spark.consumer.errors import SubstraitSparkError
 from substrait_spark.consumer.running.narration import report_lines
 from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.dagster import metadata
+from substrait_spark.dagster.durable import interrupting_operations, step_state
 from substrait_spark.dagster.translator import SubstraitTranslator
 from substrait_spark.hooks.plan_run import NOT_RETRYABLE, PlanInput, PlanRunner
 from substrait_spark.hooks.run_sequence import RunObserver
@@ -105,9 +110,16 @@ def execute(resource: SubstraitSparkResource, context: AssetExecutionContext, pl
         yield from plan.remote.run(context, resource, runner, plan.plan_uri, bound, key, sink, plan.root_key)
         return
     context.log.info("Running %s (run key %s)", plan.plan_uri, key)
-    result = sequence.execute(
-        parameters=bound, run_key=key, sink=sink, audit_context=audit_context(context, key), observer=observer
-    )
+    state = step_state(context, key) if resource.durable else None
+    with interrupting_operations(context.log.info):
+        result = sequence.execute(
+            parameters=bound,
+            run_key=key,
+            sink=sink,
+            audit_context=audit_context(context, key),
+            observer=observer,
+            state=state,
+        )
     if result.error is not None:
         raise failure(result.error) from result.error
     assert result.report is not None and result.planned is not None
