@@ -84,6 +84,11 @@ def executions_of(ui_url: str, operation_id: str) -> int:
     return sum(1 for e in root_executions(ui_url) if operation_id in e.operation_ids)
 
 
+def execution_statuses(ui_url: str, operation_id: str) -> list[str]:
+    """The statuses of the top-level SQL executions of an operation (`COMPLETED`, `FAILED` when interrupted)."""
+    return [e.status for e in root_executions(ui_url) if operation_id in e.operation_ids]
+
+
 def running_jobs_of(ui_url: str, operation_id: str) -> int:
     marker = f"{OPERATION_TAG}{operation_id}"
     running = [j for j in jobs(ui_url) if j["status"] == "RUNNING"]
