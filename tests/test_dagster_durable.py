@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from connect_ui import ConnectUI
-from test_durable_runs import connect_with_ui, expected, plan_file  # noqa: F401  (the server, the plan, DuckDB's rows)
+from connect_server import application_id
+from durable_plans import csv_rows, execution_statuses, executions_of, running_jobs_of, wait_until_ended
+from test_durable_runs import connect_with_ui  # noqa: F401  (the server with its UI)
 
 dagster = pytest.importorskip("dagster", reason="the dagster extra is not installed (make venv installs it)")
 
@@ -127,19 +128,11 @@ def _heavy_record(instance: DagsterInstance) -> tuple[str, dict[str, Any]] | Non
     return (runs[0].run_id, record) if record is not None else None
 
 
-def folder_rows(folder: Path) -> list[list[str]]:
-    """A Spark CSV folder's rows (each part's header left out), sorted."""
-    rows = []
-    for part in sorted(folder.glob("part-*.csv")):
-        rows += [line.split(",") for line in part.read_text().splitlines()[1:]]
-    return sorted(rows)
-
-
 @pytest.fixture
-def deployment(connect_with_ui, plan_file, tpch_dir, tmp_path) -> Iterator[Deployment]:  # noqa: F811
+def deployment(connect_with_ui, outputs_plan_file, tpch_dir, tmp_path) -> Iterator[Deployment]:  # noqa: F811
     url, ui = connect_with_ui
-    assert ui.app_id  # asked before the heavy query keeps the server's cores busy
-    yield Deployment(tmp_path, url, plan_file, tpch_dir)
+    assert application_id(ui)  # asked before the heavy query keeps the server's cores busy
+    yield Deployment(tmp_path, url, outputs_plan_file, tpch_dir)
 
 
 def kill_group(proc: subprocess.Popen, signo: signal.Signals) -> None:
@@ -152,14 +145,14 @@ def kill_group(proc: subprocess.Popen, signo: signal.Signals) -> None:
 def test_a_reexecution_from_failure_reattaches_to_the_killed_workers_operation(
     deployment,
     connect_with_ui,  # noqa: F811  (test_durable_runs' fixtures)
-    expected,  # noqa: F811
+    outputs_expected,
 ):
     _, ui = connect_with_ui
     first = deployment.materialize()
     try:
         killed_id, heavy = deployment.started_heavy_operation(first)
         time.sleep(3)  # the server is running the heavy query
-        assert ui.running_jobs_of(heavy["operation_id"]) > 0, "the heavy query is not running on the server"
+        assert running_jobs_of(ui, heavy["operation_id"]) > 0, "the heavy query is not running on the server"
         kill_group(first, signal.SIGKILL)  # the run worker and its step process die, no cleanup
     finally:
         kill_group(first, signal.SIGKILL)
@@ -191,11 +184,11 @@ def test_a_reexecution_from_failure_reattaches_to_the_killed_workers_operation(
     assert outputs[1]["operations"][0]["session_id"] == heavy["session_id"]
     # The server ran the killed worker's heavy query once (reattached, not submitted again), and the output the
     # killed run had finished was not run again.
-    assert ui.executions_of(heavy["operation_id"]) == 1
-    assert ui.executions_of(outputs[0]["operations"][0]["operation_id"]) == 1
+    assert executions_of(ui, heavy["operation_id"]) == 1
+    assert executions_of(ui, outputs[0]["operations"][0]["operation_id"]) == 1
     for i in range(3):  # every output complete, with DuckDB's rows
-        assert folder_rows(deployment.out.parent / f"out_{i}") == sorted(expected[i]), i
-    assert meta[md.ROW_COUNT].value == len(expected[0])
+        assert csv_rows(deployment.out.parent / f"out_{i}") == outputs_expected[i], i
+    assert meta[md.ROW_COUNT].value == len(outputs_expected[0])
 
 
 @pytest.mark.spark
@@ -209,28 +202,21 @@ def test_a_terminated_run_interrupts_its_operation_on_the_server(deployment, con
         run_id, heavy = deployment.started_heavy_operation(run)
         op = heavy["operation_id"]
         time.sleep(3)
-        assert ui.running_jobs_of(op) > 0, "the heavy query is not running on the server"
+        assert running_jobs_of(ui, op) > 0, "the heavy query is not running on the server"
         os.kill(run.pid, signal.SIGTERM)  # the run's process only: Dagster stops its step process itself
         stopped = time.monotonic()
-        ui.wait_until_ended(op, timeout_s=5)
+        wait_until_ended(ui, op, timeout_s=5)
         print(f"the heavy query stopped {time.monotonic() - stopped:.1f} s after SIGTERM")
         run.wait(60)
     finally:
         kill_group(run, signal.SIGKILL)
         run.wait(30)
-    assert _sql_statuses(ui, op) == ["FAILED"], "the heavy query was not interrupted"
+    assert execution_statuses(ui, op) == ["FAILED"], "the heavy query was not interrupted"
     assert not (deployment.out.parent / "out_1" / "_SUCCESS").exists()
     with deployment.instance() as instance:
         assert instance.get_run_by_id(run_id).status in (DagsterRunStatus.CANCELED, DagsterRunStatus.FAILURE)
         logs = [e.user_message for e in instance.all_logs(run_id)]
     assert any(m.startswith(f"Interrupted Spark Connect operation(s) {op}") for m in logs), logs[-20:]
-
-
-def _sql_statuses(ui: ConnectUI, operation_id: str) -> list[str]:
-    """The statuses of the SQL executions that ran jobs of the operation (an interrupted one is FAILED)."""
-    jobs = ui.job_ids_of(operation_id)
-    ran = ("runningJobIds", "successJobIds", "failedJobIds")
-    return [e["status"] for e in ui.sql() if jobs & {j for k in ran for j in e.get(k, [])}]
 
 
 # --- on classic Spark, durable=False, the store and the handlers --------------------------------------------------
