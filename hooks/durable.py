@@ -109,6 +109,12 @@ class RunState:
             )
             self.store.set(self.header_key, self.generation.to_dict())
 
+    def forget(self) -> None:
+        """Start afresh: the stored generation is no longer resumed nor reported (what clearing an Airflow task
+        does to its state; a Dagster step re-executed after its parent run finished it)."""
+        self.store.set(self.header_key, None)
+        self.generation, self.resumed = None, False
+
     @property
     def _report_key(self) -> str:
         return f"{self.header_key}.report"

@@ -63,7 +63,7 @@ def step_state(context: Any, run_key: str) -> RunState:
     for it again), starts afresh — as clearing an Airflow task does — instead of reporting that run's result."""
     state = run_state(context.instance, run_key)
     if _finished_in_parent(context):
-        state.store.set(state.header_key, None)
+        state.forget()
     return state
 
 
