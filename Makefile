@@ -168,7 +168,7 @@ endef
 
 test: setup browser lint docs
 	@status=0; \
-	$(call pytest_run,classic Spark 3.5 (all tests),$(PY) -m pytest $(PYTEST_ARGS)); \
+	$(call pytest_run,classic Spark 3.5 (all tests),$(PY) -m pytest --durations=40 $(PYTEST_ARGS)); \
 	$(call pytest_run,classic Spark 4,SUBSTRAIT_SPARK_TEST_MODE=classic PYSPARK_PYTHON=$(CURDIR)/$(PY4) \
 	  $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
 	$(call pytest_run,Spark Connect 4 from the 4 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
@@ -213,7 +213,7 @@ fuzz: venv data jars
 # Durable and deferrable plan runs on a real Airflow deployment (tests/test_chaos.py): CHAOS_WORKER_KILLS seeded
 # runs per victim (the task process; the task and its supervisor) and CHAOS_TRIGGERER_KILLS runs of a deferrable
 # task whose triggerer is SIGKILLed, each counted (DAG run state, output rows against DuckDB, the server's SQL
-# executions per output). `make test` runs 2 + 2 + 1 of them; figures go to test-artifacts/chaos.json.
+# executions per output). `make test` runs 1 + 1 + 1 of them; figures go to test-artifacts/chaos.json.
 CHAOS_WORKER_KILLS    ?= 10
 CHAOS_TRIGGERER_KILLS ?= 10
 CHAOS_SEED            ?= 30
