@@ -8,7 +8,8 @@ triggerer, metadata in the tests' PostgreSQL. The server: a Spark Connect server
 The DAGs: tests/airflow_deployment_dags/substrait_chaos.py. The plan: tests/durable_plans.py (three outputs, one a
 native query of tens of seconds), outputs written as CSV folders.
 
-`make test` runs one seeded run per victim (each killed into the heavy output); `make chaos` runs `CHAOS_WORKER_KILLS` (20) runs killing the worker and
+`make test` runs one seeded run per victim (each killed into the heavy output); `make chaos` runs
+`CHAOS_WORKER_KILLS` (10) runs per worker victim (the task process; the task and its supervisor) and
 `CHAOS_TRIGGERER_KILLS` (10) killing the triggerer, and prints the figures (reattached vs rerun outputs).
 """
 
