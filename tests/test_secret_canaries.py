@@ -457,6 +457,8 @@ def test_a_spark_connect_token_leaks_nowhere(
             "substrait_daily_report",
             "1995-06-18",
             AIRFLOW_CONN_SUBSTRAIT_SPARK_DEFAULT=connection(canaries("connect-wrong-token")),
+            # the refusal is retryable (exit 1): the DAG's 2 retries after 1 s, not Airflow's default 300 s
+            AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY="1",
         ),
     ]
     assert [r.state for r in runs] == ["success", "failed"], [r.log[-3000:] for r in runs]
