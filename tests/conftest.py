@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,51 @@ def ensure_tpch_data(target: Path = TPCH_DIR, scale: str = TPCH_SCALE) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+@pytest.fixture(scope="session")
+def connect_with_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A Spark Connect server (pyspark 4.x's) whose UI and its REST API listen on 127.0.0.1: its `sc://` URL and
+    its UI's base URL (`connect_server.sql_executions` reads what it ran). Shared by the durable-run tests."""
+    from connect_server import running_connect_server
+
+    with running_connect_server(tmp_path_factory.mktemp("connect-with-ui"), ui=True) as server:
+        assert server.ui_url is not None
+        yield server.url, server.ui_url
+
+
+@pytest.fixture(scope="session")
+def deployment(tmp_path_factory: pytest.TempPathFactory, connect_with_ui, tpch_dir: Path):
+    """A real Airflow deployment on 127.0.0.1 (tools/airflow_deployment.py: api-server, scheduler with the
+    LocalExecutor's 2 worker slots, dag-processor, triggerer, metadata in a PostgreSQL of its own) over
+    tests/airflow_deployment_dags, with the connection `substrait_chaos` to `connect_with_ui`'s server. Stopped by
+    PID at the end: nothing of it outlives it, not even a task process orphaned by a killed supervisor."""
+    import json
+    import time
+
+    from airflow_deployment import DeploymentError, airflow_deployment, airflow_processes
+    from postgres_server import running_postgres
+
+    url, _ = connect_with_ui
+    tables = {t: str(tpch_dir / f"{t}.parquet") for t in ("nation", "lineitem", "orders", "region")}
+    connection = {"conn_type": "substrait_spark", "host": url, "extra": {"tables": tables}}
+    home = tmp_path_factory.mktemp("airflow-deployment")
+    dags = TESTS_DIR / "airflow_deployment_dags"
+    with running_postgres() as postgres:
+        started = time.monotonic()
+        try:
+            with airflow_deployment(
+                home,
+                dags,
+                parallelism=2,
+                postgres_uri=postgres,
+                extra_env={"AIRFLOW_CONN_SUBSTRAIT_CHAOS": json.dumps(connection)},
+            ) as running:
+                print(f"\ndeployment ready in {time.monotonic() - started:.1f}s at {running.base_url}")
+                yield running
+        except DeploymentError as exc:
+            pytest.fail(str(exc))
+    assert airflow_processes(home) == []
 
 
 @pytest.fixture(scope="session")

@@ -16,22 +16,17 @@ from __future__ import annotations
 import subprocess
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from airflow_deployment import (
     HEARTBEAT_TIMEOUT_S,
     Deployment,
-    DeploymentError,
     WhichProcess,
-    airflow_deployment,
-    airflow_processes,
     task_process_pids,
 )
 from connect_server import REPO_ROOT, running_connect_server, sql_executions
 from connect_server import executions_tagged as tagged
-from postgres_server import running_postgres
 from spark_modes import needs_spark35_classic
 
 pytestmark = [
@@ -45,21 +40,6 @@ SLOTS = 2
 DEFERRED_TASKS = 6
 WAIT_S = 15  # deployment_slots.WAIT
 SPARK4_PYTHON = REPO_ROOT / ".venv-spark4" / "bin" / "python"
-
-
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    home = tmp_path_factory.mktemp("airflow-deployment")
-    with running_postgres() as postgres:
-        started = time.monotonic()
-        try:
-            with airflow_deployment(home, DAGS, parallelism=SLOTS, postgres_uri=postgres) as running:
-                print(f"\ndeployment ready in {time.monotonic() - started:.1f}s at {running.base_url}")
-                yield running
-        except DeploymentError as exc:
-            pytest.fail(str(exc))
-    # Stopped by PID: nothing of it outlives the deployment, not even a task process orphaned by a killed supervisor.
-    assert airflow_processes(home) == []
 
 
 def _wait_for(path: Path, timeout: float) -> float:

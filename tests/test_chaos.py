@@ -22,14 +22,12 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from airflow_deployment import Deployment, DeploymentError, WhichProcess, airflow_deployment
-from connect_server import running_connect_server
+from airflow_deployment import Deployment, WhichProcess
 from durable_plans import (
     HEAVY,
     OUTPUTS,
@@ -42,7 +40,6 @@ from durable_plans import (
     running_jobs_of,
     wait_until_ended,
 )
-from postgres_server import running_postgres
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 
@@ -54,33 +51,6 @@ WORKER_KILLS = int(os.environ.get("CHAOS_WORKER_KILLS", "1"))
 TRIGGERER_KILLS = int(os.environ.get("CHAOS_TRIGGERER_KILLS", "1"))
 RUN_TIMEOUT_S = 600
 FIGURES = Path(os.environ.get("CHAOS_FIGURES", "test-artifacts/chaos.json"))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[tuple[str, str]]:
-    with running_connect_server(tmp_path_factory.mktemp("chaos-connect"), ui=True) as s:
-        assert s.ui_url is not None
-        yield s.url, s.ui_url
-
-
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory, server, tpch_dir) -> Iterator[Deployment]:
-    url, _ = server
-    tables = {t: str(tpch_dir / f"{t}.parquet") for t in ("nation", "lineitem", "orders", "region")}
-    connection = {"conn_type": "substrait_spark", "host": url, "extra": {"tables": tables}}
-    home = tmp_path_factory.mktemp("chaos-airflow")
-    with running_postgres() as postgres:
-        try:
-            with airflow_deployment(
-                home,
-                DAGS,
-                parallelism=SLOTS,
-                postgres_uri=postgres,
-                extra_env={"AIRFLOW_CONN_SUBSTRAIT_CHAOS": json.dumps(connection)},
-            ) as running:
-                yield running
-        except DeploymentError as exc:
-            pytest.fail(str(exc))
 
 
 @dataclass
@@ -114,7 +84,7 @@ def _wait_for_state(deployment: Deployment, dag_id: str, run_id: str, states: se
 
 def run_with_kill(
     deployment: Deployment,
-    server: tuple[str, str],
+    connect_with_ui: tuple[str, str],
     plan: Path,
     out: Path,
     seed: int,
@@ -131,7 +101,7 @@ def run_with_kill(
     started = time.monotonic()
     chaos.run_id = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(out)})
     if in_heavy:
-        _heavy_operation(deployment, server[1], dag_id, chaos.run_id)
+        _heavy_operation(deployment, connect_with_ui[1], dag_id, chaos.run_id)
     if victim == "triggerer":
         ti = _wait_for_state(deployment, dag_id, chaos.run_id, {"deferred"})
         if ti is not None:
@@ -159,7 +129,7 @@ def run_with_kill(
     # keeps its operations' record)
     outputs = (report or {}).get("outputs", [])
     chaos.resumed = [(o.get("operations") or [{}])[-1].get("resumed", o.get("resumed")) for o in outputs]
-    _, ui = server
+    _, ui = connect_with_ui
     ours = [e for e in root_executions(ui) if any(f":{chaos.run_id}:" in t for t in e.client_tags)]
     chaos.executions = len(ours)
     heavy_ops = {
@@ -197,7 +167,7 @@ def _record(runs: list[ChaosRun]) -> None:
 
 @pytest.mark.parametrize("victim", ["task", "worker"])
 def test_killed_workers_leave_every_output_written_once(
-    deployment, server, outputs_plan_file, outputs_expected, tmp_path, victim
+    deployment, connect_with_ui, outputs_plan_file, outputs_expected, tmp_path, victim
 ):
     """The task process (or its supervisor too) SIGKILLed: the first run of each set while the heavy output runs
     on the server (it must be reattached to), the others at random moments of the task."""
@@ -206,7 +176,9 @@ def test_killed_workers_leave_every_output_written_once(
     for n in range(WORKER_KILLS):
         seed = SEED * 1000 + n + (500 if victim == "worker" else 0)
         out = tmp_path / f"run-{n}"
-        chaos = run_with_kill(deployment, server, plan, out, seed, "substrait_chaos_durable", victim, in_heavy=n == 0)
+        chaos = run_with_kill(
+            deployment, connect_with_ui, plan, out, seed, "substrait_chaos_durable", victim, in_heavy=n == 0
+        )
         runs.append(chaos)
         check(chaos, out, expected, deployment)
         if n == 0:
@@ -215,7 +187,7 @@ def test_killed_workers_leave_every_output_written_once(
 
 
 def test_a_killed_triggerer_leaves_every_output_written_once(
-    deployment, server, outputs_plan_file, outputs_expected, tmp_path
+    deployment, connect_with_ui, outputs_plan_file, outputs_expected, tmp_path
 ):
     plan, expected = outputs_plan_file, outputs_expected
     runs = []
@@ -223,7 +195,7 @@ def test_a_killed_triggerer_leaves_every_output_written_once(
         out = tmp_path / f"run-{n}"
         seed = SEED * 1000 + 900 + n
         dag = "substrait_chaos_deferrable"
-        chaos = run_with_kill(deployment, server, plan, out, seed, dag, "triggerer", in_heavy=n == 0)
+        chaos = run_with_kill(deployment, connect_with_ui, plan, out, seed, dag, "triggerer", in_heavy=n == 0)
         runs.append(chaos)
         check(chaos, out, expected, deployment)
         if n == 0:
@@ -231,7 +203,7 @@ def test_a_killed_triggerer_leaves_every_output_written_once(
     _record(runs)
 
 
-def test_deferred_plan_tasks_hold_no_worker_slot(deployment, server, tmp_path, tpch_dir):
+def test_deferred_plan_tasks_hold_no_worker_slot(deployment, connect_with_ui, tmp_path, tpch_dir):
     """10 deferrable plan tasks on 2 worker slots all finish with their rows; at most 2 run in a worker at once,
     while more than 2 are between deferring and resuming at once — their operations run on the server and the
     triggerer waits for them, without a slot (each span from the task log's deferral to its resumption)."""
@@ -291,13 +263,13 @@ def _deferred_span(deployment: Deployment, dag_id: str, run_id: str, task_id: st
     "dag_id,state", [("substrait_chaos_durable", "running"), ("substrait_chaos_deferrable", "deferred")]
 )
 def test_marking_the_task_failed_interrupts_its_operation_only(
-    deployment, server, outputs_plan_file, tmp_path, dag_id, state
+    deployment, connect_with_ui, outputs_plan_file, tmp_path, dag_id, state
 ):
     """Mark a running (deferred) plan task failed while its heavy output runs: the server shows the operation
     ended within 5 s, interrupted (its SQL execution failed, not completed); another DAG run's operation on the
     same server goes on to complete, and that run succeeds."""
     plan = outputs_plan_file
-    _, ui = server
+    _, ui = connect_with_ui
     bystander = deployment.client.trigger("substrait_chaos_durable", {"plan": str(plan), "out": str(tmp_path / "b")})
     victim = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(tmp_path / "v")})
     victim_op = _heavy_operation(deployment, ui, dag_id, victim)

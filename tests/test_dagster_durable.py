@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 from connect_server import application_id
 from durable_plans import csv_rows, execution_statuses, executions_of, running_jobs_of, wait_until_ended
-from test_durable_runs import connect_with_ui  # noqa: F401  (the server with its UI)
 
 dagster = pytest.importorskip("dagster", reason="the dagster extra is not installed (make venv installs it)")
 
@@ -129,7 +128,7 @@ def _heavy_record(instance: DagsterInstance) -> tuple[str, dict[str, Any]] | Non
 
 
 @pytest.fixture
-def deployment(connect_with_ui, outputs_plan_file, tpch_dir, tmp_path) -> Iterator[Deployment]:  # noqa: F811
+def deployment(connect_with_ui, outputs_plan_file, tpch_dir, tmp_path) -> Iterator[Deployment]:
     url, ui = connect_with_ui
     assert application_id(ui)  # asked before the heavy query keeps the server's cores busy
     yield Deployment(tmp_path, url, outputs_plan_file, tpch_dir)
@@ -144,7 +143,7 @@ def kill_group(proc: subprocess.Popen, signo: signal.Signals) -> None:
 @pytest.mark.dagster
 def test_a_reexecution_from_failure_reattaches_to_the_killed_workers_operation(
     deployment,
-    connect_with_ui,  # noqa: F811  (test_durable_runs' fixtures)
+    connect_with_ui,
     outputs_expected,
 ):
     _, ui = connect_with_ui
@@ -193,7 +192,7 @@ def test_a_reexecution_from_failure_reattaches_to_the_killed_workers_operation(
 
 @pytest.mark.spark
 @pytest.mark.dagster
-def test_a_terminated_run_interrupts_its_operation_on_the_server(deployment, connect_with_ui):  # noqa: F811
+def test_a_terminated_run_interrupts_its_operation_on_the_server(deployment, connect_with_ui):
     """Dagster stops a run with a signal to its process (SIGTERM as a container stop or `kill`; `dagster dev`'s
     Terminate sends the step's process a SIGINT, handled the same): the heavy query stops on the server."""
     _, ui = connect_with_ui

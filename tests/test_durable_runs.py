@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,6 @@ CLIENTS = {
     "client-3.5": ROOT / ".venv" / "bin" / "substrait-spark",
     "client-4": ROOT / ".venv-spark4" / "bin" / "substrait-spark",
 }
-
-
-@pytest.fixture(scope="module")
-def connect_with_ui(tmp_path_factory) -> Iterator[tuple[str, str]]:
-    """A Connect server whose UI (and its REST API) listens on 127.0.0.1: its URL and its UI's."""
-    with running_connect_server(tmp_path_factory.mktemp("durable-connect"), ui=True) as server:
-        assert server.ui_url is not None
-        yield server.url, server.ui_url
 
 
 def cli(client: str, url: str, plan: Path, out: Path, state: Path, tpch_dir: Path) -> list[str]:
