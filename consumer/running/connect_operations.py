@@ -15,6 +15,11 @@ it reads it, so neither is possible through it: here each command a run's output
 A later try asks the ledger first: done → not run again (`Resume.EARLIER`); started → `ReattachExecute` from the
 start (`REATTACHED`); the server no longer has it (`INVALID_HANDLE.*`, `INVALID_CURSOR.*`) → run again under a new
 id (`RERUN`). The ledger is the caller's: a dict for one process, the task state store for an Airflow task.
+
+Gap stated: pyspark has no public API for a client-chosen operation id or for reattaching from another process,
+so this module uses the Connect client's own request builder, stub, channel metadata and error mapping
+(`_execute_plan_request_with_metadata`, `_stub`, `_builder`, `_session_id`, `_user_id`, `_handle_error`), the same
+on pyspark 3.5 and 4.x (both clients run the durable-run tests against a Spark 4 server).
 """
 
 from __future__ import annotations
@@ -170,9 +175,7 @@ class CommandRunner:
         self.last = op
         return self._result_shape(op)
 
-    def _run(
-        self, key: str, command: Any, record: dict[str, Any] | None
-    ) -> tuple[Operation, list[list[Any]]]:
+    def _run(self, key: str, command: Any, record: dict[str, Any] | None) -> tuple[Operation, list[list[Any]]]:
         if record is not None and record.get("operation_id"):
             try:
                 values = self._stream(record, self._reattach(record, None))
