@@ -28,6 +28,11 @@ DATA       := .data
 TPCH_SMALL := $(DATA)/tpch/sf0.01
 TPCH_SF1   := $(DATA)/tpch/sf1
 TPCH_SF10  := $(DATA)/tpch/sf10
+# TPC-DS data and DuckDB's 99 query texts (DuckDB's dsdgen, pinned: tools/provision_tpcds.py).
+TPCDS_SMALL := $(DATA)/tpcds/sf0.1
+TPCDS_SF1   := $(DATA)/tpcds/sf1
+# DuckDB releases the venv cannot hold (the TPC-DS generator, the DuckDB substrait producer): tools/pinned_envs.py.
+PINNED      := $(DATA)/pinned
 # Written by tools/provision_data.py once every table is in place.
 DATA_STAMP := _PROVISIONED.json
 # Iceberg Spark runtime, relocated Jackson, SQLite/PostgreSQL JDBC drivers; stamped by tools/provision_jars.py.
@@ -48,7 +53,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
+.PHONY: help setup venv venv-spark4 data data-sf1 data-sf10 data-tpcds data-tpcds-sf1 pinned jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -66,6 +71,8 @@ help:
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
 	@echo "make data-sf10 TPC-H sf 10 parquet in $(TPCH_SF10) (~3.5 GB; bench-sf10)"
+	@echo "make data-tpcds     TPC-DS sf 0.1 parquet and the 99 query texts in $(TPCDS_SMALL) (DuckDB's dsdgen, pinned)"
+	@echo "make data-tpcds-sf1 TPC-DS sf 1 in $(TPCDS_SF1) (benchmarks; not part of demo/test)"
 	@echo "make jars      Iceberg runtime + JDBC driver jars in $(JARS) (apt-get installs the Debian parts)"
 	@echo "make browser   Debian's chromium for the plugin page test (apt-get; nothing to do when present)"
 	@echo "make clean     remove $(VENV), $(DATA) and caches"
@@ -93,7 +100,7 @@ venv-spark4: $(STAMP4)
 check-java:
 	@bash tools/check_java.sh
 
-setup: check-java venv venv-spark4 data jars
+setup: check-java venv venv-spark4 data data-tpcds pinned jars
 
 # ---- sample data -------------------------------------------------------------------------------------
 
@@ -111,6 +118,22 @@ $(TPCH_SF10)/$(DATA_STAMP): $(STAMP) tools/provision_data.py
 	$(PY) tools/provision_data.py --scale-factor 10 --output-dir $(TPCH_SF10)
 
 data-sf10: $(TPCH_SF10)/$(DATA_STAMP)
+
+$(PINNED)/$(DATA_STAMP): $(STAMP) tools/pinned_envs.py
+	$(PY) tools/pinned_envs.py
+	touch $@
+
+pinned: $(PINNED)/$(DATA_STAMP)
+
+$(TPCDS_SMALL)/$(DATA_STAMP): $(STAMP) tools/provision_tpcds.py tools/tpcds_dsdgen.py tools/pinned_envs.py
+	$(PY) tools/provision_tpcds.py --scale-factor 0.1 --output-dir $(TPCDS_SMALL)
+
+$(TPCDS_SF1)/$(DATA_STAMP): $(STAMP) tools/provision_tpcds.py tools/tpcds_dsdgen.py tools/pinned_envs.py
+	$(PY) tools/provision_tpcds.py --scale-factor 1 --output-dir $(TPCDS_SF1)
+
+data-tpcds: $(TPCDS_SMALL)/$(DATA_STAMP)
+
+data-tpcds-sf1: $(TPCDS_SF1)/$(DATA_STAMP)
 
 # ---- jars (the embedded Iceberg stack) -------------------------------------------------------------
 

@@ -3,7 +3,7 @@ extra pins, from SQL over the TPC-H parquet files and consumer-testing's table `
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,17 @@ def version() -> str:
 
 
 def _context(tpch_dir: Path):
+    ctx = _parquet_context(tpch_dir, TPCH_TABLES)
+    ctx.register_record_batches(TABLE_T, [table_t_arrow().to_batches()])
+    return ctx
+
+
+def _parquet_context(tables_dir: Path, tables: Iterable[str]):
     from datafusion import SessionContext
 
     ctx = SessionContext()
-    for table in TPCH_TABLES:
-        ctx.register_parquet(table, str(tpch_dir / f"{table}.parquet"))
-    ctx.register_record_batches(TABLE_T, [table_t_arrow().to_batches()])
+    for table in tables:
+        ctx.register_parquet(table, str(tables_dir / f"{table}.parquet"))
     return ctx
 
 
@@ -41,6 +46,11 @@ def plans(tpch_dir: Path, sqls: dict[str, str]) -> dict[str, Generated]:
     """The plan of each SQL text (by name), from the cache or written now by DataFusion."""
 
     return cached_plans(PRODUCER, version(), sqls, generator(lambda: _context(tpch_dir), sqls))
+
+
+def plans_over(tables_dir: Path, tables: Iterable[str], sqls: dict[str, str]) -> dict[str, Generated]:
+    """The plan of each SQL text over `<tables_dir>/<table>.parquet` (TPC-DS), cached as `plans`."""
+    return cached_plans(PRODUCER, version(), sqls, generator(lambda: _parquet_context(tables_dir, tables), sqls))
 
 
 def generator(context: Callable[[], Any], sqls: dict[str, str]) -> Generator:
