@@ -1,4 +1,4 @@
-"""Plans of the ``substrait`` Python package at its pinned version (``producers/substrait-python.txt``), built by
+"""Plans of the ``substrait`` Python package at its pinned version (``tools/pinned_envs.py``), built by
 the test set-up through the package's three front ends (``substrait.dataframe``, ``substrait.builders``,
 ``substrait.sql``; spec 0.106, extension URNs) in the package's own environment (``producers/substrait_python.py``),
 run on Spark and compared with DuckDB's answer to the same question in SQL (``producers/substrait_cases.py``).

@@ -18,7 +18,7 @@ CHILD = Path(__file__).resolve().parent / "duckdb_substrait_child.py"
 
 
 def version() -> str:
-    return next(r.split("==")[1] for r in pinned_envs.PINNED[ENV][0] if r.startswith("duckdb=="))
+    return pinned_envs.version(ENV, "duckdb")
 
 
 def plans(tables: Mapping[str, Path], sqls: dict[str, str]) -> dict[str, Generated]:
@@ -34,6 +34,6 @@ def generator(tables: Mapping[str, Path], sqls: dict[str, str]) -> Generator:
             "sqls": {n: sqls[n] for n in names},
             "out": str(out),
         }
-        pinned_envs.run_python(ENV, [str(CHILD)], input=json.dumps(job), text=True, capture_output=True)
+        pinned_envs.run_python(ENV, [str(CHILD)], stdin=json.dumps(job))
 
     return generate
