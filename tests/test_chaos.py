@@ -8,9 +8,10 @@ triggerer, metadata in the tests' PostgreSQL. The server: a Spark Connect server
 The DAGs: tests/airflow_deployment_dags/substrait_chaos.py. The plan: tests/durable_plans.py (three outputs, one a
 native query of tens of seconds), outputs written as CSV folders.
 
-`make test` runs one seeded run per victim (each killed into the heavy output); `make chaos` runs
-`CHAOS_WORKER_KILLS` (10) runs per worker victim (the task process; the task and its supervisor) and
-`CHAOS_TRIGGERER_KILLS` (10) killing the triggerer, and prints the figures (reattached vs rerun outputs).
+`make test` runs one seeded run per victim (each killed into the heavy output); `make chaos` runs seeded runs
+until `CHAOS_WORKER_KILLS` (10) kills landed per worker victim (the task process; the task and its supervisor) and
+`CHAOS_TRIGGERER_KILLS` (10) of the triggerer — a run that ends before its seeded moment is checked all the same
+but is no kill — and prints the figures (reattached vs rerun outputs).
 """
 
 from __future__ import annotations
@@ -97,7 +98,9 @@ def run_with_kill(
     seeded delay once the task runs (is deferred) — or, `in_heavy`, a seeded moment into its heavy output's
     operation —, wait for the DAG run to end, and count what the server ran."""
     rng = random.Random(seed)
-    chaos = ChaosRun(seed, dag_id, victim, round(rng.uniform(0.5, 3.0) if in_heavy else rng.uniform(2.0, 45.0), 1))
+    # An undisturbed run takes 15-40 s here: moments drawn over its first 20 s fall into operations, between
+    # outputs and into the writes.
+    chaos = ChaosRun(seed, dag_id, victim, round(rng.uniform(0.5, 3.0) if in_heavy else rng.uniform(1.0, 20.0), 1))
     started = time.monotonic()
     chaos.run_id = deployment.client.trigger(dag_id, {"plan": str(plan), "out": str(out)})
     if in_heavy:
@@ -165,6 +168,14 @@ def _record(runs: list[ChaosRun]) -> None:
     print(json.dumps({k: v for k, v in figures.items() if k != "runs_detail"}))
 
 
+def _until_killed(runs: list[ChaosRun], kills: int):
+    """Run numbers 0, 1, … until `kills` of the runs were killed (at most 3 * kills runs)."""
+    n = 0
+    while sum(r.killed for r in runs) < kills and n < 3 * kills:
+        yield n
+        n += 1
+
+
 @pytest.mark.parametrize("victim", ["task", "worker"])
 def test_killed_workers_leave_every_output_written_once(
     deployment, connect_with_ui, outputs_plan_file, outputs_expected, tmp_path, victim
@@ -172,8 +183,8 @@ def test_killed_workers_leave_every_output_written_once(
     """The task process (or its supervisor too) SIGKILLed: the first run of each set while the heavy output runs
     on the server (it must be reattached to), the others at random moments of the task."""
     plan, expected = outputs_plan_file, outputs_expected
-    runs = []
-    for n in range(WORKER_KILLS):
+    runs: list[ChaosRun] = []
+    for n in _until_killed(runs, WORKER_KILLS):
         seed = SEED * 1000 + n + (500 if victim == "worker" else 0)
         out = tmp_path / f"run-{n}"
         chaos = run_with_kill(
@@ -184,14 +195,15 @@ def test_killed_workers_leave_every_output_written_once(
         if n == 0:
             assert chaos.killed and chaos.resumed[HEAVY] == "reattached", chaos
     _record(runs)
+    assert sum(r.killed for r in runs) >= WORKER_KILLS, [vars(r) for r in runs]
 
 
 def test_a_killed_triggerer_leaves_every_output_written_once(
     deployment, connect_with_ui, outputs_plan_file, outputs_expected, tmp_path
 ):
     plan, expected = outputs_plan_file, outputs_expected
-    runs = []
-    for n in range(TRIGGERER_KILLS):
+    runs: list[ChaosRun] = []
+    for n in _until_killed(runs, TRIGGERER_KILLS):
         out = tmp_path / f"run-{n}"
         seed = SEED * 1000 + 900 + n
         dag = "substrait_chaos_deferrable"
@@ -201,6 +213,7 @@ def test_a_killed_triggerer_leaves_every_output_written_once(
         if n == 0:
             assert chaos.killed and chaos.resumed[HEAVY] == "reattached", chaos
     _record(runs)
+    assert sum(r.killed for r in runs) >= TRIGGERER_KILLS, [vars(r) for r in runs]
 
 
 def test_deferred_plan_tasks_hold_no_worker_slot(deployment, connect_with_ui, tmp_path, tpch_dir):
