@@ -264,7 +264,13 @@ def _same(typer: _Typer, body: Any, inputs: list[Types | None]) -> Types | None:
 def _read(typer: _Typer, body: alg.ReadRel, inputs: list[Types | None]) -> Types | None:
     if not body.base_schema.struct.types:
         return None  # DataFusion 40's names-only schema (Quirks.untyped_base_schema): typed by the table
-    return [t for _, t in columns_of(body.base_schema, "base_schema")]
+    columns: Types = [t for _, t in columns_of(body.base_schema, "base_schema")]
+    if not body.HasField("projection"):
+        return columns
+    items = body.projection.select.struct_items  # the columns the read outputs (DuckDB writes one)
+    if any(i.HasField("child") or not 0 <= i.field < len(columns) for i in items):
+        return None
+    return [columns[i.field] for i in items]
 
 
 def _project(typer: _Typer, body: alg.ProjectRel, inputs: list[Types | None]) -> Types | None:
