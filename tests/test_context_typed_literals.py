@@ -26,6 +26,7 @@ from substrait_spark.consumer.translation.literals import python_value
 Expr = alg.Expression
 SetRel = alg.SetRel
 ROOT = "relations[0].root.input"
+DAY_TIME = T.DayTimeIntervalType()
 
 
 def _compound(months: int = 0, days: int = 0, seconds: int = 0, subseconds: int = 0, precision: int = 9) -> Expr:
@@ -61,11 +62,15 @@ def _null_types(loaded) -> list[tp.Type]:
     ("literal", "value", "spark_type"),
     [
         (_compound(seconds=432_000), dt.timedelta(days=5), T.DayTimeIntervalType()),  # DataFusion's `d + 5`
-        (_compound(days=3), dt.timedelta(days=3), T.DayTimeIntervalType()),
-        (_compound(seconds=5400, subseconds=250_000_000), dt.timedelta(seconds=5400.25), T.DayTimeIntervalType()),
-        (_compound(seconds=1, subseconds=7, precision=6), dt.timedelta(seconds=1, microseconds=7), T.DayTimeIntervalType()),
+        (_compound(days=3), dt.timedelta(days=3), DAY_TIME),
+        (_compound(seconds=5400, subseconds=250_000_000), dt.timedelta(seconds=5400.25), DAY_TIME),
+        (
+            _compound(seconds=1, subseconds=7, precision=6),
+            dt.timedelta(seconds=1, microseconds=7),
+            T.DayTimeIntervalType(),
+        ),
         (_compound(months=14), 14, T.YearMonthIntervalType()),
-        (_compound(), dt.timedelta(0), T.DayTimeIntervalType()),
+        (_compound(), dt.timedelta(0), DAY_TIME),
     ],
     ids=["seconds_ns", "days", "subseconds_ns", "subseconds_us", "months", "zero"],
 )
@@ -234,7 +239,8 @@ PRODUCT_TYPES = [pb.i64(False), pb.string(), pb.string(), pb.decimal_(10, 2)]
 UNTYPED_NULL_SQL = {
     "case_else_null": "SELECT order_id, SUM(CASE WHEN quantity > 2 THEN unit_price ELSE NULL END) FROM order_items "
     "GROUP BY order_id",
-    "union_all_null_column": "SELECT product_id, category FROM products UNION ALL SELECT product_id, NULL FROM products",
+    "union_all_null_column": "SELECT product_id, category FROM products "
+    "UNION ALL SELECT product_id, NULL FROM products",
 }
 
 

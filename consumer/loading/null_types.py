@@ -26,7 +26,6 @@ from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
 from ..plan_visitor import JOIN_OUTPUT, JoinOutput
-from ..type_text import compound_interval_kind
 from ..walk import children, columns_of, emit_mapping
 from .producers import Quirks
 
@@ -85,8 +84,6 @@ _SIMPLE_LITERALS = {
 
 def _literal_type(lit: Literal) -> tp.Type | None:
     kind = lit.WhichOneof("literal_type")
-    if kind == "interval_compound":
-        kind = compound_interval_kind(lit.interval_compound)
     out = tp.Type()
     if kind == "null":
         return lit.null if lit.null.WhichOneof("kind") else None
