@@ -25,8 +25,9 @@ from substrait import algebra_pb2 as alg
 from substrait import type_pb2 as tp
 from substrait.plan_pb2 import Plan
 
+from ..errors import PlanInvalidError
 from ..plan_visitor import JOIN_OUTPUT, JoinOutput
-from ..walk import children, columns_of, emit_mapping
+from ..walk import children, columns_of
 from .producers import Quirks
 
 Expression = alg.Expression
@@ -166,9 +167,7 @@ class _Typer:
                 self.visit(child, cp, scope)
         if kind == "set":
             self.set_columns(rel.set, p, inputs)
-        out = _OUTPUTS.get(kind, _unknown)(self, body, inputs)
-        mapping = None if out is None else emit_mapping(body, len(out), p)
-        return out if out is None or mapping is None else [out[m] for m in mapping]
+        return _emitted(body, _OUTPUTS.get(kind, _unknown)(self, body, inputs))
 
     def visit(self, msg: Message, path: str, scope: Types | None) -> None:
         """Expressions under `msg` (a relation's own field), inner first; a subquery's relations have their own
@@ -218,9 +217,7 @@ class _Typer:
             return None
         body = getattr(rel, kind)
         inputs = [self.rel_types(child) for child, _ in children(body, "") if isinstance(child, alg.Rel)]
-        out = _OUTPUTS.get(kind, _unknown)(self, body, inputs)
-        mapping = None if out is None else emit_mapping(body, len(out), kind)
-        return out if out is None or mapping is None else [out[m] for m in mapping]
+        return _emitted(body, _OUTPUTS.get(kind, _unknown)(self, body, inputs))
 
     def project_columns(self, rel: alg.Rel) -> list[tuple[int, Expression]]:
         """(output column, expression) of a project relation's expression columns; [] for other relations."""
@@ -235,8 +232,18 @@ class _Typer:
                 return []
             width = len(source)
         total = width + len(body.expressions)
-        mapping = emit_mapping(body, total, "project") or list(range(total))
+        mapping = _emitted(body, list(range(total))) or []
         return [(j, body.expressions[m - width]) for j, m in enumerate(mapping) if m >= width]
+
+
+def _emitted(body: Any, out: list[Any] | None) -> list[Any] | None:
+    """`out` through the relation's emit; None when unknown or the emit does not fit it (the stages that read the
+    relation report a bad emit, not the loader)."""
+    common = getattr(body, "common", None)
+    if out is None or common is None or common.WhichOneof("emit_kind") != "emit":
+        return out
+    mapping = common.emit.output_mapping
+    return [out[m] for m in mapping] if all(0 <= m < len(out) for m in mapping) else None
 
 
 def _concat(inputs: list[Types | None]) -> Types | None:
@@ -261,7 +268,10 @@ def _same(typer: _Typer, body: Any, inputs: list[Types | None]) -> Types | None:
 def _read(typer: _Typer, body: alg.ReadRel, inputs: list[Types | None]) -> Types | None:
     if not body.base_schema.struct.types:
         return None  # DataFusion 40's names-only schema (Quirks.untyped_base_schema): typed by the table
-    columns: Types = [t for _, t in columns_of(body.base_schema, "base_schema")]
+    try:
+        columns: Types = [t for _, t in columns_of(body.base_schema, "base_schema")]
+    except PlanInvalidError:
+        return None  # reported by the stages that read the schema
     if not body.HasField("projection"):
         return columns
     items = body.projection.select.struct_items  # the columns the read outputs (DuckDB writes one)
