@@ -54,6 +54,19 @@ def literal_type(lit: alg.Expression.Literal) -> str:
     suffix = "?" if lit.nullable else ""
     if kind == "null":
         return type_str(lit.null)
+    if kind == "interval_compound":
+        kind = compound_interval_kind(lit.interval_compound)
     if kind == "decimal":
         return f"decimal<{lit.decimal.precision},{lit.decimal.scale}>{suffix}"
     return _LITERAL_TYPES.get(kind, kind) + suffix
+
+
+def compound_interval_kind(c: alg.Expression.Literal.IntervalCompound) -> str:
+    """The literal kind a compound interval is to Spark (one rule for translation and validate): with no months, a
+    day-time interval; with no days or seconds, a year-month one; with both, a compound (refused)."""
+    ym, ds = c.interval_year_to_month, c.interval_day_to_second
+    if ym.years * 12 + ym.months == 0:
+        return "interval_day_to_second"
+    if (ds.days * 86_400 + ds.seconds) * 10**ds.precision + ds.subseconds == 0:
+        return "interval_year_to_month"
+    return "interval_compound"

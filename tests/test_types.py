@@ -398,9 +398,17 @@ def test_types_spark_cannot_hold_are_rejected_with_the_path(spark, kind, type_, 
     assert err.value.path.startswith("relations[0].root.input.project.expressions[0].cast.type")
 
 
+def _months_and_days() -> pb.Expr:
+    """A compound interval with both parts (one with months only or days/seconds only is that interval)."""
+    e = _raw(interval_compound={})
+    e.literal.interval_compound.interval_year_to_month.months = 1
+    e.literal.interval_compound.interval_day_to_second.days = 2
+    return e
+
+
 REJECTED_LITERALS = [
     ("precision_time", _raw(precision_time={"precision": 6, "value": 1_000_000}), "time-of-day"),
-    ("interval_compound", _raw(interval_compound={}), "year-to-second interval"),
+    ("interval_compound", _months_and_days(), "year-to-second interval"),
 ]
 
 

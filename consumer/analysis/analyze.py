@@ -489,8 +489,11 @@ def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
 
 
 # Literals whose value decides whether they translate: user-defined ones (the mapped unsigned integers translate,
-# others name their type) and timestamps finer than microseconds (whole microseconds translate).
-_CHECKED_LITERALS = frozenset({"user_defined", "precision_timestamp", "precision_timestamp_tz"})
+# others name their type), timestamps and intervals finer than microseconds (whole microseconds translate) and
+# compound intervals (those with months or days/seconds only translate).
+_CHECKED_LITERALS = frozenset(
+    {"user_defined", "precision_timestamp", "precision_timestamp_tz", "interval_day_to_second", "interval_compound"}
+)
 
 
 def _literal(cx: Context, lit: Expression.Literal, path: str) -> Iterator[Finding]:

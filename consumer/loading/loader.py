@@ -32,6 +32,7 @@ from ..errors import PlanInvalidError, PlanNotFoundError
 from . import legacy
 from .legacy.fields import upgrade
 from .limits import DEFAULT_LIMITS, DEFAULT_MAX_DEPTH, Limits, PlanTooLargeError, json_depth, text_depth
+from .null_types import type_untyped_nulls
 from .outer_references import resolve_rel_references
 from .superset import SupersetPlan
 
@@ -144,7 +145,7 @@ def _upgraded(old: Message, notes: list[str]) -> tuple[Plan, list[str]]:
     behavior = []
     if plan.HasField("execution_behavior"):
         behavior = [legacy.execution_behavior_note(plan.execution_behavior.variable_eval_mode)]
-    return plan, behavior + notes + field_notes + resolve_rel_references(plan)
+    return plan, behavior + notes + field_notes + resolve_rel_references(plan) + type_untyped_nulls(plan)
 
 
 def _parse(data: bytes, limits: Limits) -> tuple[Plan, str, list[str]]:

@@ -17,6 +17,7 @@ from substrait import type_pb2 as tp
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..plan_visitor import KindTable, register
+from ..type_text import compound_interval_kind
 from ..types import cast, resolve_alias, spark_type, user_type_of
 from .relation import cached
 from .scope import Typed, literal
@@ -100,11 +101,41 @@ def _precision_to_micros(value: int, precision: int, path: str) -> int:
     return micros
 
 
-def _day_to_second(lit: Literal) -> dt.timedelta:
-    i = lit.interval_day_to_second
-    p = i.precision  # the loader read the deprecated `microseconds` as subseconds with precision 6
-    micros = i.subseconds * 10 ** (6 - p) if p <= 6 else i.subseconds // 10 ** (p - 6)
+def _day_to_second(i: Literal.IntervalDayToSecond, path: str) -> dt.timedelta:
+    """The interval exactly: `subseconds` count units of 10^-precision (the loader read the deprecated
+    `microseconds` as precision 6); digits below a microsecond are refused, as for timestamps."""
+    p = i.precision
+    if p <= 6:
+        micros = i.subseconds * 10 ** (6 - p)
+    else:
+        micros, rest = divmod(i.subseconds, 10 ** (p - 6))
+        if rest:
+            raise UnsupportedFeatureError(
+                f"interval literal subseconds {i.subseconds} at precision {p} has digits below a microsecond "
+                "(Spark intervals hold microseconds)",
+                path,
+            )
     return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
+
+
+def _year_to_month(i: Literal.IntervalYearToMonth) -> int:
+    return i.years * 12 + i.months
+
+
+COMPOUND_BOTH = "interval_compound literal with both months and days/seconds: Spark has no year-to-second interval"
+
+
+def _compound(lit: Literal, path: str) -> tuple[Any, T.DataType]:
+    """A compound interval with no months is a day-time interval, one with no days/seconds a year-month one
+    (DataFusion writes `INTERVAL 5 DAY` so); one with both has no Spark type."""
+    c = lit.interval_compound
+    kind = compound_interval_kind(c)
+    if kind == "interval_day_to_second":
+        at = f"{path}.interval_compound.interval_day_to_second"
+        return _day_to_second(c.interval_day_to_second, at), T.DayTimeIntervalType()
+    if kind == "interval_year_to_month":
+        return _year_to_month(c.interval_year_to_month), T.YearMonthIntervalType()
+    raise UnsupportedFeatureError(COMPOUND_BOTH, path)
 
 
 # Literal kinds with a Python value and a Spark type (each builder takes the literal and its path).
@@ -133,11 +164,12 @@ _VALUES: dict[str, Callable[[Literal, str], tuple[Any, T.DataType]]] = {
         ),
         T.TimestampType(),
     ),
-    "interval_day_to_second": lambda lit, path: (_day_to_second(lit), T.DayTimeIntervalType()),
-    "interval_year_to_month": lambda lit, path: (
-        lit.interval_year_to_month.years * 12 + lit.interval_year_to_month.months,
-        T.YearMonthIntervalType(),
+    "interval_day_to_second": lambda lit, path: (
+        _day_to_second(lit.interval_day_to_second, f"{path}.interval_day_to_second"),
+        T.DayTimeIntervalType(),
     ),
+    "interval_year_to_month": lambda lit, path: (_year_to_month(lit.interval_year_to_month), T.YearMonthIntervalType()),
+    "interval_compound": _compound,
     "decimal": lambda lit, path: _decimal(lit, path),
     "user_defined": lambda lit, path: _user_defined(lit, path),
     "null": lambda lit, path: (None, spark_type(lit.null, f"{path}.null")),
@@ -239,7 +271,6 @@ def _unsupported(reason: str) -> Callable[[Literal, str], Typed]:
 # Literal kinds Spark has no type for (validate reports them with these words).
 REFUSED_LITERALS = {
     "precision_time": "precision_time literal: Spark has no time-of-day type",
-    "interval_compound": "interval_compound literal: Spark has no year-to-second interval",
 }
 _NESTED: dict[str, Callable[[Literal, str], Typed]] = {
     "struct": _struct,
