@@ -47,6 +47,7 @@ from ..translation.functions import (
     matched_key,
 )
 from ..translation.functions import UNKNOWN as UNKNOWN_VALUE
+from ..translation.functions.argument_types import argument_type_refusal
 from ..translation.literals import REFUSED_LITERALS
 from ..translation.literals import python_value as literal_value
 from ..translation.parameters import unbindable
@@ -117,13 +118,18 @@ class Context:
     def argument_families(self, fn: Any, ref: FunctionRef, path: str) -> tuple[str | None, ...]:
         """The type families (`types.family`) of a call's value arguments as the plan states them — what the
         handler tells its overloads apart by — else as its signature names them; None where neither says."""
-        if self._records is None:
-            self._records = _Records(self.plan, self.extensions, self.quirks)
-        stated = self._records.argument_types(fn, path)
+        stated = self.stated_families(fn, path)
         signature = [_family(_SIGNATURE_TYPES.get(s, s)) for s in ref.signature]
         if len(signature) != len(stated):
             signature = [None] * len(stated)
-        return tuple(_family(t) or sig for t, sig in zip(stated, signature, strict=True))
+        return tuple(f or sig for f, sig in zip(stated, signature, strict=True))
+
+    def stated_families(self, fn: Any, path: str) -> tuple[str | None, ...]:
+        """The type families of a call's value arguments as the plan states them (None where it does not): the
+        types the translator's arguments have."""
+        if self._records is None:
+            self._records = _Records(self.plan, self.extensions, self.quirks)
+        return tuple(_family(t) for t in self._records.argument_types(fn, path))
 
     def sort_keys(self, sorts: Any, path: str) -> list[windows.SortKey]:
         """A window's sort keys as `windows.frame` reads them, from the types the plan states."""
@@ -532,6 +538,10 @@ def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> I
     if handler is None:
         yield Finding(f"scalar function {ref.name}", path)
         return
+    if not cx.overridden("call_scalar"):  # the translator's own check of the argument types (one rule)
+        why = argument_type_refusal(ref, cx.stated_families(fn, path))
+        if why:
+            raise PlanInvalidError(why, path)
     yield from _options(cx, cx.consumer_class.scalar_functions, SCALAR, SCALAR_OPTIONS, ref, fn, path)
     key = matched_key(cx.consumer_class.scalar_functions, ref)
     rule = SCALAR_RULES.get(key) if key is not None and handler is SCALAR.get(key) else None
@@ -605,11 +615,11 @@ def _options(
 ) -> Iterator[Finding]:
     """The options the call's handler reads (declared next to it: `functions.*_OPTIONS`) that it would refuse.
     Checked only while the consumer class keeps the default handler for that key."""
+    given = options_of(fn.options, ref, path)  # (a contradiction with the name's own options is invalid)
     key = matched_key(table, ref)
     rule = rules.get(key) if key is not None and table[key] is defaults.get(key) else None
     if rule is None:
         return
-    given = options_of(fn.options)
     for option in rule(cx.argument_families(fn, ref, path)):
         prefs = given.get(option.name.lower()) or []
         if option.choose(prefs) is None:

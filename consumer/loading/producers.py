@@ -6,10 +6,67 @@ unambiguous) or makes the consumer refuse what cannot be read safely.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from substrait.algebra_pb2 import AggregateRel
 from substrait.plan_pb2 import Plan
+
+
+@dataclass(frozen=True)
+class FunctionAlias:
+    """A producer's own name for a function of known meaning: the function it is (base name and extension URN) and
+    the options its name fixes (`stddev_pop` is the spec's `std_dev` with `distribution: POPULATION`)."""
+
+    base: str
+    extension: str
+    options: tuple[tuple[str, str], ...] = ()
+
+
+ARITHMETIC = "extension:io.substrait:functions_arithmetic"
+# Functions internal to DuckDB, which its optimizer leaves in the plans it writes (translated only for its plans).
+DUCKDB_INTERNAL = "extension:org.duckdb:duckdb_internal"
+_SAMPLE = (("distribution", "SAMPLE"),)
+_POPULATION = (("distribution", "POPULATION"),)
+
+# Function names particular producers write with no extension URN, for functions whose meaning is known, by the
+# producer's declared name (lower case). Only a declaration with no extension URN is read this way (a name under an
+# extension means what that extension says), and only from these producers: never by a name's likeness to a spec
+# name. Each entry's evidence is the producer's plan of the SQL function it names; tests/test_producer_aliases.py
+# generates them again at the pinned versions.
+FUNCTION_ALIASES: Mapping[str, Mapping[str, FunctionAlias]] = MappingProxyType(
+    {
+        # DataFusion (datafusion-python 55, spec 0.85) writes its own aggregate and operator names, each with
+        # extension_urn_reference 4294967295 (none): SQL stddev/stddev_samp -> "stddev", stddev_pop ->
+        # "stddev_pop", var/var_samp -> "var", var_pop -> "var_pop" (DataFusion has no `variance`); the operators
+        # `>>` and `<<` -> "bitwise_shift_right" / "bitwise_shift_left" (datafusion-substrait's operator names; its
+        # GROUPING() is `(grouping_id & mask) >> n` on the i8 grouping id: TPC-DS q70, q86). Its shifts take the
+        # shift amount modulo the base's width (Rust's wrapping_shr/shl: i8 100 >> 9 is 50), as `shift_right`
+        # translates them for i8 and i16.
+        "datafusion": {
+            "stddev": FunctionAlias("std_dev", ARITHMETIC, _SAMPLE),
+            "stddev_pop": FunctionAlias("std_dev", ARITHMETIC, _POPULATION),
+            "var": FunctionAlias("variance", ARITHMETIC, _SAMPLE),
+            "var_pop": FunctionAlias("variance", ARITHMETIC, _POPULATION),
+            "bitwise_shift_right": FunctionAlias("shift_right", ARITHMETIC),
+            "bitwise_shift_left": FunctionAlias("shift_left", ARITHMETIC),
+        },
+        # DuckDB's substrait extension (1.1.3, spec 0.53; producer "DuckDB") writes SQL stddev/variance as the
+        # spec's `std_dev:fp64` / `variance:fp64`, but stddev_samp, stddev_pop, var_samp and var_pop under DuckDB's
+        # names with no signature and no extension (TPC-DS q17: "stddev_samp"). Its optimizer leaves
+        # "constant_or_null(c, args...)" in filters (TPC-DS q13, q15, q48): `c` when every arg is non-null, else
+        # NULL (DuckDB's ConstantOrNullFunction, src/function/scalar/generic/constant_or_null.cpp).
+        "duckdb": {
+            "stddev_samp": FunctionAlias("std_dev", ARITHMETIC, _SAMPLE),
+            "stddev_pop": FunctionAlias("std_dev", ARITHMETIC, _POPULATION),
+            "var_samp": FunctionAlias("variance", ARITHMETIC, _SAMPLE),
+            "var_pop": FunctionAlias("variance", ARITHMETIC, _POPULATION),
+            "constant_or_null": FunctionAlias("constant_or_null", DUCKDB_INTERNAL),
+        },
+    }
+)
+_NO_ALIASES: Mapping[str, FunctionAlias] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -45,6 +102,8 @@ class Quirks:
     # the aggregate that maps the spec's order back: an aggregate with its own emit is read as the spec says.
     # tests/test_datafusion_producer.py (grouping sets, rollup) holds the evidence.
     grouping_index_before_measures: bool = False
+    # The producer's own names for known functions, written with no extension URN (`FUNCTION_ALIASES`).
+    function_aliases: Mapping[str, FunctionAlias] = field(default_factory=lambda: _NO_ALIASES, hash=False)
 
     @classmethod
     def of(cls, plan: Plan) -> Quirks:
@@ -58,6 +117,7 @@ class Quirks:
             grouping_index_before_measures=producer == "datafusion"
             and plan.version.major_number == 0
             and 51 < minor <= 85,
+            function_aliases=FUNCTION_ALIASES.get(producer, _NO_ALIASES),
         )
 
     def grouping_index_first(self, rel: AggregateRel) -> bool:

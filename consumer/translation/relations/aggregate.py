@@ -86,7 +86,7 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
         if ref.base == "count" and not any(isinstance(a, Typed) for a in args):
             args = [Typed(F.when(cond, F.lit(1)), T.IntegerType())]
     out_type = spark_type(fn.output_type, f"{p}.output_type") if fn.HasField("output_type") else None
-    call = Call(ref, args, options_of(fn.options), out_type, p)
+    call = Call(ref, args, options_of(fn.options, ref, p), out_type, p)
     distinct = fn.invocation == AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
     col = cx.call_aggregate(call, distinct)
     values = call.values
