@@ -69,6 +69,7 @@ class Extensions:
         self.functions: dict[int, FunctionRef] = {}
         self.types: dict[int, str] = {}
         self.type_variations: dict[int, str] = {}
+        self.aliased: list[FunctionRef] = []  # declarations read through the producer's own names
         for i, ext in enumerate(plan.extensions):
             kind = ext.WhichOneof("mapping_type")
             decl = getattr(ext, kind) if kind else None
@@ -79,10 +80,20 @@ class Extensions:
                 ref = FunctionRef.parse(decl.function_anchor, decl.name, where)
                 alias = aliases.get(ref.base) if not where else None
                 self.functions[decl.function_anchor] = ref.aliased(alias) if alias is not None else ref
+                if alias is not None:
+                    self.aliased.append(self.functions[decl.function_anchor])
             elif kind == "extension_type":
                 self.types[decl.type_anchor] = decl.name
             else:
                 self.type_variations[decl.type_variation_anchor] = decl.name
+
+    def notes(self) -> list[str]:
+        """For the run report: the functions the plan names under its producer's own names, as they were read."""
+        read = dict.fromkeys(
+            f"{r.name} as {r.extension_stem}/{r.base}" + "".join(f" ({o} {v})" for o, v in r.implied)
+            for r in self.aliased
+        )
+        return [f"functions under the producer's own names read as: {', '.join(read)}"] if read else []
 
     def function(self, anchor: int, path: str) -> FunctionRef:
         try:
