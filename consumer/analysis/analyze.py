@@ -321,6 +321,11 @@ def _aggregate(cx: Context, rel: alg.AggregateRel, path: str) -> Iterator[Findin
     keys_and_measures: list[Message] = [*rel.grouping_expressions, *rel.groupings, *rel.measures]
     if any(_changes_scope(m) for m in keys_and_measures):
         yield Finding("subquery inside an aggregate's keys or measures", path)
+    written = cx.quirks.as_written(rel)  # (as the translator: the producer's grouping id of each set)
+    sets = [list(g.expression_references) for g in written.groupings]
+    refusal = cx.quirks.grouping_id_refusal(sets, len(written.grouping_expressions))
+    if refusal:
+        yield Finding(refusal, path)
     state = _correlation(cx, rel.input, f"{path}.input")
     if state.pending:
         if not all(state.pending):

@@ -102,6 +102,13 @@ class Quirks:
     # the aggregate that maps the spec's order back: an aggregate with its own emit is read as the spec says.
     # tests/test_datafusion_producer.py (grouping sets, rollup) holds the evidence.
     grouping_index_before_measures: bool = False
+    # DataFusion's producer (the same versions; checked with datafusion-python 55) writes into that grouping-set
+    # column DataFusion's own `__grouping_id`, not the set's index the spec defines: a bitmask with one bit per
+    # distinct grouping expression, the first the most significant, set where the row's set leaves the expression
+    # out (ROLLUP(a, b): 0, 1, 3 where the index is 0, 1, 2). Its GROUPING(x) reads that bit,
+    # `(grouping_id & mask) >> n` (TPC-DS q70, q86). Reported as apache/datafusion#25208 (open; PR #25527 would
+    # write the index). tests/test_producer_aliases.py (ROLLUP with GROUPING, against DuckDB) holds the evidence.
+    grouping_id_bitmask: bool = False
     # The producer's own names for known functions, written with no extension URN (`FUNCTION_ALIASES`).
     function_aliases: Mapping[str, FunctionAlias] = field(default_factory=lambda: _NO_ALIASES, hash=False)
 
@@ -117,6 +124,7 @@ class Quirks:
             grouping_index_before_measures=producer == "datafusion"
             and plan.version.major_number == 0
             and 51 < minor <= 85,
+            grouping_id_bitmask=producer == "datafusion" and plan.version.major_number == 0 and 51 < minor <= 85,
             function_aliases=FUNCTION_ALIASES.get(producer, _NO_ALIASES),
         )
 
@@ -130,6 +138,23 @@ class Quirks:
         caller places the grouping-set column, `grouping_index_first`)."""
         return distinct_grouping_expressions(rel) if self.grouping_index_first(rel) else rel
 
+    def grouping_set_ids(self, sets: list[list[int]], keys: int) -> list[int]:
+        """The grouping-set column's value for each set (given as indexes of its `keys` distinct grouping
+        expressions): the set's index, or the producer's bitmask (`grouping_id_bitmask`)."""
+        if not self.grouping_id_bitmask:
+            return list(range(len(sets)))
+        return [sum(1 << (keys - 1 - k) for k in range(keys) if k not in s) for s in sets]
+
+    def grouping_id_refusal(self, sets: list[list[int]], keys: int) -> str | None:
+        """Why the grouping-set column of these sets cannot be given the producer's values, or None: DataFusion
+        separates repeated sets by an ordinal in higher bits, a layout not checked here."""
+        if self.grouping_id_bitmask and len(sets) > 1:
+            if len({frozenset(s) for s in sets}) < len(sets):
+                return "DataFusion grouping id of repeated grouping sets"
+            if keys > 30:
+                return "DataFusion grouping id of more than 30 grouping expressions"
+        return None
+
     def notes(self) -> list[str]:
         out = []
         if self.project_outputs_expressions_only:
@@ -138,6 +163,11 @@ class Quirks:
             out.append(
                 "DataFusion plan: an AggregateRel with several grouping sets and no emit of its own outputs its "
                 "grouping-set column before the measures (the producer's meaning)"
+            )
+        if self.grouping_id_bitmask:
+            out.append(
+                "DataFusion plan: an AggregateRel's grouping-set column holds DataFusion's grouping id (a bit per "
+                "grouping expression the set leaves out), not the set's index (the producer's meaning)"
             )
         return out
 

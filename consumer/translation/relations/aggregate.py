@@ -160,9 +160,13 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
     if len(sets) == 1:
         df = one_set(sets[0], for_union=False)
     else:
+        refusal = cx.quirks.grouping_id_refusal(sets, len(keys))
+        if refusal:
+            raise UnsupportedFeatureError(refusal, path)
         gid = cx.names.fresh()
         cx.grouping_index_columns.add(gid)
-        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
+        ids = cx.quirks.grouping_set_ids(sets, len(keys))  # the set's index, or the producer's grouping id
+        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in zip(ids, sets, strict=True)]
         df = functools.reduce(union_all, parts)
         df = df.select(*[column(n) for n in names], F.col(gid), *extra)
         at = len(key_names) if cx.quirks.grouping_index_first(rel) else len(names)
