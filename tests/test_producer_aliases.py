@@ -1,9 +1,10 @@
 """Functions producers write under their own names (`consumer/loading/producers.FUNCTION_ALIASES`), DataFusion's
-GROUPING() (`(grouping_id & mask) >> n` on an i8), DuckDB's optimizer-internal `constant_or_null`, and `validate`
-applying the translator's argument-type rule (issue 31: TPC-DS q13, q15, q17, q39, q48, q70, q86 were refused).
+GROUPING() (`(grouping_id & mask) >> n` on an i8, over its grouping id) and simple CASE, DuckDB's optimizer-internal
+`constant_or_null`, and `validate` applying the translator's checks (issue 31: TPC-DS q13, q15, q17, q39, q48, q70,
+q86 were refused).
 
 DataFusion's plans are written by the pinned DataFusion from SQL over the shop's files (`producers/shop_plans.py`);
-DuckDB 1.1.3's (its substrait extension, which no installable wheel of the test set-up carries) are stored in
+DuckDB 1.1.3's (its substrait extension, which the test set-up does not install) are stored in
 `tests/data/producers/duckdb_1_1_3/` with their SQL and how they were made. Each plan must give DuckDB's answer to
 its SQL; DataFusion's shifts of narrow integers, where DuckDB answers differently, give DataFusion's own.
 """
@@ -33,8 +34,12 @@ DATAFUSION_SQL = {
         FROM orders o JOIN customers c ON c.customer_id = o.customer_id
         GROUP BY ROLLUP(o.status, c.country)
         ORDER BY o.status NULLS FIRST, c.country NULLS FIRST, g_status, g_country""",
+    # DataFusion writes a simple CASE as an IfThen whose first clause is the operand (no `then`); NULL matches none.
+    "alias-simple-case": """
+        SELECT order_id, product_id, CASE discount WHEN 0.05 THEN 'five' WHEN 0.10 THEN 'ten' ELSE 'other' END AS band
+        FROM order_items WHERE order_id < 1040 ORDER BY order_id, product_id, band""",
 }
-ORDERED = {"alias-stddev-variance": (0,), "alias-grouping": (0, 1, 2, 3)}
+ORDERED = {"alias-stddev-variance": (0,), "alias-grouping": (0, 1, 2, 3), "alias-simple-case": (0, 1)}
 # DataFusion shifts an i8/i16 by the amount modulo its width (Rust's wrapping_shr/shl: 125 >> 9 is 62, 125 << 2
 # wraps to -12); DuckDB gives 0 for a shift past the width and refuses an overflowing left shift.
 NARROW_SHIFTS = """
@@ -86,7 +91,7 @@ SAMPLE, POPULATION = (("distribution", "SAMPLE"),), (("distribution", "POPULATIO
 @pytest.mark.unit
 def test_datafusion_names_read_as_the_spec_functions(datafusion_plans):
     """The pinned DataFusion still writes these names with no extension (the evidence), and each plan validates."""
-    stats, grouping = (_plan(datafusion_plans[n].plan) for n in DATAFUSION_SQL)
+    stats, grouping = (_plan(datafusion_plans[n].plan) for n in ("alias-stddev-variance", "alias-grouping"))
     assert _functions(stats) == {
         "multiply": ("multiply", "", ()),  # a spec name: as written
         "stddev": ("std_dev", ARITHMETIC, SAMPLE),
@@ -179,6 +184,28 @@ def _string_compared_with_a_number() -> Plan:
 STRING_VS_NUMBER = "gt:i64_i64: arguments of incompatible types ['int', 'string']"
 
 
+def _case_without_a_result(producer: str) -> Plan:
+    """`CASE n WHEN 1 THEN 'one' END` as DataFusion writes it: the first clause (the operand) has no `then`."""
+    from plan_builder import if_then, project
+
+    b = PlanBuilder()
+    t = named("t_alias_types", ["s", "n"], [string(), i64()])
+    case = if_then([(field(1), lit("")), (lit(1, i64()), lit("one"))])
+    case.if_then.ifs[0].ClearField("then")
+    plan = b.plan(project(t, case, emit=[2]), ["band"])
+    plan.version.producer = producer
+    return plan
+
+
+INVALID = {
+    "string compared with a number": (_string_compared_with_a_number, STRING_VS_NUMBER),
+    "if-then clause without a result": (
+        lambda: _case_without_a_result("tests/plan_builder"),
+        "expression with nothing set",
+    ),
+}
+
+
 @pytest.mark.unit
 def test_validate_refuses_a_string_compared_with_a_number(tmp_path, capsys):
     from substrait_spark.cli import main
@@ -190,20 +217,33 @@ def test_validate_refuses_a_string_compared_with_a_number(tmp_path, capsys):
     assert STRING_VS_NUMBER in err and "relations[0].root.input.filter.condition.scalar_function" in err
 
 
+@pytest.mark.unit
+def test_datafusions_case_operand_clause_validates_only_from_datafusion():
+    from substrait_spark.consumer.analysis.analyze import validate_plan
+    from substrait_spark.consumer.errors import PlanInvalidError
+
+    assert validate_plan(_case_without_a_result("datafusion")) == []
+    with pytest.raises(PlanInvalidError, match="expression with nothing set") as exc:
+        validate_plan(_case_without_a_result("tests/plan_builder"))
+    assert exc.value.path == "relations[0].root.input.project.expressions[0].if_then.ifs[0].then"
+
+
 @pytest.mark.spark
-def test_validate_and_translation_refuse_the_same_way(spark):
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_validate_and_translation_refuse_the_same_way(name, spark):
     """The same error class, message and path from `validate` and from translation alone (no validate before it)."""
     from plan_builder import run, views
     from substrait_spark.consumer.analysis.analyze import validate_plan
     from substrait_spark.consumer.errors import PlanInvalidError
 
-    plan = _string_compared_with_a_number()
+    build, message = INVALID[name]
+    plan = build()
     with pytest.raises(PlanInvalidError) as validated:
         validate_plan(plan)
     with views(spark, {"t_alias_types": ("s string, n bigint", [("a", 1)])}), pytest.raises(PlanInvalidError) as ran:
-        run(plan, spark)
+        run(plan, spark).collect()
     assert (ran.value.message, ran.value.path) == (validated.value.message, validated.value.path)
-    assert validated.value.message == STRING_VS_NUMBER
+    assert validated.value.message == message
 
 
 # --- the answers on Spark ---------------------------------------------------------------------------------------

@@ -483,6 +483,19 @@ def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> 
         yield Finding("masked field reference in an expression", path)
 
 
+def _if_then(cx: Context, e: Expression.IfThen, path: str) -> Iterator[Finding]:
+    """A clause missing its condition or result is invalid, as the translator finds it; but a simple CASE's operand
+    clause (`Quirks.case_operand`)."""
+    if not e.ifs:
+        raise PlanInvalidError("if-then with no clauses", path)
+    operand = cx.quirks.case_operand(e)
+    for i, clause in enumerate(e.ifs):
+        for part in ("if", "then"):
+            if not clause.HasField(part) and not (operand and i == 0 and part == "then"):
+                raise PlanInvalidError("expression with nothing set", f"{path}.ifs[{i}].{part}")
+    return iter(())
+
+
 def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
     kind, body, body_path = subquery_body(sq, path)
     if kind == "set_predicate" and sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
@@ -712,6 +725,7 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.DdlRel: (_ddl,),
     Expression: (_expression_kind,),
     Expression.FieldReference: (_field_reference,),
+    Expression.IfThen: (_if_then,),
     Expression.Literal: (_literal,),
     Expression.ScalarFunction: (_scalar_function,),
     Expression.WindowFunction: (_window_function,),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from substrait.algebra_pb2 import AggregateRel
+from substrait.algebra_pb2 import Expression as _Expression
 from substrait.plan_pb2 import Plan
 
 
@@ -67,6 +68,7 @@ FUNCTION_ALIASES: Mapping[str, Mapping[str, FunctionAlias]] = MappingProxyType(
     }
 )
 _NO_ALIASES: Mapping[str, FunctionAlias] = MappingProxyType({})
+IfThen = _Expression.IfThen
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ class Quirks:
     # `(grouping_id & mask) >> n` (TPC-DS q70, q86). Reported as apache/datafusion#25208 (open; PR #25527 would
     # write the index). tests/test_producer_aliases.py (ROLLUP with GROUPING, against DuckDB) holds the evidence.
     grouping_id_bitmask: bool = False
+    # DataFusion's producer (every version read here; `from_case` in datafusion-substrait, checked with 55) writes a
+    # simple CASE (`CASE mean WHEN 0 THEN 0 ELSE stdev / mean END`, TPC-DS q39) as an IfThen whose first clause has
+    # an `if` (the operand) and no `then`; each following clause's `if` is a value the operand equals (SQL's
+    # equality: a NULL operand matches none). DataFusion's consumer reads it so.
+    case_operand_clause: bool = False
     # The producer's own names for known functions, written with no extension URN (`FUNCTION_ALIASES`).
     function_aliases: Mapping[str, FunctionAlias] = field(default_factory=lambda: _NO_ALIASES, hash=False)
 
@@ -125,6 +132,7 @@ class Quirks:
             and plan.version.major_number == 0
             and 51 < minor <= 85,
             grouping_id_bitmask=producer == "datafusion" and plan.version.major_number == 0 and 51 < minor <= 85,
+            case_operand_clause=producer == "datafusion",
             function_aliases=FUNCTION_ALIASES.get(producer, _NO_ALIASES),
         )
 
@@ -154,6 +162,10 @@ class Quirks:
             if keys > 30:
                 return "DataFusion grouping id of more than 30 grouping expressions"
         return None
+
+    def case_operand(self, e: IfThen) -> bool:
+        """Whether this IfThen's first clause is a simple CASE's operand (`case_operand_clause`), not a condition."""
+        return self.case_operand_clause and len(e.ifs) > 1 and not e.ifs[0].HasField("then")
 
     def notes(self) -> list[str]:
         out = []

@@ -205,8 +205,15 @@ def coerce_comparison(call: Call) -> None:
 def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed:
     col: Column | None = None
     result_type: T.DataType | None = None
+    operand = _case_operand(cx, e, scope, path)
     for i, clause in enumerate(e.ifs):
+        if operand is not None and i == 0:
+            continue
         cond = cx.expression(clause.__getattribute__("if"), scope, f"{path}.ifs[{i}].if")
+        if operand is not None:  # a simple CASE's value: SQL's equality with the operand
+            if not comparable(operand.type, cond.type):
+                raise PlanInvalidError(f"CASE operand compared with a value of type {cond.type.simpleString()}", path)
+            cond = Typed(operand.col == cond.col, T.BooleanType())
         then = cx.expression(clause.then, scope, f"{path}.ifs[{i}].then")
         col = F.when(cond.col, then.col) if col is None else col.when(cond.col, then.col)
         result_type = result_type or then.type
@@ -217,6 +224,13 @@ def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str
         other = cx.expression(getattr(e, "else"), scope, f"{path}.else")
         col = col.otherwise(other.col)
     return Typed(col, result_type)
+
+
+def _case_operand(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed | None:
+    """The operand of a simple CASE a producer writes as the IfThen's first clause (`Quirks.case_operand`)."""
+    if not cx.quirks.case_operand(e):
+        return None
+    return cx.expression(e.ifs[0].__getattribute__("if"), scope, f"{path}.ifs[0].if")
 
 
 def switch(cx: SubstraitConsumer, e: Expression.SwitchExpression, scope: Scope, path: str) -> Typed:
