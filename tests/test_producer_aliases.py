@@ -171,6 +171,25 @@ def test_a_name_contradicting_its_option_is_invalid(datafusion_plans):
         validate_plan(plan)
 
 
+@pytest.mark.unit
+def test_datafusions_grouping_id_and_its_repeated_sets():
+    """DataFusion's grouping-set column holds its grouping id (ROLLUP(a, b): 0, 1, 3); a repeated set's id is not
+    known here: refused (translation raises the same, `Quirks.grouping_id_refusal`)."""
+    from plan_builder import aggregate
+    from substrait_spark.consumer.loading.producers import Quirks
+
+    b = PlanBuilder()
+    t = named("t_alias_types", ["s", "n"], [string(), i64()])
+    plan = b.plan(aggregate(t, [field(0), field(1)], sets=[[0, 1], [0], [0]]), ["s", "n", "g"])
+    plan.version.producer, plan.version.minor_number = "datafusion", 85
+    quirks = Quirks.of(plan)
+    assert quirks.grouping_set_ids([[0, 1], [0], []], 2) == [0, 1, 3]
+    assert quirks.grouping_set_ids([[1], [0]], 2) == [2, 1]
+    assert _features(plan) == ["DataFusion grouping id of repeated grouping sets"]
+    plan.version.producer = "isthmus"  # the spec's index: repeated sets are told apart
+    assert Quirks.of(plan).grouping_set_ids([[0, 1], [0], []], 2) == [0, 1, 2] and _features(plan) == []
+
+
 # --- validate applies the translator's argument-type rule ------------------------------------------------------
 
 
