@@ -35,7 +35,7 @@ _POPULATION = (("distribution", "POPULATION"),)
 # producer's declared name (lower case). Only a declaration with no extension URN is read this way (a name under an
 # extension means what that extension says), and only from these producers: never by a name's likeness to a spec
 # name. Each entry's evidence is the producer's plan of the SQL function it names; tests/test_producer_aliases.py
-# generates them again at the pinned versions.
+# holds it: DataFusion's plans written again at the pinned version, DuckDB 1.1.3's stored with their SQL.
 FUNCTION_ALIASES: Mapping[str, Mapping[str, FunctionAlias]] = MappingProxyType(
     {
         # DataFusion (datafusion-python 55, spec 0.85) writes its own aggregate and operator names, each with
