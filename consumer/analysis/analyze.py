@@ -47,6 +47,7 @@ from ..translation.functions import (
     matched_key,
 )
 from ..translation.functions import UNKNOWN as UNKNOWN_VALUE
+from ..translation.functions.argument_types import argument_type_refusal
 from ..translation.literals import REFUSED_LITERALS
 from ..translation.literals import python_value as literal_value
 from ..translation.parameters import unbindable
@@ -117,13 +118,18 @@ class Context:
     def argument_families(self, fn: Any, ref: FunctionRef, path: str) -> tuple[str | None, ...]:
         """The type families (`types.family`) of a call's value arguments as the plan states them — what the
         handler tells its overloads apart by — else as its signature names them; None where neither says."""
-        if self._records is None:
-            self._records = _Records(self.plan, self.extensions, self.quirks)
-        stated = self._records.argument_types(fn, path)
+        stated = self.stated_families(fn, path)
         signature = [_family(_SIGNATURE_TYPES.get(s, s)) for s in ref.signature]
         if len(signature) != len(stated):
             signature = [None] * len(stated)
-        return tuple(_family(t) or sig for t, sig in zip(stated, signature, strict=True))
+        return tuple(f or sig for f, sig in zip(stated, signature, strict=True))
+
+    def stated_families(self, fn: Any, path: str) -> tuple[str | None, ...]:
+        """The type families of a call's value arguments as the plan states them (None where it does not): the
+        types the translator's arguments have."""
+        if self._records is None:
+            self._records = _Records(self.plan, self.extensions, self.quirks)
+        return tuple(_family(t) for t in self._records.argument_types(fn, path))
 
     def sort_keys(self, sorts: Any, path: str) -> list[windows.SortKey]:
         """A window's sort keys as `windows.frame` reads them, from the types the plan states."""
@@ -315,6 +321,11 @@ def _aggregate(cx: Context, rel: alg.AggregateRel, path: str) -> Iterator[Findin
     keys_and_measures: list[Message] = [*rel.grouping_expressions, *rel.groupings, *rel.measures]
     if any(_changes_scope(m) for m in keys_and_measures):
         yield Finding("subquery inside an aggregate's keys or measures", path)
+    written = cx.quirks.as_written(rel)  # (as the translator: the producer's grouping id of each set)
+    sets = [list(g.expression_references) for g in written.groupings]
+    refusal = cx.quirks.grouping_id_refusal(sets, len(written.grouping_expressions))
+    if refusal:
+        yield Finding(refusal, path)
     state = _correlation(cx, rel.input, f"{path}.input")
     if state.pending:
         if not all(state.pending):
@@ -472,6 +483,19 @@ def _field_reference(cx: Context, ref: Expression.FieldReference, path: str) -> 
         yield Finding("masked field reference in an expression", path)
 
 
+def _if_then(cx: Context, e: Expression.IfThen, path: str) -> Iterator[Finding]:
+    """A clause missing its condition or result is invalid, as the translator finds it; but a simple CASE's operand
+    clause (`Quirks.case_operand`)."""
+    if not e.ifs:
+        raise PlanInvalidError("if-then with no clauses", path)
+    operand = cx.quirks.case_operand(e)
+    for i, clause in enumerate(e.ifs):
+        for part in ("if", "then"):
+            if not clause.HasField(part) and not (operand and i == 0 and part == "then"):
+                raise PlanInvalidError("expression with nothing set", f"{path}.ifs[{i}].{part}")
+    return iter(())
+
+
 def _subquery(cx: Context, sq: Subquery, path: str) -> Iterator[Finding]:
     kind, body, body_path = subquery_body(sq, path)
     if kind == "set_predicate" and sq.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
@@ -535,6 +559,10 @@ def _scalar_function(cx: Context, fn: Expression.ScalarFunction, path: str) -> I
     if handler is None:
         yield Finding(f"scalar function {ref.name}", path)
         return
+    if not cx.overridden("call_scalar"):  # the translator's own check of the argument types (one rule)
+        why = argument_type_refusal(ref, cx.stated_families(fn, path))
+        if why:
+            raise PlanInvalidError(why, path)
     yield from _options(cx, cx.consumer_class.scalar_functions, SCALAR, SCALAR_OPTIONS, ref, fn, path)
     key = matched_key(cx.consumer_class.scalar_functions, ref)
     rule = SCALAR_RULES.get(key) if key is not None and handler is SCALAR.get(key) else None
@@ -608,11 +636,11 @@ def _options(
 ) -> Iterator[Finding]:
     """The options the call's handler reads (declared next to it: `functions.*_OPTIONS`) that it would refuse.
     Checked only while the consumer class keeps the default handler for that key."""
+    given = options_of(fn.options, ref, path)  # (a contradiction with the name's own options is invalid)
     key = matched_key(table, ref)
     rule = rules.get(key) if key is not None and table[key] is defaults.get(key) else None
     if rule is None:
         return
-    given = options_of(fn.options)
     for option in rule(cx.argument_families(fn, ref, path)):
         prefs = given.get(option.name.lower()) or []
         if option.choose(prefs) is None:
@@ -700,6 +728,7 @@ CHECKS: dict[type[Message], tuple[Check, ...]] = {
     alg.DdlRel: (_ddl,),
     Expression: (_expression_kind,),
     Expression.FieldReference: (_field_reference,),
+    Expression.IfThen: (_if_then,),
     Expression.Literal: (_literal,),
     Expression.ScalarFunction: (_scalar_function,),
     Expression.WindowFunction: (_window_function,),

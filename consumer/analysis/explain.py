@@ -468,8 +468,9 @@ class PlanTree(PlanVisitor[list[str]]):
         return type_str(c.type)
 
     def _type_conditional(self, e: Any, scope: Record, path: str) -> str:
-        """IF/THEN or a switch: its first branch's."""
-        return self.expr_type(e.ifs[0].then, *scope) if e.ifs else UNKNOWN
+        """IF/THEN or a switch: its first branch's (a simple CASE's operand clause, `Quirks.case_operand`, has none)."""
+        then = next((c.then for c in e.ifs if c.HasField("then")), None)
+        return self.expr_type(then, *scope) if then is not None else UNKNOWN
 
     def _type_boolean(self, e: Any, scope: Record, path: str) -> str:
         return BOOLEAN

@@ -208,7 +208,7 @@ def run_loaded(
             )
             if log.targets is None:  # refused where translation meets them, as nothing could run them
                 consumer.steps_refused = NO_WRITE_CATALOG
-            report.notes.extend(consumer.quirks.notes())
+            report.notes.extend([*consumer.quirks.notes(), *consumer.extensions.notes()])
             roots = [i for i, r in enumerate(loaded.plan.relations) if r.WhichOneof("rel_type") == "root"]
             for n in range(len(roots)):
                 df = _root_and_steps(consumer, log, n, report)

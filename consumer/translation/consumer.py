@@ -39,6 +39,7 @@ from . import views as view_defs
 from .context_variables import context_variable
 from .conversions import LossyCast
 from .functions import AGGREGATE, COMPARISONS, SCALAR, UNSUPPORTED, AggregateHandler, Call, Handler, lookup
+from .functions.argument_types import argument_type_refusal
 from .functions.window import WINDOW, WindowCall, WindowHandler
 from .functions.window import resolve as resolve_window
 from .literals import to_column
@@ -129,14 +130,6 @@ RELATION_REFUSALS: dict[str, Refusals] = {
 }
 # Relation kinds whose translator applies `common.emit` itself (folded into its one select).
 EMIT_APPLIED_BY_TRANSLATOR = {"project"}
-_ARITHMETIC = {"add", "subtract", "multiply", "divide", "modulus"}
-_NUMERIC = {"int", "float", "decimal", "null"}
-_TEMPORAL = {"date", "timestamp", "interval_day", "interval_year"}
-# String functions whose every value argument must be a string (Spark would cast an integer silently).
-_STRING_ONLY = {
-    "contains", "starts_with", "ends_with", "like", "upper", "lower", "concat", "strpos", "count_substring",
-    "replace", "string_split", "regexp_string_split", "swapcase", "capitalize", "initcap",
-}  # fmt: skip
 
 
 class SubstraitConsumer(PlanVisitor[Relation]):
@@ -678,14 +671,13 @@ def _unsupported(kind: str, call: Call) -> str:
 
 
 def _check_argument_types(call: Call) -> None:
-    """Reject calls whose argument types cannot mean what the function says (exit 2, not a Spark coercion)."""
-    fams = {f for f in call.families() if f != "null"}
+    """Reject calls whose argument types cannot mean what the function says (exit 2, not a Spark coercion): the
+    rule `validate` applies to the types the plan states. A string compared with a date or timestamp is read as one."""
+    why = argument_type_refusal(call.ref, call.families())
+    if why:
+        raise PlanInvalidError(why, call.path)
     if call.name in COMPARISONS:
         ex.coerce_comparison(call)
-    elif call.name in _ARITHMETIC and not (fams <= _NUMERIC or (fams & _TEMPORAL and fams <= _TEMPORAL | {"int"})):
-        raise PlanInvalidError(f"{call.ref.name}: arithmetic on {sorted(fams)}", call.path)
-    elif call.name in _STRING_ONLY and not fams <= {"string"}:
-        raise PlanInvalidError(f"{call.ref.name}: a string function given {sorted(fams - {'string'})}", call.path)
 
 
 # The roots a field reference may start from: `expressions.selection` translates each (an outer reference to a

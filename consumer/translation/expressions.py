@@ -17,9 +17,12 @@ from substrait import algebra_pb2 as alg
 
 from .. import types as ty
 from ..errors import PlanInvalidError, UnsupportedFeatureError
+from ..loading.extensions import FunctionRef
 from ..types import INT_RANGE, family, spark_type
 from .conversions import Conversion, conversion
 from .functions import PREDICATES, Call
+from .functions.argument_types import comparable as comparable_families
+from .functions.argument_types import string_read_as
 from .in_lists import in_list
 from .scope import Scope, Typed
 
@@ -138,8 +141,10 @@ def function_arguments(cx: SubstraitConsumer, args, scope: Scope, path: str) -> 
     return out
 
 
-def options_of(options) -> dict[str, list[str]]:
-    return {o.name.lower(): list(o.preference) for o in options}
+def options_of(options, ref: FunctionRef, path: str) -> dict[str, list[str]]:
+    """A call's options by lower-case name: the plan's preferences, and the options its function's name fixes (a
+    producer's alias, `FunctionRef.with_implied`)."""
+    return ref.with_implied({o.name.lower(): list(o.preference) for o in options}, path)
 
 
 def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope: Scope, path: str) -> Typed:
@@ -151,7 +156,7 @@ def scalar_function(cx: SubstraitConsumer, fn: Expression.ScalarFunction, scope:
     call = Call(
         ref,
         function_arguments(cx, fn.arguments, scope, path),
-        options_of(fn.options),
+        options_of(fn.options, ref, path),
         out_type,
         path,
     )
@@ -173,30 +178,25 @@ _TEMPORAL_FROM_STRING = {"date": T.DateType(), "timestamp": T.TimestampType()}
 
 def comparable(*types: T.DataType) -> bool:
     """Whether values of these types compare as they are: one family, numbers, or strings with binaries."""
-    fams = {family(t) for t in types} - {"null"}
-    return len(fams) <= 1 or fams <= {"int", "float", "decimal"} or fams == {"string", "binary"}
+    return comparable_families({family(t) for t in types} - {"null"})
 
 
 def coerce_comparison(call: Call) -> None:
-    """Make comparison arguments comparable, or reject them instead of letting Spark coerce silently.
-
-    Producers such as ibis compare a date column with a string literal ('1995-03-15'): the string is read
-    as a value of the temporal type, explicitly, so the comparison is never a string comparison.
-    """
+    """Read a string compared with a date or timestamp as a value of that type, explicitly, so the comparison is
+    never a string comparison (ibis compares a date column with '1995-03-15'). Other incomparable arguments are
+    refused before (`argument_types.argument_type_refusal`)."""
     if comparable(*(v.type for v in call.values)):
         return
-    fams = {family(v.type) for v in call.values} - {"null"}
-    temporal = fams - {"string"}
-    if "string" in fams and len(temporal) == 1 and (target := next(iter(temporal))) in _TEMPORAL_FROM_STRING:
-        spark_t: T.DataType = _TEMPORAL_FROM_STRING[target]
-        if target == "timestamp":
-            spark_t = next(v.type for v in call.values if family(v.type) == "timestamp")
-        call.arguments = [
-            Typed(a.col.cast(spark_t), spark_t) if isinstance(a, Typed) and family(a.type) == "string" else a
-            for a in call.arguments
-        ]
+    target = string_read_as({family(v.type) for v in call.values} - {"null"})
+    if target is None:
         return
-    raise PlanInvalidError(f"{call.ref.name}: arguments of incompatible types {sorted(fams)}", call.path)
+    spark_t: T.DataType = _TEMPORAL_FROM_STRING[target]
+    if target == "timestamp":
+        spark_t = next(v.type for v in call.values if family(v.type) == "timestamp")
+    call.arguments = [
+        Typed(a.col.cast(spark_t), spark_t) if isinstance(a, Typed) and family(a.type) == "string" else a
+        for a in call.arguments
+    ]
 
 
 # --- conditionals and lists --------------------------------------------------------------------------------
@@ -205,8 +205,15 @@ def coerce_comparison(call: Call) -> None:
 def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed:
     col: Column | None = None
     result_type: T.DataType | None = None
+    operand = _case_operand(cx, e, scope, path)
     for i, clause in enumerate(e.ifs):
+        if operand is not None and i == 0:
+            continue
         cond = cx.expression(clause.__getattribute__("if"), scope, f"{path}.ifs[{i}].if")
+        if operand is not None:  # a simple CASE's value: SQL's equality with the operand
+            if not comparable(operand.type, cond.type):
+                raise PlanInvalidError(f"CASE operand compared with a value of type {cond.type.simpleString()}", path)
+            cond = Typed(operand.col == cond.col, T.BooleanType())
         then = cx.expression(clause.then, scope, f"{path}.ifs[{i}].then")
         col = F.when(cond.col, then.col) if col is None else col.when(cond.col, then.col)
         result_type = result_type or then.type
@@ -217,6 +224,13 @@ def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str
         other = cx.expression(getattr(e, "else"), scope, f"{path}.else")
         col = col.otherwise(other.col)
     return Typed(col, result_type)
+
+
+def _case_operand(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed | None:
+    """The operand of a simple CASE a producer writes as the IfThen's first clause (`Quirks.case_operand`)."""
+    if not cx.quirks.case_operand(e):
+        return None
+    return cx.expression(e.ifs[0].__getattribute__("if"), scope, f"{path}.ifs[0].if")
 
 
 def switch(cx: SubstraitConsumer, e: Expression.SwitchExpression, scope: Scope, path: str) -> Typed:

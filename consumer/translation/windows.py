@@ -187,7 +187,7 @@ def window_column(
     call = WindowCall(
         ref,
         args,
-        options_of(fn.options),
+        options_of(fn.options, ref, path),
         out_type,
         path,
         distinct=fn.invocation == _DISTINCT,

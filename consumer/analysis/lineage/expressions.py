@@ -134,7 +134,8 @@ def window_function(w: LineageWalker, fn: Expression.WindowFunction, scope: Scop
 
 def if_then(w: LineageWalker, e: Expression.IfThen, scope: Scope, path: str) -> Sources:
     conditions = [(getattr(c, "if"), f"{path}.ifs[{i}].if") for i, c in enumerate(e.ifs)]
-    results = [(c.then, f"{path}.ifs[{i}].then") for i, c in enumerate(e.ifs)]
+    operand = w.quirks.case_operand(e)  # a simple CASE's operand clause has no result
+    results = [(c.then, f"{path}.ifs[{i}].then") for i, c in enumerate(e.ifs) if i or not operand]
     if e.HasField("else"):
         results.append((getattr(e, "else"), f"{path}.else"))
     return merge(each(w, CONDITIONAL, conditions, scope), each(w, TRANSFORMATION, results, scope))
@@ -286,6 +287,7 @@ def type_of(e: Expression, scope: Scope) -> tp.Type | None:
         return fn.output_type if fn.HasField("output_type") else None
     if kind == "cast":
         return e.cast.type
-    if kind == "if_then" and len(e.if_then.ifs):
-        return type_of(e.if_then.ifs[0].then, scope)
+    if kind == "if_then":
+        then = next((c.then for c in e.if_then.ifs if c.HasField("then")), None)  # (not a CASE operand's clause)
+        return type_of(then, scope) if then is not None else None
     return None

@@ -12,6 +12,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ...errors import PlanInvalidError
 from ...types import cast, family
 from .call import Call
 from .decimal import DECIMAL_AGGREGATE, DECIMAL_AGGREGATE_OPTIONS
@@ -125,6 +126,9 @@ def _by_distribution(sample: Callable[[Column], Column], population: Callable[[C
         (x,) = c.arity(1).cols
         enums = [e.upper() for e in c.enums]
         mode = enums[0] if enums else c.read(DISTRIBUTION)
+        named = dict(c.ref.implied).get(DISTRIBUTION.name)  # a producer's name for it (`stddev_pop`)
+        if named is not None and mode != named:
+            raise PlanInvalidError(f"{c.ref.name} means {DISTRIBUTION.name} {named}, its argument says {mode}", c.path)
         if mode not in ("SAMPLE", "POPULATION") or len(enums) > 1:
             raise c.unsupported(f"distribution {'|'.join(c.enums)} (supported: SAMPLE, POPULATION)")
         return ieee(c, (sample if mode == "SAMPLE" else population)(x))

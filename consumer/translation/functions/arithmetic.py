@@ -283,12 +283,25 @@ def _is_infinite(c: Call) -> Column:
     return F.abs(x) == F.lit(_INF)
 
 
+# Bits of the integer types Spark shifts only after widening them to int.
+_NARROW_BITS: dict[type[T.DataType], int] = {T.ByteType: 8, T.ShortType: 16}
+
+
 def _shift(name: str) -> Handler:
-    """shift_left/right(_unsigned)(x, n): Spark's shifts keep int and bigint as they are."""
+    """shift_left/right(_unsigned)(x, n): Spark's shifts keep int and bigint as they are, and (as Java) take the
+    amount modulo their width. An i8 or i16 base (DataFusion's `>>` on GROUPING()'s i8 grouping id) is shifted as
+    an int with the amount modulo its own width, as DataFusion shifts it (`producers.FUNCTION_ALIASES`), and the
+    result is in the base's type (the spec's shifts return their base's type) unless the plan declares one."""
 
     def build(c: Call) -> Column:
         x, n = c.arity(2).values
-        return c.declared(F.call_function(name, cast(x.col, x.type), n.col))  # the declared width decides
+        base, amount = cast(x.col, x.type), n.col  # the declared width decides
+        bits = _NARROW_BITS.get(type(x.type))
+        if bits is not None:
+            amount = amount.bitwiseAND(F.lit(bits - 1))
+            if name == "shiftrightunsigned":  # the vacant bits of the narrow type are zeros, not its sign
+                base = base.cast("int").bitwiseAND(F.lit((1 << bits) - 1))
+        return cast(F.call_function(name, base, amount), c.output_type or x.type)
 
     return build
 

@@ -10,12 +10,15 @@ from .arithmetic import ARITHMETIC, ARITHMETIC_OPTIONS
 from .call import ArgumentRule, Handler
 from .comparison import COMPARISON
 from .datetime import DATETIME, DATETIME_RULES
+from .internal import INTERNAL
 from .lists import LIST, LIST_OPTIONS
 from .options import OptionRule
 from .strings import STRING, STRING_OPTIONS, STRING_RULES
 from .unsigned import UNSIGNED_SCALAR, UNSIGNED_SCALAR_OPTIONS
 
-SCALAR: dict[str, Handler] = {**ARITHMETIC, **COMPARISON, **STRING, **LIST, **DATETIME, **UNSIGNED_SCALAR}
+SCALAR: dict[str, Handler] = {
+    **ARITHMETIC, **COMPARISON, **STRING, **LIST, **DATETIME, **UNSIGNED_SCALAR, **INTERNAL,
+}  # fmt: skip
 # The options each default handler reads, by the same keys (`options.OptionRule`; what `validate` checks).
 SCALAR_OPTIONS: dict[str, OptionRule] = {
     **ARITHMETIC_OPTIONS,

@@ -86,7 +86,7 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
         if ref.base == "count" and not any(isinstance(a, Typed) for a in args):
             args = [Typed(F.when(cond, F.lit(1)), T.IntegerType())]
     out_type = spark_type(fn.output_type, f"{p}.output_type") if fn.HasField("output_type") else None
-    call = Call(ref, args, options_of(fn.options), out_type, p)
+    call = Call(ref, args, options_of(fn.options, ref, p), out_type, p)
     distinct = fn.invocation == AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
     col = cx.call_aggregate(call, distinct)
     values = call.values
@@ -160,9 +160,13 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
     if len(sets) == 1:
         df = one_set(sets[0], for_union=False)
     else:
+        refusal = cx.quirks.grouping_id_refusal(sets, len(keys))
+        if refusal:
+            raise UnsupportedFeatureError(refusal, path)
         gid = cx.names.fresh()
         cx.grouping_index_columns.add(gid)
-        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in enumerate(sets)]
+        ids = cx.quirks.grouping_set_ids(sets, len(keys))  # the set's index, or the producer's grouping id
+        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in zip(ids, sets, strict=True)]
         df = functools.reduce(union_all, parts)
         df = df.select(*[column(n) for n in names], F.col(gid), *extra)
         at = len(key_names) if cx.quirks.grouping_index_first(rel) else len(names)
