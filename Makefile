@@ -173,7 +173,7 @@ docs: $(STAMP)
 # Spark session. About a minute; `make test` before sending a change (every tier, four Spark configurations).
 FAST_SPARK_TESTS := tests/test_expressions.py tests/test_outer_references.py tests/test_lambdas.py
 
-test-fast: venv data lint
+test-fast: venv data data-tpcds pinned lint
 	@status=0; \
 	$(call pytest_run,unit tier,$(PY) -m pytest -m unit -q $(PYTEST_ARGS)); \
 	$(call pytest_run,a few Spark modules,$(PY) -m pytest -q $(FAST_SPARK_TESTS) $(PYTEST_ARGS)); \

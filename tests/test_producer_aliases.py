@@ -4,9 +4,9 @@ GROUPING() (`(grouping_id & mask) >> n` on an i8, over its grouping id) and simp
 q86 were refused).
 
 DataFusion's plans are written by the pinned DataFusion from SQL over the shop's files (`producers/shop_plans.py`);
-DuckDB 1.1.3's (its substrait extension, which the test set-up does not install) are stored in
-`tests/data/producers/duckdb_1_1_3/` with their SQL and how they were made. Each plan must give DuckDB's answer to
-its SQL; DataFusion's shifts of narrow integers, where DuckDB answers differently, give DataFusion's own.
+DuckDB 1.1.3's by its substrait extension at the pinned release (`producers/duckdb_substrait_plans.py`) from SQL over
+the same files. Each plan must give DuckDB's answer to its SQL; DataFusion's shifts of narrow integers, where DuckDB
+answers differently, give DataFusion's own.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from producers.shop_plans import plans as shop_plans_of
 from substrait.plan_pb2 import Plan
 
 # Each test carries its tier: `unit` (pure Python) or `spark`.
-
-DUCKDB_1_1_3 = Path(__file__).resolve().parent / "data" / "producers" / "duckdb_1_1_3"
 
 # SQL over the shop tables, written by the pinned DataFusion (names prefixed: the plan cache is shared).
 DATAFUSION_SQL = {
@@ -47,7 +45,26 @@ NARROW_SHIFTS = """
            arrow_cast(quantity * 25, 'Int8') << arrow_cast(2, 'Int8') AS l2,
            arrow_cast(quantity * 25, 'Int16') >> arrow_cast(17, 'Int16') AS r17
     FROM order_items WHERE order_id < 1020"""
-DUCKDB_PLANS = ("stddev_variance", "constant_or_null")
+# SQL over the shop tables, written by DuckDB 1.1.3's substrait extension (its optimizer turns the OR of ranges
+# into `constant_or_null` filters).
+DUCKDB_SQL = {
+    "alias-duckdb-stddev-variance": """
+        SELECT product_id, stddev_samp(quantity) AS s_samp, stddev_pop(unit_price) AS s_pop,
+               var_samp(quantity) AS v_samp, var_pop(discount) AS v_pop
+        FROM order_items GROUP BY product_id ORDER BY product_id""",
+    "alias-duckdb-constant-or-null": """
+        SELECT count(*) AS n, sum(unit_price) AS total FROM order_items
+        WHERE (discount BETWEEN 0.05 AND 0.10 AND quantity > 2) OR (discount BETWEEN 0.15 AND 0.50 AND quantity < 2)""",
+}
+DUCKDB_PLANS = tuple(DUCKDB_SQL)
+
+
+@pytest.fixture(scope="module")
+def duckdb_plans(shop_dir):
+    from producers import duckdb_substrait_plans
+    from shop import SHOP_TABLES
+
+    return duckdb_substrait_plans.plans({t: shop_dir / f"{t}.parquet" for t in SHOP_TABLES}, DUCKDB_SQL)
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +123,8 @@ def test_datafusion_names_read_as_the_spec_functions(datafusion_plans):
 
 
 @pytest.mark.unit
-def test_duckdb_1_1_3_names_read_as_the_spec_functions():
-    stats = _plan(DUCKDB_1_1_3 / "stddev_variance.bin")
+def test_duckdb_1_1_3_names_read_as_the_spec_functions(duckdb_plans):
+    stats = _plan(duckdb_plans["alias-duckdb-stddev-variance"].plan)
     assert stats.version.producer == "DuckDB"
     assert _functions(stats) == {
         "stddev_samp": ("std_dev", ARITHMETIC, SAMPLE),
@@ -115,7 +132,7 @@ def test_duckdb_1_1_3_names_read_as_the_spec_functions():
         "var_samp": ("variance", ARITHMETIC, SAMPLE),
         "var_pop": ("variance", ARITHMETIC, POPULATION),
     }
-    internal = _plan(DUCKDB_1_1_3 / "constant_or_null.bin")
+    internal = _plan(duckdb_plans["alias-duckdb-constant-or-null"].plan)
     assert _functions(internal)["constant_or_null"][:2] == ("constant_or_null", "extension:org.duckdb:duckdb_internal")
     assert _features(stats) == [] and _features(internal) == []
     from substrait_spark.consumer.loading.extensions import Extensions
@@ -126,7 +143,7 @@ def test_duckdb_1_1_3_names_read_as_the_spec_functions():
 
 
 @pytest.mark.unit
-def test_another_producers_like_names_stay_unsupported(datafusion_plans):
+def test_another_producers_like_names_stay_unsupported(datafusion_plans, duckdb_plans):
     """Never by a name's likeness: DuckDB's declarations from another producer, a name the producer does not write,
     or its names under an extension are refused as before."""
     refused = {
@@ -134,10 +151,10 @@ def test_another_producers_like_names_stay_unsupported(datafusion_plans):
         "datafusion": ["stddev_samp", "var_samp"],  # stddev_pop and var_pop are DataFusion's names too
     }
     for producer, names in refused.items():
-        stats = _plan(DUCKDB_1_1_3 / "stddev_variance.bin")
+        stats = _plan(duckdb_plans["alias-duckdb-stddev-variance"].plan)
         stats.version.producer = producer
         assert _features(stats) == [f"aggregate function {n}" for n in names], producer
-    internal = _plan(DUCKDB_1_1_3 / "constant_or_null.bin")
+    internal = _plan(duckdb_plans["alias-duckdb-constant-or-null"].plan)
     internal.version.producer = "datafusion"
     assert set(_features(internal)) == {"scalar function constant_or_null"}
     under_an_extension = _plan(datafusion_plans["alias-stddev-variance"].plan)
@@ -295,9 +312,7 @@ def test_datafusion_narrow_shifts_give_datafusions_answer(datafusion_plans, spar
 
 @pytest.mark.spark
 @pytest.mark.parametrize("name", DUCKDB_PLANS)
-def test_duckdb_1_1_3_plan_gives_duckdbs_answer(name, spark, shop_resolver, shop_oracle):
-    from producers.cache import Generated
-
-    sql = (DUCKDB_1_1_3 / f"{name}.sql").read_text()
-    generated = Generated(name, DUCKDB_1_1_3 / f"{name}.bin", None)
-    assert_gives_duckdb_answer(generated, sql, spark, shop_resolver, shop_oracle, (0,) if "ORDER BY" in sql else ())
+def test_duckdb_1_1_3_plan_gives_duckdbs_answer(name, duckdb_plans, spark, shop_resolver, shop_oracle):
+    sql = DUCKDB_SQL[name]
+    keys = (0,) if "ORDER BY" in sql else ()
+    assert_gives_duckdb_answer(duckdb_plans[name], sql, spark, shop_resolver, shop_oracle, keys)
