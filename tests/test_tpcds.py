@@ -31,6 +31,19 @@ DUCKDB_WRITES = (
 )  # fmt: skip
 
 
+# DuckDB 1.1.3's plans that are not the SQL's query, read in the plans: its substrait extension drops ROLLUP (the
+# AggregateRel has one grouping holding all the keys, a plain GROUP BY; the same defect as consumer-testing's
+# `aggregate_with_group_by_rollup-duckdb`, tests/test_function_relation_corpus.py). Each must give the plan's own
+# query: the SQL with `ROLLUP(keys)` as `(keys)`.
+DUCKDB_DROPS_ROLLUP = frozenset({5, 14, 18, 22})
+
+
+def without_rollup(sql: str) -> str:
+    import re
+
+    return re.sub(r"\brollup\s*\(", "(", sql, flags=re.IGNORECASE)
+
+
 @pytest.fixture(scope="module")
 def tpcds_dir() -> Path:
     return tpcds.ensure_tpcds_data()
@@ -142,7 +155,29 @@ def test_datafusion_plan_gives_duckdbs_answer(q, datafusion, texts, spark, resol
     check(datafusion[tpcds.name(q)], texts[tpcds.name(q)], spark, resolver, oracle)
 
 
+@pytest.mark.unit
+def test_duckdb_plans_that_drop_rollup_have_one_grouping_each(duckdb_made, texts):
+    from substrait.algebra_pb2 import AggregateRel
+    from substrait.plan_pb2 import Plan
+
+    def groupings(message) -> list[int]:
+        found = []
+        for descriptor, value in message.ListFields():
+            if descriptor.message_type is not None:
+                for child in value if descriptor.is_repeated else [value]:
+                    found += [len(child.groupings)] if isinstance(child, AggregateRel) else []
+                    found += groupings(child)
+        return found
+
+    rollups = {q for q in DUCKDB_WRITES if "rollup" in texts[tpcds.name(q)].lower()}
+    assert rollups == DUCKDB_DROPS_ROLLUP  # every ROLLUP query DuckDB 1.1.3 writes
+    for q in DUCKDB_DROPS_ROLLUP:
+        plan = Plan.FromString(duckdb_made[tpcds.name(q)].plan.read_bytes())
+        assert set(groupings(plan)) == {1}, q
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("q", DUCKDB_WRITES, ids=tpcds.name)
 def test_duckdb_plan_gives_duckdbs_answer(q, duckdb_made, texts, spark, resolver, oracle):
-    check(duckdb_made[tpcds.name(q)], texts[tpcds.name(q)], spark, resolver, oracle)
+    sql = texts[tpcds.name(q)]
+    check(duckdb_made[tpcds.name(q)], without_rollup(sql) if q in DUCKDB_DROPS_ROLLUP else sql, spark, resolver, oracle)
