@@ -3,7 +3,8 @@
 Data and texts: DuckDB's dsdgen at sf 0.1 (``make data-tpcds``, ``producers/tpcds.py``). Producers, each at its
 pinned version: DataFusion (the ``test`` extra; it writes all 99) and DuckDB's substrait extension 1.1.3 (the last
 on PyPI, ``producers/duckdb_substrait_plans.py``; it writes the queries its own error does not refuse). Each plan
-runs on one Spark session (the suite's) and must give DuckDB 2's answer to the same SQL on the same files: rows as
+runs on one Spark session (the suite's; the plans go as one batch, three at a time, as a scheduler's concurrent
+tasks would share a cluster) and must give DuckDB 2's answer to the same SQL on the same files: rows as
 multisets, the ORDER BY keys in order where the plan's top sort orders by output columns, numbers with the corpus
 tests' relative tolerance. `validate` (no Spark) must call every plan supported: it promises what `run` does.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from producers import datafusion_plans, duckdb_substrait_plans, tpcds
 from producers.cache import Generated
-from producers.check import assert_gives_duckdb_answer
+from producers.check import assert_is_duckdbs_answer, run_generated
 
 pytestmark = [pytest.mark.corpus]
 
@@ -102,9 +103,25 @@ def ordered_keys(plan_file: Path) -> tuple[int, ...]:
     return tuple(keys)
 
 
-def check(generated: Generated, sql: str, spark, resolver, oracle) -> None:
+@pytest.fixture(scope="module")
+def results(datafusion, duckdb_made, spark, resolver) -> dict[str, tuple[list[str], list[tuple]] | BaseException]:
+    """Every plan's result on Spark (columns, rows) or its error, by plan file: the whole set as one batch on the
+    session, three plans at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    plans = [g for g in (*datafusion.values(), *duckdb_made.values()) if g.plan is not None]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {str(g.plan): pool.submit(run_generated, g, spark, resolver) for g in plans}
+    return {plan: f.exception() or f.result() for plan, f in futures.items()}
+
+
+def check(generated: Generated, sql: str, results, oracle) -> None:
     assert generated.plan is not None, generated.error
-    assert_gives_duckdb_answer(generated, sql, spark, resolver, oracle, ordered_keys(generated.plan))
+    outcome = results[str(generated.plan)]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    columns, rows = outcome
+    assert_is_duckdbs_answer(generated, columns, rows, sql, oracle, ordered_keys(generated.plan))
 
 
 def validate(plans: Sequence[Generated], tpcds_dir: Path) -> tuple[int, list[dict]]:
@@ -151,8 +168,8 @@ def test_validate_calls_every_plan_supported(datafusion, duckdb_made, tpcds_dir)
 
 @pytest.mark.spark
 @pytest.mark.parametrize("q", tpcds.QUERIES, ids=tpcds.name)
-def test_datafusion_plan_gives_duckdbs_answer(q, datafusion, texts, spark, resolver, oracle):
-    check(datafusion[tpcds.name(q)], texts[tpcds.name(q)], spark, resolver, oracle)
+def test_datafusion_plan_gives_duckdbs_answer(q, datafusion, texts, results, oracle):
+    check(datafusion[tpcds.name(q)], texts[tpcds.name(q)], results, oracle)
 
 
 @pytest.mark.unit
@@ -178,6 +195,6 @@ def test_duckdb_plans_that_drop_rollup_have_one_grouping_each(duckdb_made, texts
 
 @pytest.mark.spark
 @pytest.mark.parametrize("q", DUCKDB_WRITES, ids=tpcds.name)
-def test_duckdb_plan_gives_duckdbs_answer(q, duckdb_made, texts, spark, resolver, oracle):
+def test_duckdb_plan_gives_duckdbs_answer(q, duckdb_made, texts, results, oracle):
     sql = texts[tpcds.name(q)]
-    check(duckdb_made[tpcds.name(q)], without_rollup(sql) if q in DUCKDB_DROPS_ROLLUP else sql, spark, resolver, oracle)
+    check(duckdb_made[tpcds.name(q)], without_rollup(sql) if q in DUCKDB_DROPS_ROLLUP else sql, results, oracle)

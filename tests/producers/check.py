@@ -35,6 +35,18 @@ def assert_gives_duckdb_answer(
     generated: Generated, sql: str, spark, resolver, db: DuckDBOracle, ordered_keys: Sequence[int] = ()
 ) -> None:
     columns, rows = run_generated(generated, spark, resolver)
+    assert_is_duckdbs_answer(generated, columns, rows, sql, db, ordered_keys)
+
+
+def assert_is_duckdbs_answer(
+    generated: Generated,
+    columns: list[str],
+    rows: list[tuple],
+    sql: str,
+    db: DuckDBOracle,
+    ordered_keys: Sequence[int] = (),
+) -> None:
+    """The plan's result on Spark (columns, rows) is DuckDB's answer to the SQL."""
     expected = db.run(sql)
     if len(columns) == len(expected.columns) and _exactly_equal(rows, expected.rows, ordered_keys):
         return
