@@ -37,25 +37,43 @@ def generator_version(exe: str) -> str:
     return out.strip()
 
 
-def is_complete(out_dir: Path, wanted: dict) -> bool:
-    stamp = out_dir / STAMP
-    if not stamp.is_file():
-        return False
+def stamp_of(out_dir: Path, wanted: dict) -> dict | None:
+    """The folder's stamp when it names what is wanted (every key of `wanted` equal), else None."""
     try:
-        have = json.loads(stamp.read_text())
-    except ValueError:
-        return False
-    if any(have.get(k) != v for k, v in wanted.items()):
-        return False
-    return all((out_dir / f"{t}.parquet").exists() for t in TABLES)
+        have = json.loads((out_dir / STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+    return have if all(have.get(k) == v for k, v in wanted.items()) else None
 
 
-def row_counts(out_dir: Path) -> dict[str, int] | None:
+def is_complete(out_dir: Path, wanted: dict, tables: tuple[str, ...] = TABLES) -> bool:
+    return stamp_of(out_dir, wanted) is not None and all((out_dir / f"{t}.parquet").exists() for t in tables)
+
+
+def row_counts(out_dir: Path, tables: tuple[str, ...] = TABLES) -> dict[str, int] | None:
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - pyarrow comes with the test extra
         return None
-    return {t: pq.ParquetFile(out_dir / f"{t}.parquet").metadata.num_rows for t in TABLES}
+    return {t: pq.ParquetFile(out_dir / f"{t}.parquet").metadata.num_rows for t in tables}
+
+
+def publish(tmp: Path, out_dir: Path, stamp: dict) -> None:
+    """Stamp the finished temporary folder and put it in place of `out_dir` (never half a data set there)."""
+    (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)
+
+
+def main_for(provision, what: str, example: str, doc: str | None, argv: list[str] | None) -> int:
+    """The command line of a scale-factor data set: --scale-factor, --output-dir, --force."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale-factor", "-s", required=True, help=f"{what} scale factor, e.g. {example}")
+    parser.add_argument("--output-dir", "-o", required=True, type=Path)
+    parser.add_argument("--force", action="store_true", help="regenerate even when up to date")
+    args = parser.parse_args(argv)
+    provision(args.scale_factor, args.output_dir, args.force)
+    return 0
 
 
 def provision(scale_factor: str, out_dir: Path, force: bool) -> None:
@@ -80,20 +98,12 @@ def provision(scale_factor: str, out_dir: Path, force: bool) -> None:
         sys.exit(f"error: tpchgen-cli did not write: {', '.join(missing)}")
 
     stamp = dict(wanted, seconds=round(time.monotonic() - started, 1), rows=row_counts(tmp))
-    (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp.rename(out_dir)
+    publish(tmp, out_dir, stamp)
     print(f"TPC-H sf {scale_factor}: done in {stamp['seconds']} s; rows: {stamp['rows']}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale-factor", "-s", required=True, help="TPC-H scale factor, e.g. 0.01 or 1")
-    parser.add_argument("--output-dir", "-o", required=True, type=Path)
-    parser.add_argument("--force", action="store_true", help="regenerate even when up to date")
-    args = parser.parse_args(argv)
-    provision(args.scale_factor, args.output_dir, args.force)
-    return 0
+    return main_for(provision, "TPC-H", "0.01 or 1", __doc__, argv)
 
 
 if __name__ == "__main__":

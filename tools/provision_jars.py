@@ -33,7 +33,8 @@ import time
 import zipfile
 from pathlib import Path
 
-STAMP = "_PROVISIONED.json"
+from provision_data import STAMP
+
 STAMP_FORMAT = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO_ROOT / ".data" / "jars"
@@ -199,14 +200,10 @@ def copy_debian_jar(path: Path, dest: Path) -> str:
 
 
 def is_complete(out_dir: Path, wanted: dict) -> bool:
-    stamp = out_dir / STAMP
-    try:
-        have = json.loads(stamp.read_text())
-    except (OSError, ValueError):
-        return False
-    if any(have.get(k) != v for k, v in wanted.items()):
-        return False
-    return all((out_dir / name).is_file() for name in have.get("jars", ()))
+    from provision_data import stamp_of
+
+    have = stamp_of(out_dir, wanted)
+    return have is not None and all((out_dir / name).is_file() for name in have.get("jars", ()))
 
 
 def provision(out_dir: Path, force: bool = False, package: str = ICEBERG_PACKAGE) -> dict:

@@ -11,14 +11,14 @@ temporary sibling renamed into place when complete.
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import sys
 import time
 from pathlib import Path
 
 import pinned_envs
+import provision_data
+from provision_data import STAMP
 
 TABLES = (
     "call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer", "customer_address",
@@ -27,22 +27,13 @@ TABLES = (
     "web_returns", "web_sales", "web_site",
 )  # fmt: skip
 QUERIES = 99
-STAMP = "_PROVISIONED.json"
 ENV = "duckdb-tpcds"
 DSDGEN = Path(__file__).resolve().parent / "tpcds_dsdgen.py"
 
 
 def is_complete(out_dir: Path, wanted: dict) -> bool:
-    stamp = out_dir / STAMP
-    try:
-        have = json.loads(stamp.read_text())
-    except (OSError, ValueError):
-        return False
-    return (
-        all(have.get(k) == v for k, v in wanted.items())
-        and all((out_dir / f"{t}.parquet").exists() for t in TABLES)
-        and len(list((out_dir / "queries").glob("q*.sql"))) == QUERIES
-    )
+    queries = len(list((out_dir / "queries").glob("q*.sql")))
+    return provision_data.is_complete(out_dir, wanted, TABLES) and queries == QUERIES
 
 
 def provision(scale_factor: str, out_dir: Path, force: bool) -> None:
@@ -61,24 +52,14 @@ def provision(scale_factor: str, out_dir: Path, force: bool) -> None:
     written = len(list((tmp / "queries").glob("q*.sql")))
     if missing or written != QUERIES:
         sys.exit(f"error: dsdgen wrote {written} of {QUERIES} queries; tables missing: {', '.join(missing) or '-'}")
-    import pyarrow.parquet as pq
-
-    rows = {t: pq.ParquetFile(tmp / f"{t}.parquet").metadata.num_rows for t in TABLES}
+    rows = provision_data.row_counts(tmp, TABLES) or {}
     stamp = dict(wanted, seconds=round(time.monotonic() - started, 1), rows=rows)
-    (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp.rename(out_dir)
-    print(f"TPC-DS sf {scale_factor}: done in {stamp['seconds']} s; store_sales rows: {rows['store_sales']}")
+    provision_data.publish(tmp, out_dir, stamp)
+    print(f"TPC-DS sf {scale_factor}: done in {stamp['seconds']} s; store_sales rows: {rows.get('store_sales')}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale-factor", "-s", required=True, help="TPC-DS scale factor, e.g. 0.1 or 1")
-    parser.add_argument("--output-dir", "-o", required=True, type=Path)
-    parser.add_argument("--force", action="store_true", help="regenerate even when up to date")
-    args = parser.parse_args(argv)
-    provision(args.scale_factor, args.output_dir, args.force)
-    return 0
+    return provision_data.main_for(provision, "TPC-DS", "0.1 or 1", __doc__, argv)
 
 
 if __name__ == "__main__":
