@@ -352,7 +352,8 @@ def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int,
     c = counts(results)
     lines = [
         f"Identical optimized physical plan (modulo names/ids): **{c['identical']} of {len(results)}** compared "
-        f"({len(ps.plans)} of 22 TPC-H queries have a plan here that is compared); same shape, expressions differ: "
+        f"({len(ps.plans)} of {len(ps.universe)} {ps.benchmark} queries have a plan here that is compared); "
+        "same shape, expressions differ: "
         f"{c['same shape']}; same shape except Project nodes: {c['same shape except Project']}; "
         f"different: {c['different']}; errors: {c['error']}.",
         "",
@@ -383,10 +384,11 @@ def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int,
 
 
 def compare_set(spark, ps: PlanSet, queries: list[int], tables_dir: Path) -> tuple[list[PlanComparison], dict]:
-    """Check each SQL returns its plan's result at sf0.01, then compare the plans at `tables_dir`."""
+    """Check each SQL returns its plan's result on the set's small data (TPC-H sf0.01), then compare the plans at
+    `tables_dir`."""
     queries = [q for q in queries if q in ps.plans]
     plans = ps.load_plans(queries)
-    verified = verify_same_query(spark, queries, plans, SMALL_DIR, ps.sql_text)
+    verified = verify_same_query(spark, queries, plans, ps.check_dir, ps.sql_text)
     return run(spark, queries, plans, tables_dir, ps.sql_text), verified
 
 

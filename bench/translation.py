@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,14 +115,21 @@ def _translate_once(spark, plan, resolver) -> tuple[float, float | None]:
 
 
 def run(
-    spark, queries: list[int], plans: dict, tables_dir: Path, warmup: int = 1, runs: int = 7
+    spark,
+    queries: list[int],
+    plans: dict,
+    tables_dir: Path,
+    warmup: int = 1,
+    runs: int = 7,
+    sql_for: Callable[[int], str] = sql_text,
 ) -> list[TranslationResult]:
+    """Time each query's plan against its SQL (`sql_for(q)`: IBM's TPC-H text by default)."""
     register_views(spark, tables_dir)
     resolver = resolver_for(tables_dir)
     results = []
     for q in queries:
         r = TranslationResult(q)
-        text = sql_text(q)
+        text = sql_for(q)
         try:
             for i in range(warmup + runs):
                 ours, analyzed = _translate_once(spark, plans[q], resolver)
