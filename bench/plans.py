@@ -33,6 +33,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import tpcds
 from common import (
     SF1_DIR,
     SMALL_DIR,
@@ -401,17 +402,25 @@ def main(argv: list[str] | None = None) -> int:
         "--set",
         dest="sets",
         action="append",
-        choices=[k.value for k in SetKey],
-        help="the producer's plan set (repeatable; default ibm)",
+        choices=[k.value for k in SetKey] + [tpcds.KEY],
+        help=f"the producer's plan set (repeatable; default ibm; {tpcds.KEY}: TPC-DS at sf1, bench/tpcds.py)",
     )
+    ap.add_argument("--dump", type=Path, help="write both physical plans of each query into this folder")
     args = ap.parse_args(argv)
-    queries = parse_queries(args.queries)
-    show = set(parse_queries(args.show)) if args.show else set()
+    show = set(parse_queries(args.show, tpcds.QUERIES)) if args.show else set()
     spark = spark_session()
     try:
         for key in args.sets or [SetKey.IBM.value]:
-            ps = plan_set(key)
-            results, verified = compare_set(spark, ps, queries, args.tables_dir)
+            is_tpcds = key == tpcds.KEY
+            ps = tpcds.plan_set() if is_tpcds else plan_set(key)
+            queries = parse_queries(args.queries, ps.universe)
+            tables_dir = tpcds.TPCDS_SF1 if is_tpcds else args.tables_dir
+            results, verified = compare_set(spark, ps, queries, tables_dir)
+            if args.dump:
+                args.dump.mkdir(parents=True, exist_ok=True)
+                for r in results:
+                    (args.dump / f"{key}-{qname(r.query)}.ours.txt").write_text(r.ours_plan)
+                    (args.dump / f"{key}-{qname(r.query)}.sql.txt").write_text(r.sql_plan)
             for r in results:
                 if r.query in show:
                     print(f"==== {key} {qname(r.query)} ours\n{r.ours_plan}\n==== {qname(r.query)} sql\n{r.sql_plan}\n")
