@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             plans = ps.load_plans(queries) if args.tpcds else load_plans(queries)
             verified = {} if args.tpcds else verify_same_query(spark, queries, plans, SMALL_DIR)
             log("connect: translation")
-            tr = translation.run(spark, queries, plans, big, args.warmup, args.runs, sql_for)
+            tr = translation.run(spark, queries, plans, big, args.warmup, args.runs, sql_for, fresh=not args.tpcds)
             ex = None
             if not args.skip_execution:
                 log("connect: execution")

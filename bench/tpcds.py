@@ -35,8 +35,17 @@ TRANSLATION_HEADING = "## TPC-DS (a) Translation time"
 EXECUTION_HEADING = "## TPC-DS (b) Execution"
 CONNECT_HEADING = "## TPC-DS (a) Translation over Spark Connect"
 
-# Where Spark SQL cannot take DuckDB's text as it is: the rewrite in bench/tpcds_sql/qNN.sql, and why.
-SQL_OVERRIDES: dict[int, str] = {}
+# Where the SQL is not DuckDB's text (Spark SQL cannot take it, or the plan states a different query than the text, in
+# what the physical plan shows though not in the result): the rewrite in bench/tpcds_sql/qNN.sql (its header says
+# how), and why. Never a difference our translation introduces: that is fixed in the translation (or reported).
+_SORT_KEYS = "the ORDER BY keys DataFusion keeps (it drops keys the earlier ones determine)"
+_IN_LIST = "IN for an OR of equalities on one column (the plan cannot tell them apart)"
+_COUNT_DISTINCT = "count(DISTINCT order number) beside sums as DataFusion writes it: two aggregates"
+SQL_OVERRIDES: dict[int, str] = {
+    **{q: _SORT_KEYS for q in (43, 47, 54, 57, 58, 60, 78, 83, 89)},
+    **{q: _IN_LIST for q in (34, 71, 73)},
+    **{q: _COUNT_DISTINCT for q in (16, 94, 95)},
+}
 
 # Why the physical plan of ours differs from Spark SQL's, per query (what the comparison found, read in both plans).
 PLAN_DIFFERENCES: dict[int, str] = {}
