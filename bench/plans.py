@@ -138,11 +138,38 @@ _IDS = [
 _RENAME = re.compile(r"(?<=[\[ ])# AS #(?=[,\]])")
 
 
+# An alias whose name is not a word (`AS promotional_sales.promotions / all_sales.total * Int64(100)#12`, a name
+# DataFusion writes for an unaliased expression): the name runs from `AS ` to its `#id`.
+_ODD_ALIAS = re.compile(r"\bAS [^#\[\],]*?[^\w#\[\],][^#\[\],]*?#\d+L?\b")
+# Spark merges scalar subqueries over the same relation into one (MergeScalarSubqueries): the fields of the struct it
+# builds are named after the aggregates' aliases, `named_struct(count(1), …)` read as `[id=#7].count(1)`: names.
+_SUBQUERY_FIELD = re.compile(r"(\[id=\?\])\.[\w$]+(?:\((?:[^()]|\([^()]*\))*\))?")
+
+
+def _erase_struct_names(text: str) -> str:
+    """`named_struct(k1, v1, k2, v2)` with its field names (every other argument) erased."""
+    out, i = [], 0
+    while (j := text.find("named_struct(", i)) >= 0:
+        start = j + len("named_struct(")
+        depth, k = 1, start
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        args = split_top(text[start : k - 1])
+        args = ["#" if n % 2 == 0 else a for n, a in enumerate(args)]
+        out.append(text[i:start] + ", ".join(args) + ")")
+        i = k
+    return "".join(out) + text[i:]
+
+
 def normalise_text(text: str) -> str:
-    """Expression ids and attribute/alias names erased (a rename is a name too); everything else kept."""
+    """Expression ids and attribute/alias names erased (a rename is a name too, and so are the fields of a merged
+    scalar subquery); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    return _RENAME.sub("#", _erase_generated(_ATTR.sub("#", text)))
+    text = _ODD_ALIAS.sub("AS #", text)
+    text = _RENAME.sub("#", _erase_generated(_ATTR.sub("#", text)))
+    return _SUBQUERY_FIELD.sub(r"\1.#", _erase_struct_names(text))
 
 
 def _bracket(text: str, key: str) -> str | None:
