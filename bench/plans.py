@@ -401,7 +401,7 @@ def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int,
     lines.append(f"SQL: {folders}; where the SQL is not the set's usual text: {notes or 'none'}.")
     lines += [
         "",
-        "| query | same result as SQL (sf0.01) | verdict | nodes ours / sql | first difference |",
+        f"| query | same result as SQL ({ps.check_dir.name}) | verdict | nodes ours / sql | first difference |",
         "|---|---|---|---:|---|",
     ]
     for r in results:

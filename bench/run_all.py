@@ -342,8 +342,11 @@ def _tpcds_plans_markdown(ps, compared: list, checked: dict, s_pl: Section) -> s
     for r in compared:
         if r.verdict == "identical":
             continue
-        why = tpcds.PLAN_DIFFERENCES.get(r.query, "not explained yet")
-        lines.append(f"- {qname(r.query)} ({r.verdict}): {why}" + (f" — {r.note}" if r.verdict == "error" else ""))
+        if r.verdict == "error":
+            why = f"refused by the engine: {r.note.removeprefix('ours: ')}"
+        else:
+            why = tpcds.PLAN_DIFFERENCES.get(r.query, "not explained yet")
+        lines.append(f"- {qname(r.query)} ({r.verdict}): {why}")
     if refused:
         lines += ["", f"Refused by the engine: {', '.join(qname(r.query) for r in refused)}."]
     lines += ["", s_pl.footer()]
@@ -379,7 +382,7 @@ def _replace_tpcds_sections(args: argparse.Namespace) -> int:
                     (
                         prefix,
                         [
-                            f"{prefix}{ps.title}: identical physical plan | {c['identical']} of {len(compared)} "
+                            f"{prefix}{ps.title} plans: identical physical plan | {c['identical']} of {len(compared)} "
                             f"compared (+{c['same shape']} same shape, {c['same shape except Project']} same except "
                             f"Project; refused: {refused}; SQL returns the plan's result at sf0.1: {n_ok}) "
                             f"| >= 95 of 99 |"
