@@ -127,9 +127,11 @@ def run(
     min_seconds: float = MIN_SECONDS,
     sql_for: Callable[[int], str] = sql_text,
     budget_s: float | None = None,
+    on_result: Callable[[ExecutionResult], None] | None = None,
 ) -> list[ExecutionResult]:
     """Measure each query of `queries` (`sql_for(q)`: its SQL, IBM's TPC-H by default); with `budget_s`, no query
-    is started once that many seconds have passed (the rest are left out of the results: the caller names them)."""
+    is started once that many seconds have passed (the rest are left out of the results: the caller names them);
+    `on_result` is given each query's result as soon as it is measured (kept if the run is stopped)."""
     register_views(spark, tables_dir)
     resolver = resolver_for(tables_dir)
     results = []
@@ -172,6 +174,8 @@ def run(
             flush=True,
         )
         results.append(r)
+        if on_result is not None:
+            on_result(r)
     return results
 
 

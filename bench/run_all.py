@@ -12,6 +12,7 @@ bench/README.md for what each measures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -322,6 +323,32 @@ def _replace_plan_sections(args: argparse.Namespace, queries: list[int]) -> int:
 
 
 TPCDS_PARTS = ("plans", "translation", "execution", "connect")
+# Each TPC-DS query's execution figures, kept across runs (all 99 take hours on 2 cores): a run re-measures the
+# queries it is given and keeps the others as measured (each with its date and load average).
+TPCDS_EXECUTION_STORE = BENCH_DIR / "tpcds_execution.json"
+
+
+def _load_execution_store(path: Path) -> dict[int, dict]:
+    return {int(q): v for q, v in json.loads(path.read_text()).items()} if path.exists() else {}
+
+
+def _store_execution(path: Path, r: execution.ExecutionResult) -> None:
+    """Add (or replace) one query's measurement in the store, written at once."""
+    store = _load_execution_store(path)
+    store[r.query] = {
+        **dataclasses.asdict(r),
+        "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load": _loadavg(),
+    }
+    path.write_text(json.dumps({str(q): store[q] for q in sorted(store)}, indent=1) + "\n", encoding="utf-8")
+
+
+def _stored_results(path: Path) -> tuple[list[execution.ExecutionResult], dict[int, dict]]:
+    fields = {f.name for f in dataclasses.fields(execution.ExecutionResult)}
+    store = _load_execution_store(path)
+    return [execution.ExecutionResult(**{k: v for k, v in d.items() if k in fields}) for d in store.values()], store
+
+
 _TPCDS_ROW = "| TPC-DS "
 
 
@@ -417,17 +444,29 @@ def _replace_tpcds_sections(args: argparse.Namespace) -> int:
             if "execution" in parts:
                 budget = args.tpcds_budget_minutes * 60 if args.tpcds_budget_minutes else None
                 with Section(f"TPC-DS execution ({big.name})") as s_ex:
-                    ex = execution.run(
-                        spark, queries, plans, big, args.rounds, args.warmup, sql_for=ps.sql_text, budget_s=budget
+                    run_now = execution.run(
+                        spark,
+                        queries,
+                        plans,
+                        big,
+                        args.rounds,
+                        args.warmup,
+                        sql_for=ps.sql_text,
+                        budget_s=budget,
+                        on_result=lambda r: _store_execution(TPCDS_EXECUTION_STORE, r),
                     )
+                ex, store = _stored_results(TPCDS_EXECUTION_STORE)
                 e = execution.summary(ex)
                 measured = {r.query for r in ex if r.ok}
-                left = [q for q in queries if q not in {r.query for r in ex}]
+                left = [q for q in ps.plans if q not in store]
+                dates = sorted({v["measured"] for v in store.values()})
                 heading = f"{tpcds.EXECUTION_HEADING} ({big.name})"
                 body = (
                     f"{heading}\n\nAs (b) for TPC-H (same round rules), on DataFusion's TPC-DS plans and their SQL. "
-                    f"Measured: {len(measured)} queries"
-                    + (f"; not measured (time budget): {', '.join(map(qname, left))}" if left else "")
+                    f"Measured: {len(measured)} queries ({len(run_now)} in the last run, the others kept from "
+                    f"earlier runs: `bench/{TPCDS_EXECUTION_STORE.name}` holds each query's rounds, date and load "
+                    f"average; measured {dates[0] if dates else '?'} to {dates[-1] if dates else '?'})"
+                    + (f"; not measured yet: {', '.join(map(qname, sorted(left)))}" if left else "")
                     + f".\n\n{execution.markdown(ex, args.rounds, args.warmup)}\n\n{s_ex.footer()}"
                 )
                 sections.append((heading, body))
