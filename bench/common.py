@@ -110,10 +110,10 @@ def split_top(s: str) -> list[str]:
     return out
 
 
-def parse_queries(spec: str | None) -> list[int]:
-    """``"1,3,5-7"`` -> [1, 3, 5, 6, 7]; None or "" -> all 22."""
+def parse_queries(spec: str | None, universe: tuple[int, ...] = QUERIES) -> list[int]:
+    """``"1,3,5-7"`` -> [1, 3, 5, 6, 7]; None or "" -> all of `universe` (TPC-H's 22)."""
     if not spec:
-        return list(QUERIES)
+        return list(universe)
     out: list[int] = []
     for part in spec.split(","):
         part = part.strip().lower().lstrip("q")
@@ -158,13 +158,14 @@ def spark_session(master: str = "local[*]", extra: dict[str, str] | None = None)
 
 
 def register_views(spark, tables_dir: Path) -> None:
-    """Temp views ``lineitem``, ``orders``, ... over ``tables_dir/<name>.parquet`` for the SQL path."""
-    for t in TPCH_TABLES:
-        path = tables_dir / f"{t}.parquet"
-        if not path.exists():
-            raise FileNotFoundError(f"TPC-H table missing: {path}")
+    """A temp view per ``tables_dir/<name>.parquet`` (``lineitem``, ``orders``, …; TPC-DS's ``store_sales``, …),
+    named as the table resolver names it, for the SQL path."""
+    tables = sorted(tables_dir.glob("*.parquet"))
+    if not tables:
+        raise FileNotFoundError(f"no <table>.parquet in {tables_dir}")
+    for path in tables:
         # Resolved, as the table resolver does: both plans then print the same file location.
-        spark.read.parquet(str(path.resolve())).createOrReplaceTempView(t)
+        spark.read.parquet(str(path.resolve())).createOrReplaceTempView(path.name.removesuffix(".parquet"))
 
 
 def require_data(tables_dir: Path, make_target: str) -> None:

@@ -26,6 +26,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import execution
+import tpcds
 import translation
 from common import (
     REPO_ROOT,
@@ -37,6 +38,7 @@ from common import (
     load_plans,
     log,
     parse_queries,
+    sql_text,
     verify_same_query,
 )
 
@@ -61,24 +63,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-execution", action="store_true")
     ap.add_argument("--markdown", type=Path, help="write the RESULTS.md section here (default: stdout)")
     ap.add_argument("--summary", type=Path, help="write the summary figures here as JSON")
+    ap.add_argument(
+        "--tpcds",
+        action="store_true",
+        help="DataFusion's TPC-DS plans (bench/tpcds.py) at sf1 instead of IBM's TPC-H plans; the same-result "
+        "check is the classic session's (run_all.py --tpcds-only)",
+    )
     args = ap.parse_args(argv)
 
     import pyspark
 
-    queries = parse_queries(args.queries)
-    big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else SMALL_DIR
+    if args.tpcds:
+        ps = tpcds.plan_set()
+        queries = [q for q in parse_queries(args.queries, tpcds.QUERIES) if q in ps.plans]
+        big, sql_for = tpcds.TPCDS_SF1, ps.sql_text
+        tpcds.require_tpcds(big, "data-tpcds-sf1")
+    else:
+        queries = parse_queries(args.queries)
+        big = SF1_DIR if all((SF1_DIR / f"{t}.parquet").exists() for t in TPCH_TABLES) else SMALL_DIR
+        sql_for = sql_text
     started = time.perf_counter()
     with connect_server(Path(tempfile.mkdtemp(prefix="bench-connect-")), SPARK_CONF, master="local[*]") as url:
         spark = connect_session(url)
         try:
-            plans = load_plans(queries)
-            verified = verify_same_query(spark, queries, plans, SMALL_DIR)
+            plans = ps.load_plans(queries) if args.tpcds else load_plans(queries)
+            verified = {} if args.tpcds else verify_same_query(spark, queries, plans, SMALL_DIR)
             log("connect: translation")
-            tr = translation.run(spark, queries, plans, big, args.warmup, args.runs)
+            tr = translation.run(spark, queries, plans, big, args.warmup, args.runs, sql_for, fresh=not args.tpcds)
             ex = None
             if not args.skip_execution:
                 log("connect: execution")
-                ex = execution.run(spark, queries, plans, big, args.rounds, args.execution_warmup)
+                ex = execution.run(spark, queries, plans, big, args.rounds, args.execution_warmup, sql_for=sql_for)
             server = spark.version
         finally:
             spark.stop()
@@ -94,17 +109,28 @@ def main(argv: list[str] | None = None) -> int:
         "queries": len(verified),
         "seconds": round(elapsed),
     }
+    heading = (
+        f"{tpcds.CONNECT_HEADING} ({big.name})"
+        if args.tpcds
+        else f"## Over Spark Connect ({big.name}): a local Connect server (Spark {server}), client pyspark "
+        f"{pyspark.__version__}"
+    )
+    server_note = f"A local Connect server (Spark {server}), client pyspark {pyspark.__version__}. "
+    checked = (
+        "Each SQL is checked against its plan's result in the classic session (see the physical-plan section)."
+        if args.tpcds
+        else f"SQL returns the plan's result (sf0.01): {summary['same_result']} of {summary['queries']}."
+    )
     lines = [
-        f"## Over Spark Connect ({big.name}): a local Connect server (Spark {server}), client pyspark "
-        f"{pyspark.__version__}",
+        heading,
         "",
-        "Both paths run on the server; this process is a client. ours = what `run` does for a root before it "
+        (server_note if args.tpcds else "")
+        + "Both paths run on the server; this process is a client. ours = what `run` does for a root before it "
         "executes it (`SubstraitConsumer(...).root(0)` and its output columns): the plan is built on the client, "
         "with no round trip (the server analyzes it once, when it runs; `run` makes no analysis round trip "
         "before that, a rejection is named then); sql = "
         "`spark.sql(text)`: one call in which the server parses and analyzes the text (and analyzes it again "
-        "when it runs). "
-        f"SQL returns the plan's result (sf0.01): {summary['same_result']} of {summary['queries']}.",
+        "when it runs). " + checked,
         "",
         "### Translation",
         "",

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,7 @@ from common import (
     first_line,
     geomean,
     load_plans,
+    log,
     median,
     parse_queries,
     qname,
@@ -122,13 +125,24 @@ def run(
     rounds: int = 3,
     warmup: int = 1,
     min_seconds: float = MIN_SECONDS,
+    sql_for: Callable[[int], str] = sql_text,
+    budget_s: float | None = None,
+    on_result: Callable[[ExecutionResult], None] | None = None,
 ) -> list[ExecutionResult]:
+    """Measure each query of `queries` (`sql_for(q)`: its SQL, IBM's TPC-H by default); with `budget_s`, no query
+    is started once that many seconds have passed (the rest are left out of the results: the caller names them);
+    `on_result` is given each query's result as soon as it is measured (kept if the run is stopped)."""
     register_views(spark, tables_dir)
     resolver = resolver_for(tables_dir)
     results = []
+    started = time.perf_counter()
     for q in queries:
+        if budget_s is not None and time.perf_counter() - started > budget_s:
+            left = ", ".join(map(qname, queries[len(results) :]))
+            log(f"execution: time budget of {budget_s:.0f} s spent; not measured: {left}")
+            break
         r = ExecutionResult(q)
-        text = sql_text(q)
+        text = sql_for(q)
         i = 0
         while not r.error and (i < warmup or not _enough(r, rounds, min_seconds)):
             timed_round = i >= warmup
@@ -160,6 +174,8 @@ def run(
             flush=True,
         )
         results.append(r)
+        if on_result is not None:
+            on_result(r)
     return results
 
 

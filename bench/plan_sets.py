@@ -17,6 +17,7 @@ DataFusion producer test (``tests/test_datafusion_producer.py``: the plans are w
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Callable
@@ -51,35 +52,77 @@ class NullOrder(Enum):
         return "nulls first" if first else "nulls last"
 
 
-_QUOTED_IDENTIFIER = re.compile(r'"(\w+)"')
+_QUOTED_IDENTIFIER = re.compile(r'"([^"\n]+)"')
 _KEY_DIRECTION = re.compile(r"\s+(asc|desc)\s*$", re.IGNORECASE)
-_WORD = re.compile(r"\b(order\s+by|limit)\b", re.IGNORECASE)
+# What ends an ORDER BY's key list at its own depth (besides the parenthesis that closes it): LIMIT, OFFSET, a
+# window frame (ROWS/RANGE BETWEEN ...).
+_WORD = re.compile(r"\b(order\s+by|limit|offset|rows|range)\b", re.IGNORECASE)
 
 
-def with_null_order(sql: str, order: NullOrder) -> str:
-    """`sql` with each key of its outermost ORDER BY followed by the NULLS clause `order` gives it (the TPC-H
-    texts have one ORDER BY, at the end, before an optional LIMIT; a key with a NULLS clause is kept)."""
-    depth, marks = 0, []
-    for i, ch in enumerate(sql):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0 and ch.isalpha() and (i == 0 or not (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+def order_by_lists(sql: str) -> list[tuple[int, int, int]]:
+    """(depth, start, end) of the key list of every ORDER BY in `sql` — the query's, a subquery's, a window's
+    (``OVER (PARTITION BY … ORDER BY …)``), in order of their ends; string literals are skipped."""
+    depth, quoted, open_, spans = 0, False, [], []
+    i = 0
+    while i < len(sql):
+        ch = sql[i]
+        if ch == "'":
+            quoted = not quoted
+        elif quoted:
+            pass
+        elif ch in "()":
+            if ch == ")":
+                while open_ and open_[-1][0] == depth:
+                    d, start = open_.pop()
+                    spans.append((d, start, i))
+            depth += 1 if ch == "(" else -1
+        elif ch.isalpha() and (i == 0 or not (sql[i - 1].isalnum() or sql[i - 1] == "_")):
             m = _WORD.match(sql, i)
             if m:
-                marks.append((m.group(1).lower().split()[0], m.start(), m.end()))
-    order_by = [m for m in marks if m[0] == "order"]
-    if not order_by:
-        return sql
-    _, _, start = order_by[-1]
-    end = next((s for kind, s, _ in marks if kind == "limit" and s > start), len(sql))
-    keys = []
-    for key in split_top(sql[start:end]):
+                if open_ and open_[-1][0] == depth:
+                    d, start = open_.pop()
+                    spans.append((d, start, m.start()))
+                if m.group(1).lower().startswith("order"):
+                    open_.append((depth, m.end()))
+                i = m.end()
+                continue
+        i += 1
+    spans.extend((d, start, len(sql)) for d, start in reversed(open_))
+    return spans
+
+
+def _with_keys_null_order(keys_text: str, order: NullOrder) -> tuple[str, bool]:
+    """The key list with the NULLS clause `order` gives each key that has none; whether any was added."""
+    keys, added = [], False
+    for key in split_top(keys_text):
         if re.search(r"\bnulls\s+(first|last)\b", key, re.IGNORECASE):
             keys.append(key)
             continue
+        added = True
         m = _KEY_DIRECTION.search(key)
         direction = m.group(1).lower() if m else "asc"
         keys.append(f"{key} {order.clause(direction)}" if m else f"{key} asc {order.clause(direction)}")
-    return f"{sql[:start]} {', '.join(keys)}\n{sql[end:]}".rstrip()
+    return ", ".join(keys), added
+
+
+def with_null_order(sql: str, order: NullOrder, everywhere: bool = False) -> str:
+    """`sql` with each key of its outermost ORDER BY followed by the NULLS clause `order` gives it (the TPC-H
+    texts have one ORDER BY, at the end, before an optional LIMIT; a key with a NULLS clause is kept); with
+    `everywhere`, each key of every ORDER BY (subqueries', windows': TPC-DS), as a producer that states its null
+    order on every sort field writes them."""
+    done: set[int] = set()  # starts of lists already rewritten (a list whose keys all state theirs is kept)
+    while True:
+        spans = order_by_lists(sql)
+        todo = [s for s in spans if s[1] not in done] if everywhere else [s for s in spans if s[0] == 0][-1:]
+        if not todo:
+            return sql
+        _, start, end = max(todo, key=lambda s: s[1])  # the last first: an earlier list's positions stay valid
+        keys, added = _with_keys_null_order(sql[start:end], order)
+        if added:
+            sql = f"{sql[:start]} {keys}\n{sql[end:]}".rstrip()
+        done.add(start)
+        if not everywhere:
+            return sql
 
 
 class SetKey(StrEnum):
@@ -92,9 +135,10 @@ class SetKey(StrEnum):
 
 @dataclass(frozen=True)
 class PlanSet:
-    """One producer's TPC-H plans and, per query, the SQL file that is the plan's query."""
+    """One producer's plans of a benchmark's queries (TPC-H's by default) and, per query, the SQL file that is
+    the plan's query."""
 
-    key: SetKey
+    key: str  # a SetKey for the TPC-H sets
     title: str
     plans: dict[int, Path]
     sql: dict[int, Path]
@@ -103,6 +147,11 @@ class PlanSet:
     excluded: dict[int, str] = field(default_factory=dict)
     source: str = ""  # where the plans come from, for RESULTS.md
     null_order: NullOrder | None = None  # stated on the SQL's ORDER BY keys (None: the SQL text's own)
+    # Stated on every ORDER BY's keys (subqueries', windows'), not only the query's: TPC-DS.
+    null_order_everywhere: bool = False
+    benchmark: str = "TPC-H"
+    universe: tuple[int, ...] = QUERIES  # the benchmark's queries
+    check_dir: Path = SMALL_DIR  # where each SQL is run next to its plan and the results compared
 
     @property
     def queries(self) -> list[int]:
@@ -110,8 +159,8 @@ class PlanSet:
 
     @property
     def absent(self) -> list[int]:
-        """TPC-H queries the producer wrote no plan for."""
-        return [q for q in QUERIES if q not in self.plans and q not in self.excluded]
+        """The benchmark's queries the producer wrote no plan for."""
+        return [q for q in self.universe if q not in self.plans and q not in self.excluded]
 
     def plan_path(self, q: int) -> Path:
         return self.plans[q]
@@ -125,7 +174,7 @@ class PlanSet:
         text = substitute_placeholders(self.sql[q].read_text(encoding="utf-8"))
         lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("--")]
         text = _QUOTED_IDENTIFIER.sub(r"`\1`", "\n".join(lines).strip().rstrip(";"))
-        return with_null_order(text, self.null_order) if self.null_order else text
+        return with_null_order(text, self.null_order, self.null_order_everywhere) if self.null_order else text
 
     def load_plans(self, queries: list[int]) -> dict[int, object]:
         from substrait_spark.consumer import load_plan
@@ -342,4 +391,4 @@ def plan_set(key: SetKey | str) -> PlanSet:
     sql = {**built.sql, **{q: SQL_DIR / rel for q, (rel, _) in overrides.items()}}
     notes = {**built.sql_notes, **{q: why for q, (_, why) in overrides.items()}}
     notes = {q: why for q, why in notes.items() if q in plans}
-    return PlanSet(built.key, built.title, plans, sql, notes, built.excluded, built.source, built.null_order)
+    return dataclasses.replace(built, plans=plans, sql=sql, sql_notes=notes)

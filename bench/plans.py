@@ -33,6 +33,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import tpcds
 from common import (
     SF1_DIR,
     SMALL_DIR,
@@ -137,11 +138,38 @@ _IDS = [
 _RENAME = re.compile(r"(?<=[\[ ])# AS #(?=[,\]])")
 
 
+# An alias whose name is not a word (`AS promotional_sales.promotions / all_sales.total * Int64(100)#12`, a name
+# DataFusion writes for an unaliased expression): the name runs from `AS ` to its `#id`.
+_ODD_ALIAS = re.compile(r"\bAS [^#\[\],]*?[^\w#\[\],][^#\[\],]*?#\d+L?\b")
+# Spark merges scalar subqueries over the same relation into one (MergeScalarSubqueries): the fields of the struct it
+# builds are named after the aggregates' aliases, `named_struct(count(1), …)` read as `[id=#7].count(1)`: names.
+_SUBQUERY_FIELD = re.compile(r"(\[id=\?\])\.[\w$]+(?:\((?:[^()]|\([^()]*\))*\))?")
+
+
+def _erase_struct_names(text: str) -> str:
+    """`named_struct(k1, v1, k2, v2)` with its field names (every other argument) erased."""
+    out, i = [], 0
+    while (j := text.find("named_struct(", i)) >= 0:
+        start = j + len("named_struct(")
+        depth, k = 1, start
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        args = split_top(text[start : k - 1])
+        args = ["#" if n % 2 == 0 else a for n, a in enumerate(args)]
+        out.append(text[i:start] + ", ".join(args) + ")")
+        i = k
+    return "".join(out) + text[i:]
+
+
 def normalise_text(text: str) -> str:
-    """Expression ids and attribute/alias names erased (a rename is a name too); everything else kept."""
+    """Expression ids and attribute/alias names erased (a rename is a name too, and so are the fields of a merged
+    scalar subquery); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    return _RENAME.sub("#", _erase_generated(_ATTR.sub("#", text)))
+    text = _ODD_ALIAS.sub("AS #", text)
+    text = _RENAME.sub("#", _erase_generated(_ATTR.sub("#", text)))
+    return _SUBQUERY_FIELD.sub(r"\1.#", _erase_struct_names(text))
 
 
 def _bracket(text: str, key: str) -> str | None:
@@ -352,7 +380,8 @@ def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int,
     c = counts(results)
     lines = [
         f"Identical optimized physical plan (modulo names/ids): **{c['identical']} of {len(results)}** compared "
-        f"({len(ps.plans)} of 22 TPC-H queries have a plan here that is compared); same shape, expressions differ: "
+        f"({len(ps.plans)} of {len(ps.universe)} {ps.benchmark} queries have a plan here that is compared); "
+        "same shape, expressions differ: "
         f"{c['same shape']}; same shape except Project nodes: {c['same shape except Project']}; "
         f"different: {c['different']}; errors: {c['error']}.",
         "",
@@ -372,7 +401,7 @@ def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int,
     lines.append(f"SQL: {folders}; where the SQL is not the set's usual text: {notes or 'none'}.")
     lines += [
         "",
-        "| query | same result as SQL (sf0.01) | verdict | nodes ours / sql | first difference |",
+        f"| query | same result as SQL ({ps.check_dir.name}) | verdict | nodes ours / sql | first difference |",
         "|---|---|---|---:|---|",
     ]
     for r in results:
@@ -383,10 +412,11 @@ def set_markdown(ps: PlanSet, results: list[PlanComparison], verified: dict[int,
 
 
 def compare_set(spark, ps: PlanSet, queries: list[int], tables_dir: Path) -> tuple[list[PlanComparison], dict]:
-    """Check each SQL returns its plan's result at sf0.01, then compare the plans at `tables_dir`."""
+    """Check each SQL returns its plan's result on the set's small data (TPC-H sf0.01), then compare the plans at
+    `tables_dir`."""
     queries = [q for q in queries if q in ps.plans]
     plans = ps.load_plans(queries)
-    verified = verify_same_query(spark, queries, plans, SMALL_DIR, ps.sql_text)
+    verified = verify_same_query(spark, queries, plans, ps.check_dir, ps.sql_text)
     return run(spark, queries, plans, tables_dir, ps.sql_text), verified
 
 
@@ -399,17 +429,25 @@ def main(argv: list[str] | None = None) -> int:
         "--set",
         dest="sets",
         action="append",
-        choices=[k.value for k in SetKey],
-        help="the producer's plan set (repeatable; default ibm)",
+        choices=[k.value for k in SetKey] + [tpcds.KEY],
+        help=f"the producer's plan set (repeatable; default ibm; {tpcds.KEY}: TPC-DS at sf1, bench/tpcds.py)",
     )
+    ap.add_argument("--dump", type=Path, help="write both physical plans of each query into this folder")
     args = ap.parse_args(argv)
-    queries = parse_queries(args.queries)
-    show = set(parse_queries(args.show)) if args.show else set()
+    show = set(parse_queries(args.show, tpcds.QUERIES)) if args.show else set()
     spark = spark_session()
     try:
         for key in args.sets or [SetKey.IBM.value]:
-            ps = plan_set(key)
-            results, verified = compare_set(spark, ps, queries, args.tables_dir)
+            is_tpcds = key == tpcds.KEY
+            ps = tpcds.plan_set() if is_tpcds else plan_set(key)
+            queries = parse_queries(args.queries, ps.universe)
+            tables_dir = tpcds.TPCDS_SF1 if is_tpcds else args.tables_dir
+            results, verified = compare_set(spark, ps, queries, tables_dir)
+            if args.dump:
+                args.dump.mkdir(parents=True, exist_ok=True)
+                for r in results:
+                    (args.dump / f"{key}-{qname(r.query)}.ours.txt").write_text(r.ours_plan)
+                    (args.dump / f"{key}-{qname(r.query)}.sql.txt").write_text(r.sql_plan)
             for r in results:
                 if r.query in show:
                     print(f"==== {key} {qname(r.query)} ours\n{r.ours_plan}\n==== {qname(r.query)} sql\n{r.sql_plan}\n")

@@ -12,6 +12,7 @@ bench/README.md for what each measures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -26,6 +27,7 @@ if __package__ in (None, ""):
 import cli as cli_bench
 import execution
 import plans as plan_bench
+import tpcds
 import translation
 from common import (
     BENCH_DIR,
@@ -85,8 +87,9 @@ class Section:
         )
 
 
-def _connect_section(args: argparse.Namespace) -> dict | None:
-    """bench/connect.py in a process of its own, with pyspark 4.x's client when `.venv-spark4` exists."""
+def _connect_section(args: argparse.Namespace, tpcds_plans: bool = False) -> dict | None:
+    """bench/connect.py in a process of its own, with pyspark 4.x's client when `.venv-spark4` exists (with
+    `tpcds_plans`: DataFusion's TPC-DS plans, translation only)."""
     python = REPO_ROOT / ".venv-spark4" / "bin" / "python"
     python = python if python.exists() else Path(sys.executable)
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,12 +98,14 @@ def _connect_section(args: argparse.Namespace) -> dict | None:
         cmd += ["--runs", str(args.translation_runs), "--warmup", str(args.translation_warmup)]
         cmd += ["--rounds", str(args.rounds), "--execution-warmup", str(args.warmup)]
         cmd += ["--queries", args.queries] if args.queries else []
-        cmd += ["--skip-execution"] if args.skip_execution else []
+        cmd += ["--skip-execution"] if args.skip_execution or tpcds_plans else []
+        cmd += ["--tpcds"] if tpcds_plans else []
         with Section("Spark Connect (translation, execution)"):
             done = subprocess.run(cmd, cwd=REPO_ROOT, check=False)
         if done.returncode != 0:
             log(f"Spark Connect section failed (exit {done.returncode})")
-            return {"summary": None, "markdown": f"## Over Spark Connect\n\nFailed (exit {done.returncode})."}
+            heading = f"{tpcds.CONNECT_HEADING} ({tpcds.TPCDS_SF1.name})" if tpcds_plans else "## Over Spark Connect"
+            return {"summary": None, "markdown": f"{heading}\n\nFailed (exit {done.returncode})."}
         return {"summary": json.loads(js.read_text()), "markdown": md.read_text()}
 
 
@@ -317,6 +322,195 @@ def _replace_plan_sections(args: argparse.Namespace, queries: list[int]) -> int:
     return 0
 
 
+TPCDS_PARTS = ("plans", "translation", "execution", "connect")
+# Each TPC-DS query's execution figures, kept across runs (all 99 take hours on 2 cores): a run re-measures the
+# queries it is given and keeps the others as measured (each with its date and load average).
+TPCDS_EXECUTION_STORE = BENCH_DIR / "tpcds_execution.json"
+
+
+def _load_execution_store(path: Path) -> dict[int, dict]:
+    return {int(q): v for q, v in json.loads(path.read_text()).items()} if path.exists() else {}
+
+
+def _store_execution(path: Path, r: execution.ExecutionResult) -> None:
+    """Add (or replace) one query's measurement in the store, written at once."""
+    store = _load_execution_store(path)
+    store[r.query] = {
+        **dataclasses.asdict(r),
+        "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load": _loadavg(),
+    }
+    path.write_text(json.dumps({str(q): store[q] for q in sorted(store)}, indent=1) + "\n", encoding="utf-8")
+
+
+def _stored_results(path: Path) -> tuple[list[execution.ExecutionResult], dict[int, dict]]:
+    fields = {f.name for f in dataclasses.fields(execution.ExecutionResult)}
+    store = _load_execution_store(path)
+    return [execution.ExecutionResult(**{k: v for k, v in d.items() if k in fields}) for d in store.values()], store
+
+
+_TPCDS_ROW = "| TPC-DS "
+
+
+def _put_summary_rows(path: Path, prefix: str, rows: list[str]) -> None:
+    """Replace the Summary table's rows starting with `prefix` by `rows` (at the table's end)."""
+    lines = [ln for ln in path.read_text(encoding="utf-8").split("\n") if not ln.startswith(prefix)]
+    start = lines.index("## Summary")
+    first = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("|"))
+    end = next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))
+    lines[end:end] = rows
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _tpcds_plans_markdown(ps, compared: list, checked: dict, s_pl: Section) -> str:
+    """The TPC-DS plan comparison: the producer-set table, then every difference explained query by query."""
+    refused = [r for r in compared if r.verdict == "error"]
+    lines = [plan_bench.set_markdown(ps, compared, checked), "", "Every plan that is not identical, and why:", ""]
+    for r in compared:
+        if r.verdict == "identical":
+            continue
+        if r.verdict == "error":
+            why = f"refused by the engine: {r.note.removeprefix('ours: ')}"
+        else:
+            why = tpcds.PLAN_DIFFERENCES.get(r.query, "not explained yet")
+        lines.append(f"- {qname(r.query)} ({r.verdict}): {why}")
+    if refused:
+        lines += ["", f"Refused by the engine: {', '.join(qname(r.query) for r in refused)}."]
+    lines += ["", s_pl.footer()]
+    return "\n".join(lines)
+
+
+def _replace_tpcds_sections(args: argparse.Namespace) -> int:
+    """Measure TPC-DS (DataFusion's 99 plans, bench/tpcds.py): the same-result check at sf0.1 and the physical
+    plans, the translation and the execution at sf1, the translation over Spark Connect (`--tpcds-parts` picks);
+    each part replaces its section and Summary row in --output, the rest is kept as measured."""
+    parts = args.tpcds_parts or list(TPCDS_PARTS)
+    big = tpcds.TPCDS_SF1
+    tpcds.require_tpcds(big, "data-tpcds-sf1")
+    ps = tpcds.plan_set()
+    queries = [q for q in parse_queries(args.queries, tpcds.QUERIES) if q in ps.plans]
+    sections: list[tuple[str, str]] = []  # (heading, body)
+    rows: list[tuple[str, list[str]]] = []  # (row prefix, rows)
+    stamp = f"_Load average at start (1/5/15 min) {_loadavg()}._"
+    if set(parts) - {"connect"}:
+        spark = spark_session()
+        try:
+            plans = ps.load_plans(queries)
+            if "plans" in parts:
+                with Section(f"TPC-DS physical plans ({big.name})") as s_pl:
+                    compared, checked = plan_bench.compare_set(spark, ps, queries, big)
+                c = plan_bench.counts(compared)
+                refused = ", ".join(qname(r.query) for r in compared if r.verdict == "error") or "none"
+                n_ok = sum(1 for v in checked.values() if v == "ok")
+                heading = f"{tpcds.PLANS_HEADING} ({big.name})"
+                sections.append((heading, f"{heading}\n\n{_tpcds_plans_markdown(ps, compared, checked, s_pl)}"))
+                prefix = f"{_TPCDS_ROW}(c) "
+                rows.append(
+                    (
+                        prefix,
+                        [
+                            f"{prefix}{ps.title} plans: identical physical plan | {c['identical']} of {len(compared)} "
+                            f"compared (+{c['same shape']} same shape, {c['same shape except Project']} same except "
+                            f"Project; refused: {refused}; SQL returns the plan's result at sf0.1: {n_ok}) "
+                            f"| >= 95 of 99 |"
+                        ],
+                    )
+                )
+            if "translation" in parts:
+                with Section(f"TPC-DS translation ({big.name})") as s_tr:
+                    tr = translation.run(
+                        spark, queries, plans, big, args.translation_warmup, args.translation_runs, ps.sql_text, False
+                    )
+                t = translation.summary(tr)
+                heading = f"{tpcds.TRANSLATION_HEADING} ({big.name})"
+                body = (
+                    f"{heading}\n\nAs (a) for TPC-H, on DataFusion's TPC-DS plans: median of "
+                    f"{args.translation_runs} warm runs after {args.translation_warmup} warm-up, milliseconds "
+                    "(the fresh-resolver reference is not measured here).\n\n"
+                    f"{translation.markdown(tr)}\n\n{s_tr.footer()}"
+                )
+                sections.append((heading, body))
+                prefix = f"{_TPCDS_ROW}(a) translation ({big.name})"
+                rows.append(
+                    (
+                        prefix,
+                        [
+                            f"{prefix}, slowest plan | {t['max_ours_ms']:.1f} ms (median {t['median_ours_ms']:.1f} "
+                            f"ms; median ratio ours/sql {t['median_ratio']:.2f}; {int(t['failed'])} refused) "
+                            "| every plan < 100 ms |"
+                        ],
+                    )
+                )
+            if "execution" in parts:
+                budget = args.tpcds_budget_minutes * 60 if args.tpcds_budget_minutes else None
+                with Section(f"TPC-DS execution ({big.name})") as s_ex:
+                    run_now = execution.run(
+                        spark,
+                        queries,
+                        plans,
+                        big,
+                        args.rounds,
+                        args.warmup,
+                        sql_for=ps.sql_text,
+                        budget_s=budget,
+                        on_result=lambda r: _store_execution(TPCDS_EXECUTION_STORE, r),
+                    )
+                ex, store = _stored_results(TPCDS_EXECUTION_STORE)
+                e = execution.summary(ex)
+                measured = {r.query for r in ex if r.ok}
+                left = [q for q in ps.plans if q not in store]
+                dates = sorted({v["measured"] for v in store.values()})
+                heading = f"{tpcds.EXECUTION_HEADING} ({big.name})"
+                body = (
+                    f"{heading}\n\nAs (b) for TPC-H (same round rules), on DataFusion's TPC-DS plans and their SQL. "
+                    f"Measured: {len(measured)} queries ({len(run_now)} in the last run, the others kept from "
+                    f"earlier runs: `bench/{TPCDS_EXECUTION_STORE.name}` holds each query's rounds, date and load "
+                    f"average; measured {dates[0] if dates else '?'} to {dates[-1] if dates else '?'})"
+                    + (f"; not measured yet: {', '.join(map(qname, sorted(left)))}" if left else "")
+                    + f".\n\n{execution.markdown(ex, args.rounds, args.warmup)}\n\n{s_ex.footer()}"
+                )
+                sections.append((heading, body))
+                prefix = f"{_TPCDS_ROW}(b) execution {big.name}"
+                rows.append(
+                    (
+                        prefix,
+                        [
+                            f"{prefix}, geometric mean ours/sql | {e['geomean_ratio']:.3f} (worst query "
+                            f"{e['worst_ratio']:.2f}; {len(measured)} queries measured, {int(e['failed'])} failed) "
+                            f"| <= {execution.TARGET_GEOMEAN}, no query above {execution.TARGET_WORST} |"
+                        ],
+                    )
+                )
+        finally:
+            spark.stop()
+    if "connect" in parts:
+        connect = _connect_section(args, tpcds_plans=True)
+        assert connect is not None
+        heading = f"{tpcds.CONNECT_HEADING} ({big.name})"
+        sections.append((heading, connect["markdown"]))
+        prefix = f"{_TPCDS_ROW}(a) translation over Spark Connect"
+        summary = connect["summary"]
+        row = f"{prefix} | failed | every plan < 100 ms |"
+        if summary is not None:
+            c_tr = summary["translation"]
+            row = (
+                f"{prefix} ({summary['client']} client), slowest plan | {c_tr['max_ours_ms']:.1f} ms (median "
+                f"{c_tr['median_ours_ms']:.1f} ms; median ratio ours/sql {c_tr['median_ratio']:.2f}) "
+                "| every plan < 100 ms |"
+            )
+        rows.append((prefix, [row]))
+    env = environment()
+    measured_at = (
+        f"_Measured {env['date']}, commit {env['commit']}; {env['cpu']}, {env['nproc']} cores, {env['memory']}._"
+    )
+    for heading, body in sections:
+        replace_section(args.output, heading, f"{body.rstrip()}\n\n{stamp} {measured_at}")
+    for prefix, new_rows in rows:
+        _put_summary_rows(args.output, prefix, new_rows)
+    log(f"replaced the TPC-DS sections ({', '.join(parts)}) of {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", help="e.g. 1,3,5-7 (default: all 22)")
@@ -371,8 +565,27 @@ def main(argv: list[str] | None = None) -> int:
         choices=[k.value for k in SetKey if k is not SetKey.IBM],
         help="other producers' plan sets whose physical plans are compared too (repeatable; default all)",
     )
+    ap.add_argument(
+        "--tpcds-only",
+        action="store_true",
+        help="measure only TPC-DS (DataFusion's 99 plans, `make data-tpcds data-tpcds-sf1`) and replace its sections "
+        "and Summary rows in --output (a full run keeps them as measured); --queries then counts 1-99",
+    )
+    ap.add_argument(
+        "--tpcds-parts",
+        action="append",
+        choices=TPCDS_PARTS,
+        help="with --tpcds-only, the parts to measure (repeatable; default all)",
+    )
+    ap.add_argument(
+        "--tpcds-budget-minutes",
+        type=float,
+        help="with --tpcds-only, start no execution query after this many minutes (the rest are named unmeasured)",
+    )
     args = ap.parse_args(argv)
 
+    if args.tpcds_only:
+        return _replace_tpcds_sections(args)
     if args.connect_only:
         return _replace_connect_section(args)
     if args.cli_only:
@@ -445,6 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     if connect is not None:
         out += _connect_rows(connect)
     out += [f"{_SQL_ROW} | {n_ok} of {len(verified)} | all |", *_plan_rows(pl, producers)]
+    out += [ln for ln in previous.split("\n") if ln.startswith(_TPCDS_ROW)]  # --tpcds-only's: kept as measured
     out += [
         "",
         "## Machine and versions",
@@ -496,6 +710,10 @@ def main(argv: list[str] | None = None) -> int:
         out += [sf10]
     if cli is not None:
         out += [cli["markdown"].rstrip(), ""]
+    for heading in (tpcds.PLANS_HEADING, tpcds.TRANSLATION_HEADING, tpcds.EXECUTION_HEADING, tpcds.CONNECT_HEADING):
+        kept_tpcds = section(previous, f"{heading} ({tpcds.TPCDS_SF1.name})")  # written by --tpcds-only
+        if kept_tpcds is not None:
+            out += [kept_tpcds]
     kept = section(previous, ROWLEVEL_HEADING)
     if kept is not None:  # written by bench/rowlevel.py (its own Iceberg session): kept as it is
         out += [kept]
