@@ -269,7 +269,7 @@ clean:
 
 # Translation time, execution time at sf1 and physical plans vs Spark SQL; regenerates bench/RESULTS.md.
 # BENCH_ROUNDS / BENCH_WARMUP (execution rounds per query, default 3 / 1); see bench/README.md.
-.PHONY: bench bench-rowlevel bench-sf10
+.PHONY: bench bench-rowlevel bench-sf10 bench-tpcds
 bench: venv data data-sf1
 	$(PY) bench/run_all.py
 
@@ -280,3 +280,8 @@ bench-rowlevel: venv data-sf1 jars
 # Execution at sf10 vs Spark SQL (BENCH_ROUNDS / BENCH_WARMUP): its own section of bench/RESULTS.md.
 bench-sf10: venv data-sf10
 	$(PY) bench/run_all.py --sf10-only
+
+# TPC-DS: DataFusion's 99 plans vs Spark SQL on DuckDB's texts (physical plans, translation on classic and Spark
+# Connect, execution at sf1): the TPC-DS sections of bench/RESULTS.md (bench/tpcds.py, bench/README.md).
+bench-tpcds: venv venv-spark4 data-tpcds data-tpcds-sf1
+	$(PY) bench/run_all.py --tpcds-only
