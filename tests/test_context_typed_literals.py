@@ -277,3 +277,18 @@ def test_untyped_null_nothing_types_is_refused_by_run_as_by_validate(spark):
     with pytest.raises(PlanInvalidError, match="type has no kind set") as err:
         pb.run(_loaded(_plan(rel, ["c"])), spark)
     assert err.value.path == ROOT + at
+
+
+@pytest.mark.unit
+def test_an_interval_literal_beyond_any_range_is_an_invalid_plan_not_a_crash():
+    """Found by the fuzzer (seed 18, case 46: a type swap left 2**31-1 days): validate and run read the value, and a
+    timedelta that cannot hold it is the plan's error (exit 2) at the literal, not an internal error."""
+    from substrait_spark.consumer.errors import PlanInvalidError
+    from substrait_spark.consumer.translation.literals import python_value
+
+    lit = alg.Expression.Literal(
+        interval_day_to_second=alg.Expression.Literal.IntervalDayToSecond(days=2**31 - 1, seconds=86400, precision=6)
+    )
+    with pytest.raises(PlanInvalidError, match="interval literal out of range") as raised:
+        python_value(lit, "at.the.literal")
+    assert raised.value.exit_code == 2 and "at.the.literal" in str(raised.value)

@@ -115,7 +115,12 @@ def _day_to_second(i: Literal.IntervalDayToSecond, path: str) -> dt.timedelta:
                 "(Spark intervals hold microseconds)",
                 path,
             )
-    return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
+    try:
+        return dt.timedelta(days=i.days, seconds=i.seconds, microseconds=micros)
+    except OverflowError:  # beyond any interval the spec allows (days within +-3,650,000)
+        raise PlanInvalidError(
+            f"interval literal out of range: {i.days} days, {i.seconds} seconds, {i.subseconds} subseconds", path
+        ) from None
 
 
 def _year_to_month(i: Literal.IntervalYearToMonth) -> int:
