@@ -139,8 +139,14 @@ _RENAME = re.compile(r"(?<=[\[ ])# AS #(?=[,\]])")
 
 
 # An alias whose name is not a word (`AS promotional_sales.promotions / all_sales.total * Int64(100)#12`, a name
-# DataFusion writes for an unaliased expression): the name runs from `AS ` to its `#id`.
-_ODD_ALIAS = re.compile(r"\bAS [^#\[\],]*?[^\w#\[\],][^#\[\],]*?#\d+L?\b")
+# DataFusion writes for an unaliased expression): the name runs from `AS ` to its `#id`, its parentheses balanced
+# (`CAST(sum(l_quantity) AS DOUBLE))#436` is the end of a name Spark generates, `_erase_generated`'s).
+_ODD_ALIAS = re.compile(r"\bAS ([^#\[\],]*?[^\w#\[\],][^#\[\],]*?)#\d+L?\b")
+
+
+def _erase_odd_alias(m: re.Match[str]) -> str:
+    name = m.group(1)
+    return "AS #" if name.count("(") == name.count(")") else m.group(0)
 # Spark merges scalar subqueries over the same relation into one (MergeScalarSubqueries): the fields of the struct it
 # builds are named after the aggregates' aliases, `named_struct(count(1), …)` read as `[id=#7].count(1)`: names.
 _SUBQUERY_FIELD = re.compile(r"(\[id=\?\])\.[\w$]+(?:\((?:[^()]|\([^()]*\))*\))?")
@@ -167,7 +173,7 @@ def normalise_text(text: str) -> str:
     scalar subquery); everything else kept."""
     for pattern, repl in _IDS:
         text = pattern.sub(repl, text)
-    text = _ODD_ALIAS.sub("AS #", text)
+    text = _ODD_ALIAS.sub(_erase_odd_alias, text)
     text = _RENAME.sub("#", _erase_generated(_ATTR.sub("#", text)))
     return _SUBQUERY_FIELD.sub(r"\1.#", _erase_struct_names(text))
 
