@@ -166,6 +166,39 @@ def _node_names(plan_text: str) -> list[str]:
     return [token for _, token, _ in flatten(parse_tree(plan_text), lambda n: n.name)]
 
 
+def _rollup_counts(b: PlanBuilder, source):
+    """`SELECT <1>, <0>, count(*) FROM source GROUP BY ROLLUP(<1>, <0>)` as a plan: three grouping sets (the
+    set's index column left out above)."""
+    sets = [[0, 1], [0], []]
+    rel = aggregate(source, keys=[field(1), field(0)], sets=sets, measures=[b.agg("count", out=i64())])
+    return project(rel, emit=[0, 1, 2])
+
+
+def test_rollup_is_one_aggregate_over_an_expand_as_spark_sql_plans_it(spark, tpch_views):
+    """ROLLUP's grouping sets are one Expand under one aggregate, Spark SQL's physical plan (each set's own
+    aggregate over a UNION ALL read the input once per set); besides it, only the empty set's row over no
+    input, which Spark SQL's plan drops (bench/plans.py leaves it out of the comparison and names it)."""
+    b = PlanBuilder()
+    nation = named("nation", ["n_regionkey", "n_name"], [i64(), string()])
+    ours = run(b.plan(_rollup_counts(b, nation), ["n_name", "n_regionkey", "n"]), spark)
+    sql = spark.sql("SELECT n_name, n_regionkey, count(*) AS n FROM nation GROUP BY ROLLUP(n_name, n_regionkey)")
+    ours_plan, sql_plan = physical_plan(ours), physical_plan(sql)
+    verdict, note = compare(ours_plan, sql_plan)
+    assert verdict == "identical" and note.startswith("1 empty-input total"), f"{note}\n--- ours\n{ours_plan}"
+    assert _node_names(ours_plan).count("Expand") == 1
+    assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr)
+    assert len(ours.collect()) == 25 + 25 + 1
+
+
+def test_rollup_over_no_rows_keeps_the_empty_sets_row_spark_sql_drops(spark):
+    """Over no rows, SQL's and Substrait's ROLLUP give the empty set's row (count 0); Spark SQL gives none."""
+    b = PlanBuilder()
+    nothing = filter_(_table(), lit(False))
+    ours = run(b.plan(_rollup_counts(b, nothing), ["mode", "k", "n"]), spark)
+    sql = spark.sql("SELECT mode, k, count(*) AS n FROM shape_t WHERE false GROUP BY ROLLUP(mode, k)")
+    assert tuples(ours.collect()) == [(None, None, 0)] and sql.collect() == []
+
+
 def test_output_names_given_below_sort_and_limit_as_spark_sql_does(spark):
     """The plan's output names are the aggregate's own aliases, as in Spark SQL: no Project of renames above
     the sort (its physical plan has as many Project nodes as Spark SQL's)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -19,6 +19,7 @@ from ..expressions import function_arguments, options_of
 from ..functions import Call
 from ..relation import Correlation, Relation, column, union_all
 from ..scope import Scope, Typed
+from . import grouping_sets
 
 if TYPE_CHECKING:
     from ..consumer import SubstraitConsumer
@@ -107,6 +108,15 @@ def _groups_by_computed(cx: SubstraitConsumer, rel: alg.AggregateRel, source: Re
     return any(i is not None and 0 <= i < len(source.names) and source.names[i] in cx.computed_columns for i in fields)
 
 
+def _input_columns(source: Relation, exprs: Sequence[alg.Expression]) -> list[str | None]:
+    """Per key, the input frame's column it is as it is, or None (computed; or its name shared with another key's
+    column, which the aggregate's output could not tell apart)."""
+    fields = [plain_field(e) for e in exprs]
+    out = [source.frame_column(source.names[i]) if i is not None and 0 <= i < len(source) else None for i in fields]
+    named = [n.lower() for n in out if n is not None]
+    return out if len(named) == len(set(named)) else [None] * len(out)
+
+
 def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str, outer: Scope | None) -> Relation:
     rel = cx.quirks.as_written(rel)
     source = cx.rel(rel.input, f"{path}.input", outer)
@@ -166,9 +176,26 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         gid = cx.names.fresh()
         cx.grouping_index_columns.add(gid)
         ids = cx.quirks.grouping_set_ids(sets, len(keys))  # the set's index, or the producer's grouping id
-        parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in zip(ids, sets, strict=True)]
-        df = functools.reduce(union_all, parts)
-        df = df.select(*[column(n) for n in names], F.col(gid), *extra)
+        shape = grouping_sets.shape_of(sets, len(keys), hasattr(source.frame, "groupingSets"))
+        if shape is not None:
+            spark_id = cx.names.fresh()
+            df = grouping_sets.grouped_frame(
+                source.frame,
+                shape,
+                sets,
+                [
+                    grouping_sets.Key(k.col, k.type, n, c)
+                    for k, n, c in zip(keys, key_names, _input_columns(source, rel.grouping_expressions), strict=True)
+                ],
+                [(m.col, n) for m, n in zip(measures, measure_names, strict=True)],
+                spark_id,
+            )
+            set_col = grouping_sets.set_column(shape, sets, ids, column(spark_id))
+            df = df.select(*[column(n) for n in names], set_col.alias(gid))
+        else:
+            parts = [one_set(s, for_union=True).withColumn(gid, F.lit(i)) for i, s in zip(ids, sets, strict=True)]
+            df = functools.reduce(union_all, parts)
+            df = df.select(*[column(n) for n in names], F.col(gid), *extra)
         at = len(key_names) if cx.quirks.grouping_index_first(rel) else len(names)
         names.insert(at, gid)
         types.insert(at, T.IntegerType())
