@@ -315,6 +315,28 @@ def test_cast_numeric_overflow(spark, value, source, target, ok):
         assert tuples(thrown.collect()) == [(ok,)]
 
 
+@pytest.mark.parametrize(
+    "value, source, target, checked",
+    [
+        (-2_147_483_648, i32(), decimal_(12, 2), False),  # every int has 10 integer digits at most
+        (9_223_372_036_854_775_807, i64(), decimal_(21, 2), False),
+        (12345, i32(), decimal_(5, 2), True),  # 12345 has 5 integer digits, decimal(5,2) holds 3
+    ],
+    ids=["i32-decimal(12,2)", "i64-decimal(21,2)", "i32-decimal(5,2)"],
+)
+def test_integer_to_decimal_is_checked_only_where_a_value_can_overflow(spark, value, source, target, checked):
+    """A THROW_EXCEPTION cast that every value survives is Spark's plain cast (Spark SQL's plan: TPC-DS q18's
+    `cast(cs_quantity as decimal(12,2))`); one that can overflow fails on the value that does."""
+    src = virtual(["v"], [source], [(value,)])
+    thrown = project_exprs(spark, src, 1, [cast(field(0), target, throw=True)], ["v"])
+    assert ("raise_error" in thrown._jdf.queryExecution().optimizedPlan().toString()) is checked
+    if checked:
+        with pytest.raises(Exception, match="cast"):
+            thrown.collect()
+    else:
+        assert tuples(thrown.collect()) == [(decimal.Decimal(value),)]
+
+
 def test_cast_string_to_date_failure(spark):
     src = virtual(["s"], [string()], [("2020-02-30x",), ("2021-06-15",)])
     got = project_exprs(spark, src, 1, [cast(field(0), date())], ["d"])
