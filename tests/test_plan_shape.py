@@ -18,6 +18,7 @@ from plan_builder import (
     JoinRel,
     PlanBuilder,
     aggregate,
+    boolean,
     cast,
     cross,
     exists,
@@ -27,6 +28,7 @@ from plan_builder import (
     fp64,
     i32,
     i64,
+    if_then,
     in_subquery,
     join,
     lit,
@@ -164,6 +166,18 @@ def _node_names(plan_text: str) -> list[str]:
     from plans import flatten, parse_tree
 
     return [token for _, token, _ in flatten(parse_tree(plan_text), lambda n: n.name)]
+
+
+def test_case_of_is_not_null_is_spark_sqls_coalesce(spark):
+    """`CASE WHEN k IS NOT NULL THEN k ELSE 0 END`, as DataFusion writes COALESCE(k, 0), is Spark SQL's
+    coalesce: its plan and its values; a CASE whose branch is not the tested value stays a CASE."""
+    b = PlanBuilder()
+    k_or_0 = if_then([(b.call("is_not_null", field(0), out=boolean()), field(0))], lit(0))
+    other = if_then([(b.call("is_not_null", field(0), out=boolean()), lit(1))], lit(0))
+    ours = run(b.plan(project(_table(), k_or_0, other, emit=[2, 3]), ["k", "known"]), spark)
+    sql = spark.sql("SELECT coalesce(k, 0) AS k, CASE WHEN k IS NOT NULL THEN 1 ELSE 0 END AS known FROM shape_t")
+    _assert_same_plan(ours, sql)
+    assert tuples(ours.collect()) == tuples(sql.collect()) == [(1, 1), (2, 1), (3, 1), (0, 0), (5, 1)]
 
 
 def _rollup_counts(b: PlanBuilder, source):

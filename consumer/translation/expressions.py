@@ -203,6 +203,9 @@ def coerce_comparison(call: Call) -> None:
 
 
 def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed:
+    coalesced = _coalesce(cx, e, scope, path)
+    if coalesced is not None:
+        return coalesced
     col: Column | None = None
     result_type: T.DataType | None = None
     operand = _case_operand(cx, e, scope, path)
@@ -224,6 +227,25 @@ def if_then(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str
         other = cx.expression(getattr(e, "else"), scope, f"{path}.else")
         col = col.otherwise(other.col)
     return Typed(col, result_type)
+
+
+def _coalesce(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed | None:
+    """`CASE WHEN x IS NOT NULL THEN x [WHEN y IS NOT NULL THEN y …] [ELSE z] END`, as producers write
+    COALESCE(x, y, …, z) (DataFusion): Spark's coalesce, the same value and Spark SQL's plan for COALESCE."""
+    if not e.ifs or cx.quirks.case_operand(e):
+        return None
+    for clause in e.ifs:
+        test = clause.__getattribute__("if")
+        fn = test.scalar_function if test.WhichOneof("rex_type") == "scalar_function" else None
+        if fn is None or len(fn.arguments) != 1 or fn.arguments[0].value != clause.then:
+            return None
+        ref = cx.extensions.functions.get(fn.function_reference)
+        if ref is None or ref.base != "is_not_null":
+            return None
+    values = [cx.expression(c.then, scope, f"{path}.ifs[{i}].then") for i, c in enumerate(e.ifs)]
+    if e.HasField("else"):
+        values.append(cx.expression(getattr(e, "else"), scope, f"{path}.else"))
+    return Typed(F.coalesce(*[v.col for v in values]), values[0].type)
 
 
 def _case_operand(cx: SubstraitConsumer, e: Expression.IfThen, scope: Scope, path: str) -> Typed | None:
@@ -275,7 +297,7 @@ def multi_or_list(cx: SubstraitConsumer, e: Expression.MultiOrList, scope: Scope
 # --- cast --------------------------------------------------------------------------------------------------
 
 _SAFE_TARGETS = {"string"}
-_INT_DIGITS = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}  # of the widest value
+_INT_DIGITS: dict[type[T.DataType], int] = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}
 
 
 def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations, pairwise
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -60,7 +61,7 @@ def _rollup_order(sets: list[frozenset[int]], keys: int) -> tuple[int, ...] | No
     by_size = sorted(sets, key=len, reverse=True)
     if [len(s) for s in by_size] != list(range(keys, -1, -1)):
         return None
-    removed = []
+    removed: list[int] = []
     for bigger, smaller in pairwise(by_size):
         if not smaller < bigger:
             return None
@@ -110,7 +111,8 @@ def grouped_frame(
     elif shape.form is GroupingForm.CUBE:
         grouped = frame.cube(*cols)
     else:
-        grouped = frame.groupingSets([[keys[k].col for k in s] for s in sets], *cols)  # type: ignore[attr-defined]
+        spark4: Any = frame  # DataFrame.groupingSets: Spark 4 clients
+        grouped = spark4.groupingSets([[keys[k].col for k in s] for s in sets], *cols)
     aggs = [m.alias(name) for m, name in measures]
     outputs = [*[k.output() for k in keys], *[column(name) for _, name in measures], column(id_name)]
     df = grouped.agg(*aggs, F.grouping_id().alias(id_name)).select(*outputs)
