@@ -5,7 +5,6 @@ aggregates; and the grouping-set column read from Spark's grouping id."""
 from __future__ import annotations
 
 import pytest
-
 from substrait_spark.consumer.translation.relations.grouping_sets import GroupingForm, shape_of
 
 pytestmark = pytest.mark.unit
