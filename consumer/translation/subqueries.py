@@ -273,11 +273,18 @@ def _spark_in(
     cx: SubstraitConsumer, e: Subquery.InPredicate, host: Relation, body: Relation, path: str
 ) -> Relation | None:
     """An uncorrelated `columns IN (subquery)` as Spark SQL's own IN subquery over a per-run temp view, or None
-    when it is not one (correlated, needles that are not plain columns of the host, types that differ).
+    when it is not one (`_in_needles`).
 
     Spark rewrites its IN subquery into the same left semi join, but after inferring filters from constraints:
     a semi join built here gets not-null filters on both sides (and no IN on the other side of an equi-join)
     that Spark SQL's plan for the same WHERE clause has not."""
+    names = _in_needles(e, host, body)
+    return None if names is None else spark_in(cx, host, names, body, body.names)
+
+
+def _in_needles(e: Subquery.InPredicate, host: Relation, body: Relation) -> list[str] | None:
+    """The host columns an uncorrelated IN compares, when they are plain columns of the host's frame of the
+    subquery's column types; else None."""
     if body.pending or body.hidden:
         return None
     names = [_host_column(host, n) for n in e.needles]
@@ -286,7 +293,7 @@ def _spark_in(
     types = dict(zip(host.names, host.types, strict=True))
     if any(types[n] != t for n, t in zip(names, body.types, strict=True)):  # type: ignore[index]
         return None
-    return spark_in(cx, host, [n for n in names if n is not None], body, body.names)
+    return [n for n in names if n is not None]
 
 
 def spark_in(
@@ -295,12 +302,16 @@ def spark_in(
     """`host` filtered by Spark SQL's `needles IN (SELECT columns FROM <a per-run temp view of body>)`: host frame
     columns against body columns, pairwise of one type. Also the explicit semi JoinRel on equalities
     (`relations/join.py`), which is what an IN subquery means."""
+    return host.over(host.frame.filter(_in_sql(cx, needles, body, columns)))
+
+
+def _in_sql(cx: SubstraitConsumer, needles: Sequence[str], body: Relation, columns: Sequence[str]) -> Column:
     body = body.materialized()
     view = cx.register_view(body.df.select(*[column(n) for n in columns]))
     left = ", ".join(quote(n) for n in needles)
     right = ", ".join(quote(n) for n in columns)
     needle = left if len(needles) == 1 else f"({left})"
-    return host.over(host.frame.filter(F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")))
+    return F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")
 
 
 def _spark_exists(cx: SubstraitConsumer, host: Relation, body: Relation, negated: bool) -> Relation | None:
@@ -340,6 +351,22 @@ def spark_exists(
     view = cx.register_view(body.df)
     exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
     return host.over(host.frame.filter(exists))
+
+
+def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Hosted | None:
+    """EXISTS as a value (under an OR, a NOT, a CASE, in a projection) as Spark SQL's own EXISTS over a per-run
+    temp view of the body, where every correlated predicate compares a body column with a host column: Spark
+    plans it as the ExistenceJoin it makes of the same SQL (EXISTS is TRUE or FALSE, never NULL); None when the
+    correlation cannot be written so (`_correlation_sql`) or there is none (`marks` then)."""
+    comparisons = [p.comparison for p in body.pending]
+    if not comparisons or any(c is None for c in comparisons):
+        return None
+    body = body.materialized()
+    where = _correlation_sql(host, body.df.columns, comparisons)
+    if where is None:
+        return None
+    view = cx.register_view(body.df)
+    return Hosted(host, F.expr(f"EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})"))
 
 
 def _correlation_sql(
@@ -435,12 +462,18 @@ def subquery(cx: SubstraitConsumer, e: Subquery, scope: Scope, path: str) -> Typ
         if e.set_predicate.predicate_op != Subquery.SetPredicate.PREDICATE_OP_EXISTS:
             raise UnsupportedFeatureError("UNIQUE subquery predicate", f"{path}.set_predicate")
         host, body = _predicate_body(cx, e.set_predicate.tuples, scope, f"{path}.set_predicate")
-        return _boolean(scope.took(marks.mark(cx, host, body, [], operator.eq, truth)))
+        native = _exists_value(cx, host, body)
+        return _boolean(scope.took(native or marks.mark(cx, host, body, [], operator.eq, truth)))
     if kind == "in_predicate":
         p = f"{path}.in_predicate"
         needles = [cx.expression(n, scope, f"{p}.needles[{i}]") for i, n in enumerate(e.in_predicate.needles)]
         host, body = _predicate_body(cx, e.in_predicate.haystack, scope, p, "haystack")
         _check_width(needles, body, p)
+        names = _in_needles(e.in_predicate, host, body) if truth is Truth.TRUE else None
+        if names is not None:
+            # Where only TRUE counts (under an AND / OR of a filter), Spark SQL's own IN: the ExistenceJoin
+            # Spark plans for the same SQL.
+            return _boolean(scope.took(Hosted(host, _in_sql(cx, names, body, body.names))))
         return _boolean(scope.took(marks.mark(cx, host, body, [n.col for n in needles], operator.eq, truth)))
     if kind == "set_comparison":
         p = f"{path}.set_comparison"
