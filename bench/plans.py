@@ -310,16 +310,16 @@ class PlanComparison:
 
 def _is_empty_input_total(node: Node) -> bool:
     """Our grouping-set aggregate's row for the empty set over no input (consumer/translation/relations/
-    grouping_sets.py): `Project [null AS …]` over an anti join of the measures over no rows with the input's
-    first row."""
-    join = node.children[0] if node.name == "Project" and len(node.children) == 1 else None
-    if join is None or not join.text.startswith("BroadcastNestedLoopJoin BuildRight, LeftAnti"):
+    grouping_sets.py): `Project [null AS …]` over the measures over no rows, kept where NOT EXISTS (a scalar
+    subquery of the input's first row) holds."""
+    test = node.children[0] if node.name == "Project" and len(node.children) == 1 else None
+    if test is None or not test.text.startswith("Filter isnull(Subquery ") or not test.children:
         return False
-    chain, n = [], join.children[0] if join.children else None
+    chain, n = [], test.children[-1]
     while n is not None:
         chain.append(n.text)
         n = n.children[0] if len(n.children) == 1 else None
-    empty_measures = bool(chain) and chain[0].startswith("HashAggregate(keys=[]")
+    empty_measures = chain[0].startswith("HashAggregate(keys=[]")
     return empty_measures and chain[-1].startswith("LocalTableScan <empty>")
 
 

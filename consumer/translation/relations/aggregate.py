@@ -109,10 +109,12 @@ def _groups_by_computed(cx: SubstraitConsumer, rel: alg.AggregateRel, source: Re
 
 
 def _input_columns(source: Relation, exprs: Sequence[alg.Expression]) -> list[str | None]:
-    """Per key, the input frame's column it is as it is, or None (computed; or its name shared with another key's
-    column, which the aggregate's output could not tell apart)."""
+    """Per key, the input frame's column it is as it is, or None (computed; bound to its frame, `Projection.bound`;
+    or its name shared with another key's column, which the aggregate's output could not tell apart)."""
     fields = [plain_field(e) for e in exprs]
     out = [source.frame_column(source.names[i]) if i is not None and 0 <= i < len(source) else None for i in fields]
+    bound = source.projection.bound if source.projection is not None else frozenset()
+    out = [None if n is not None and n.lower() in bound else n for n in out]  # read through its frame: aliased
     named = [n.lower() for n in out if n is not None]
     return out if len(named) == len(set(named)) else [None] * len(out)
 
@@ -189,6 +191,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
                 ],
                 [(m.col, n) for m, n in zip(measures, measure_names, strict=True)],
                 spark_id,
+                cx.register_view,
             )
             set_col = grouping_sets.set_column(shape, sets, ids, column(spark_id))
             df = df.select(*[column(n) for n in names], set_col.alias(gid))

@@ -8,7 +8,7 @@ key the set leaves out, the first key highest), mapped to the producer's value w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations, pairwise
@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..relation import column
+from ..relation import column, quote
 
 
 class GroupingForm(Enum):
@@ -97,14 +97,16 @@ def grouped_frame(
     keys: Sequence[Key],
     measures: Sequence[tuple[Column, str]],
     id_name: str,
+    view_of: Callable[[DataFrame], str],
 ) -> DataFrame:
     """The aggregate over `frame` grouped by `shape`: the keys (by key index), the measures (expression, name),
     then Spark's grouping id named `id_name`.
 
     Over no rows Spark's Expand leaves no row for the empty set, where SQL and Substrait keep one (the measures
-    over no rows: count 0, the others NULL). That row is added when the input has none — an anti join with the
-    input's first row: each partition of the input stops at its first row, and the shuffles and broadcasts below
-    are the aggregate's own, which Spark reuses."""
+    over no rows: count 0, the others NULL). That row is added where the input has none: NOT EXISTS over a
+    per-run view of the input (`view_of`), which Spark runs as an anti join with the input's first row (each
+    partition stops at its first row). Written as a subquery, not a DataFrame join: a join of two frames holding
+    the same input is ambiguous to Spark's analyzer where the input's columns are bound to their frames."""
     cols = [keys[k].grouped() for k in shape.order]
     if shape.form is GroupingForm.ROLLUP:
         grouped = frame.rollup(*cols)
@@ -125,7 +127,8 @@ def grouped_frame(
         *[column(name) for _, name in measures],
         F.lit(shape.spark_id([])).cast("long").alias(id_name),
     )
-    return df.unionAll(total.join(frame.limit(1), how="left_anti"))
+    empty = F.expr(f"NOT EXISTS (SELECT 1 FROM {quote(view_of(frame))})")
+    return df.unionAll(total.where(empty))
 
 
 def set_column(shape: GroupingShape, sets: list[list[int]], ids: list[int], spark_id: Column) -> Column:
