@@ -104,9 +104,10 @@ def grouped_frame(
 
     Over no rows Spark's Expand leaves no row for the empty set, where SQL and Substrait keep one (the measures
     over no rows: count 0, the others NULL). That row is added where the input has none: NOT EXISTS over a
-    per-run view of the input (`view_of`), which Spark runs as an anti join with the input's first row (each
-    partition stops at its first row). Written as a subquery, not a DataFrame join: a join of two frames holding
-    the same input is ambiguous to Spark's analyzer where the input's columns are bound to their frames."""
+    per-run view of the input (`view_of`), which Spark runs as a scalar subquery of the input's first row — it
+    runs the input's pipeline again until a row comes (TPC-DS q05 at sf 1: 1.4 s of its 3 s; bench/RESULTS.md).
+    Written as a subquery, not a DataFrame join: a join of two frames holding the same input is ambiguous to
+    Spark's analyzer where the input's columns are bound to their frames."""
     cols = [keys[k].grouped() for k in shape.order]
     if shape.form is GroupingForm.ROLLUP:
         grouped = frame.rollup(*cols)
