@@ -297,7 +297,6 @@ def multi_or_list(cx: SubstraitConsumer, e: Expression.MultiOrList, scope: Scope
 # --- cast --------------------------------------------------------------------------------------------------
 
 _SAFE_TARGETS = {"string"}
-_INT_DIGITS: dict[type[T.DataType], int] = {T.ByteType: 3, T.ShortType: 5, T.IntegerType: 10, T.LongType: 19}
 
 
 def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
@@ -311,8 +310,6 @@ def _cannot_fail(src: T.DataType, dst: T.DataType) -> bool:
         return widths.index(type(src)) <= widths.index(type(dst))
     if fs == "int" and fd == "float":
         return True
-    if fs == "int" and isinstance(dst, T.DecimalType):  # every value's digits fit (int -> decimal(12,2))
-        return dst.precision - dst.scale >= _INT_DIGITS[type(src)]
     if isinstance(src, T.DecimalType) and isinstance(dst, T.DecimalType):
         # Fewer fraction digits only round; rounding up can carry into one more integer digit.
         src_int, dst_int = src.precision - src.scale, dst.precision - dst.scale

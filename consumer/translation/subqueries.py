@@ -344,13 +344,26 @@ def spark_exists(
         qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
         exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
         return host.over(host.frame.alias(alias).filter(exists))
-    body = body.materialized()  # its columns and the hidden ones the predicates read
+    found = _exists_sql(cx, host, body, comparisons, negated)
+    return None if found is None else host.over(host.frame.filter(found))
+
+
+def _exists_sql(
+    cx: SubstraitConsumer,
+    host: Relation,
+    body: Relation,
+    comparisons: Sequence[ColumnComparison | None],
+    negated: bool,
+) -> Column | None:
+    """Spark SQL's (NOT) EXISTS over a per-run temp view of `body` (materialized: its columns and the hidden ones
+    the predicates read), correlated with `host` by `comparisons`; None when they cannot be written so
+    (`_correlation_sql`)."""
+    body = body.materialized()
     where = _correlation_sql(host, body.df.columns, comparisons)
     if where is None:
         return None
     view = cx.register_view(body.df)
-    exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
-    return host.over(host.frame.filter(exists))
+    return F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
 
 
 def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Hosted | None:
@@ -358,15 +371,10 @@ def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Host
     temp view of the body, where every correlated predicate compares a body column with a host column: Spark
     plans it as the ExistenceJoin it makes of the same SQL (EXISTS is TRUE or FALSE, never NULL); None when the
     correlation cannot be written so (`_correlation_sql`) or there is none (`marks` then)."""
-    comparisons = [p.comparison for p in body.pending]
-    if not comparisons or any(c is None for c in comparisons):
+    if not body.pending:
         return None
-    body = body.materialized()
-    where = _correlation_sql(host, body.df.columns, comparisons)
-    if where is None:
-        return None
-    view = cx.register_view(body.df)
-    return Hosted(host, F.expr(f"EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})"))
+    exists = _exists_sql(cx, host, body, [p.comparison for p in body.pending], negated=False)
+    return None if exists is None else Hosted(host, exists)
 
 
 def _correlation_sql(
