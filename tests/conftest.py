@@ -47,9 +47,11 @@ from spark_modes import (  # noqa: E402
 def pytest_configure(config: pytest.Config) -> None:
     # Markers are declared in pyproject.toml (--strict-markers). Every plan a test runs is checked for cartesian
     # products the plan does not ask for (plan_invariants.py).
+    import module_durations
     import plan_invariants
 
     plan_invariants.register(config)
+    module_durations.register(config)
     if config.option.markexpr == "unit":
         refuse_jvm(config)
 
