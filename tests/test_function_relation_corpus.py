@@ -159,14 +159,19 @@ def fr_plans(fr_root) -> list[CorpusPlan]:
 
 @pytest.fixture(scope="module")
 def outcomes(spark, tpch_dir, fr_root, fr_plans) -> dict[str, Outcome]:
-    """Every plan run once (one session, one resolver that keeps the opened tables)."""
+    """Every plan run once (one session, one resolver that keeps the opened tables), three at a time, as a
+    scheduler's concurrent tasks share a session."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from substrait_spark.consumer import TableMapResolver
     from substrait_spark.consumer.running.resolver import TableBinding
 
     register_table_t(spark)
     resolver = TableMapResolver.from_tables_dir(str(tpch_dir), {"t": TableBinding(TABLE_T_VIEW, "table")})
     try:
-        return {p.name: run_plan(p, fr_root, spark, resolver) for p in fr_plans}
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            done = pool.map(lambda p: run_plan(p, fr_root, spark, resolver), fr_plans)
+            return {p.name: outcome for p, outcome in zip(fr_plans, done, strict=True)}
     finally:
         spark.catalog.dropTempView(TABLE_T_VIEW)
 

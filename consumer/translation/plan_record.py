@@ -59,5 +59,11 @@ def _encoded(plan: Plan) -> str:
 
 
 def _append(target: str, entry: dict[str, object]) -> None:
-    with open(target, "a", encoding="utf-8") as f:
-        f.write(json.dumps(entry) + "\n")
+    """One `write` call on an O_APPEND descriptor: lines from threads and processes never interleave, however long."""
+    data = (json.dumps(entry) + "\n").encode("utf-8")
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)

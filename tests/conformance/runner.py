@@ -9,8 +9,9 @@ with the window function over the VirtualTable of their DEFINEd table, in its ro
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -331,8 +332,13 @@ class Runner:
     # --- everything ----------------------------------------------------------------------------------------
 
     def run_all(self, cases: list[Case] | None = None) -> list[Outcome]:
+        """Every case, three Spark jobs at a time on the one session (each job is small: the driver's planning,
+        not the cores, bounds it)."""
+        from concurrent.futures import ThreadPoolExecutor
+
         cases = load_cases() if cases is None else cases
         out: list[Outcome] = []
+        work: list[Callable[[], list[Outcome]]] = []
         by_file: dict[str, list[Case]] = {}
         for c in cases:
             if c.parse_error:
@@ -340,11 +346,13 @@ class Runner:
             elif c.kind == "scalar":
                 by_file.setdefault(c.file, []).append(c)
             elif c.kind == "aggregate":
-                out.append(self.run_aggregate(c))
+                work.append(functools.partial(lambda c: [self.run_aggregate(c)], c))
             elif c.kind == "window":
-                out.append(self.run_window(c))
-        for file_cases in by_file.values():
-            out.extend(self.run_scalar(file_cases))
+                work.append(functools.partial(lambda c: [self.run_window(c)], c))
+        work += [functools.partial(self.run_scalar, file_cases) for file_cases in by_file.values()]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            for outcomes in pool.map(lambda run: run(), work):
+                out.extend(outcomes)
         out.sort(key=lambda o: (o.case.file, o.case.line))
         return out
 
