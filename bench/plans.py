@@ -309,18 +309,51 @@ class PlanComparison:
 
 
 def _is_empty_input_total(node: Node) -> bool:
-    """Our grouping-set aggregate's row for the empty set over no input (consumer/translation/relations/
-    grouping_sets.py): `Project [null AS …]` over the measures over no rows, kept where NOT EXISTS (a scalar
-    subquery of the input's first row) holds."""
-    test = node.children[0] if node.name == "Project" and len(node.children) == 1 else None
-    if test is None or not test.text.startswith("Filter isnull(Subquery ") or not test.children:
+    """Our grouping-set aggregate's row for the empty set (consumer/translation/relations/grouping_sets.py):
+    `Project [null AS …]` over a cross join of the aggregate's empty-set row (0 or 1 rows, counted) with the
+    measures over no rows (an aggregate over `LocalTableScan <empty>`)."""
+    join = node.children[0] if node.name == "Project" and len(node.children) == 1 else None
+    if join is None or not join.text.startswith("BroadcastNestedLoopJoin") or len(join.children) != 2:
         return False
-    chain, n = [], test.children[-1]
+    chain, n = [], join.children[1]
     while n is not None:
         chain.append(n.text)
         n = n.children[0] if len(n.children) == 1 else None
-    empty_measures = chain[0].startswith("HashAggregate(keys=[]")
-    return empty_measures and chain[-1].startswith("LocalTableScan <empty>")
+    return chain[-1].startswith("LocalTableScan <empty>") and any(t.startswith("HashAggregate(keys=[]") for t in chain)
+
+
+# The test that keeps the empty set's row out of the aggregate's branch: `CASE WHEN <id>_any THEN NOT (<id> = n)`.
+_TOTAL_TEST = re.compile(r"^Filter CASE WHEN (\S+) THEN NOT \((\S+) = \d+\) (?:ELSE false )?END$")
+
+
+def _without_total_test(node: Node) -> Node:
+    """The aggregate's branch without the test, the `Project` right above it (which drops the measure the test
+    reads; without the test Spark merges it into the aggregate), and that `max(true)` measure (final and partial)."""
+    below = node.children[0] if node.name == "Project" and len(node.children) == 1 else node
+    if below.name == "Filter" and len(below.children) == 1:
+        test = _TOTAL_TEST.match(below.text)
+        if test:  # the grouping id is the aggregate's output for the test only where the Project drops it
+            flag, grouping_id = test.group(1), test.group(2)
+            used = below is not node and grouping_id in node.text
+            return _without_flag(below.children[0], (flag,) if used else (flag, grouping_id))
+    return Node(node.text, node.depth, [_without_total_test(c) for c in node.children])
+
+
+def _without_flag(node: Node, test_reads: tuple[str, ...]) -> Node:
+    """`node`'s tree with the `max(true)` measure out of the aggregates (final and partial), and the attributes
+    only the test reads out of the final one's output."""
+    text = node.text
+    if node.name == "HashAggregate":
+        functions, output = _bracket(text, "functions="), _bracket(text, "output=")
+        items = split_top(functions or "")
+        if items and items[-1] in ("max(true)", "partial_max(true)"):
+            partial = items[-1].startswith("partial_")
+            text = text.replace(f"functions=[{functions}]", f"functions=[{', '.join(items[:-1])}]", 1)
+            if output is not None:  # the final one's named `flag`; the partial one's buffer is the last
+                out = split_top(output)
+                out = out[:-1] if partial else [o for o in out if o not in test_reads]
+                text = text.replace(f"output=[{output}]", f"output=[{', '.join(out)}]", 1)
+    return Node(text, node.depth, [_without_flag(c, test_reads) for c in node.children])
 
 
 def without_empty_input_totals(node: Node | None) -> tuple[Node | None, int]:
@@ -330,7 +363,7 @@ def without_empty_input_totals(node: Node | None) -> tuple[Node | None, int]:
     if node is None:
         return None, 0
     if node.name == "Union" and len(node.children) == 2 and _is_empty_input_total(node.children[1]):
-        inner, n = without_empty_input_totals(node.children[0])
+        inner, n = without_empty_input_totals(_without_total_test(node.children[0]))
         return inner, n + 1
     total, children = 0, []
     for child in node.children:

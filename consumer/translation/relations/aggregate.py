@@ -191,7 +191,6 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
                 ],
                 [(m.col, n) for m, n in zip(measures, measure_names, strict=True)],
                 spark_id,
-                cx.register_view,
             )
             set_col = grouping_sets.set_column(shape, sets, ids, column(spark_id))
             df = df.select(*[column(n) for n in names], set_col.alias(gid))

@@ -8,7 +8,7 @@ key the set leaves out, the first key highest), mapped to the producer's value w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations, pairwise
@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..relation import column, quote
+from ..relation import column
 
 
 class GroupingForm(Enum):
@@ -97,17 +97,12 @@ def grouped_frame(
     keys: Sequence[Key],
     measures: Sequence[tuple[Column, str]],
     id_name: str,
-    view_of: Callable[[DataFrame], str],
 ) -> DataFrame:
     """The aggregate over `frame` grouped by `shape`: the keys (by key index), the measures (expression, name),
     then Spark's grouping id named `id_name`.
 
     Over no rows Spark's Expand leaves no row for the empty set, where SQL and Substrait keep one (the measures
-    over no rows: count 0, the others NULL). That row is added where the input has none: NOT EXISTS over a
-    per-run view of the input (`view_of`), which Spark runs as a scalar subquery of the input's first row — it
-    runs the input's pipeline again until a row comes (TPC-DS q05 at sf 1: 1.4 s of its 3 s; bench/RESULTS.md).
-    Written as a subquery, not a DataFrame join: a join of two frames holding the same input is ambiguous to
-    Spark's analyzer where the input's columns are bound to their frames."""
+    over no rows: count 0, the others NULL): see `_with_empty_input_total`."""
     cols = [keys[k].grouped() for k in shape.order]
     if shape.form is GroupingForm.ROLLUP:
         grouped = frame.rollup(*cols)
@@ -118,18 +113,50 @@ def grouped_frame(
         grouped = spark4.groupingSets([[keys[k].col for k in s] for s in sets], *cols)
     aggs = [m.alias(name) for m, name in measures]
     outputs = [*[k.output() for k in keys], *[column(name) for _, name in measures], column(id_name)]
-    df = grouped.agg(*aggs, F.grouping_id().alias(id_name)).select(*outputs)
     if all(sets):
-        return df
-    counted = f"{id_name}_rows"  # agg needs at least one column
-    none = frame.limit(0).agg(*aggs, F.count(F.lit(1)).alias(counted))  # the measures over no rows
-    total = none.select(
-        *[F.lit(None).cast(k.type).alias(k.name) for k in keys],
-        *[column(name) for _, name in measures],
-        F.lit(shape.spark_id([])).cast("long").alias(id_name),
+        return grouped.agg(*aggs, F.grouping_id().alias(id_name)).select(*outputs)
+    df = grouped.agg(*aggs, F.max(F.lit(True)).alias(f"{id_name}_any"), F.grouping_id().alias(id_name))
+    return _with_empty_input_total(frame, df, keys, measures, outputs, id_name, shape.spark_id([]))
+
+
+def _with_empty_input_total(
+    frame: DataFrame,
+    df: DataFrame,
+    keys: Sequence[Key],
+    measures: Sequence[tuple[Column, str]],
+    outputs: list[Column],
+    id_name: str,
+    total_id: int,
+) -> DataFrame:
+    """`df`'s rows but the empty set's, then the empty set's row: `df`'s where the input had rows, else the
+    measures over no rows. Both branches read `df`'s one shuffle (Spark reuses the exchange): each picks its rows
+    by a test that reads a measure `df` carries (`<id>_any`, `max(true)`: its own, so Spark merges it with no
+    measure of the plan's), which Spark cannot push below the aggregate, and the second reads every measure, so
+    neither branch's aggregate is pruned to another one. A test of the input itself (NOT EXISTS) would run the
+    input's pipeline again: TPC-DS q05 at sf 1, 3.0 s instead of 1.6. bench/plans.py names this in plans."""
+    flag, found = f"{id_name}_any", f"{id_name}_found"
+
+    def total(yes: bool) -> Column:
+        is_total = column(id_name) == F.lit(total_id)
+        return F.when(column(flag), is_total if yes else ~is_total)
+
+    firsts = [f"{found}{i}" for i in range(len(measures))]
+    row = df.where(total(True)).agg(
+        F.count(F.lit(1)).alias(found),
+        *[F.first(column(name)).alias(first) for (_, name), first in zip(measures, firsts, strict=True)],
     )
-    empty = F.expr(f"NOT EXISTS (SELECT 1 FROM {quote(view_of(frame))})")
-    return df.unionAll(total.where(empty))
+    aggs = [m.alias(name) for m, name in measures]
+    none = frame.limit(0).agg(*aggs, F.count(F.lit(1)).alias(flag))  # the measures over no rows (agg needs one)
+    empty = column(found) == F.lit(0)
+    total_row = row.crossJoin(none).select(
+        *[F.lit(None).cast(k.type).alias(k.name) for k in keys],
+        *[
+            F.when(empty, column(name)).otherwise(column(first)).alias(name)
+            for (_, name), first in zip(measures, firsts, strict=True)
+        ],
+        F.lit(total_id).cast("long").alias(id_name),
+    )
+    return df.where(total(False)).select(*outputs).unionAll(total_row)
 
 
 def set_column(shape: GroupingShape, sets: list[list[int]], ids: list[int], spark_id: Column) -> Column:
