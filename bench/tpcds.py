@@ -43,6 +43,11 @@ _IN_LIST = "IN for an OR of equalities on one column (the plan cannot tell them 
 _COUNT_DISTINCT = "count(DISTINCT order number) beside sums as DataFusion writes it: two aggregates"
 _CONJUNCT_ORDER = "the conditions in DataFusion's order (a join's key before its filter; d_moy before d_year)"
 _WINDOW_OVER_AGGREGATE = "the window over the aggregate's sum column, as DataFusion's plan computes it"
+_FP64_DIVISION = "the division in fp64, as DataFusion reads the decimal literal (`* 1.000` dropped, operands cast)"
+_FP64_RATIO_OVER_WINDOW = (
+    "the ratio in fp64 (DataFusion reads 100.0000 as fp64) over the window's sum of the aggregate's column, as "
+    "DataFusion's plan computes it"
+)
 _COALESCE_DECIMAL = "coalesce(x, 0) over x cast to the decimal(22,2) DataFusion writes (its coercion of the integer 0)"
 SQL_OVERRIDES: dict[int, str] = {
     **{q: _SORT_KEYS for q in (43, 47, 54, 57, 58, 60, 78, 83, 89)},
@@ -57,6 +62,10 @@ SQL_OVERRIDES: dict[int, str] = {
     84: "the ORDER BY key as the select list's alias customer_id, as DataFusion sorts",
     **{q: _COALESCE_DECIMAL for q in (40, 77, 80)},
     93: "the CASE in the sum's argument, as DataFusion's aggregate computes it",
+    **{q: _FP64_RATIO_OVER_WINDOW for q in (12, 20, 98)},
+    **{q: _FP64_DIVISION for q in (11, 31)},
+    **{q: f"{_IN_LIST}; {_FP64_DIVISION}" for q in (34, 73)},
+    78: f"{_SORT_KEYS}; {_FP64_DIVISION}; {_COALESCE_DECIMAL}",
     66: "CAST(w_warehouse_sq_ft AS decimal(20,0)) once, over the UNION, as DataFusion's common-subexpression "
     "elimination computes it",
     74: "each use of year_total as its own CTE (its UNION branch), the year's filter after the IN list, as DataFusion "
