@@ -2,6 +2,8 @@
 -- others: functional dependencies on the GROUP BY keys); the rows come in the same order.
 -- And DataFusion reads 1.00 as fp64: it drops `* 1.00` and divides the operands cast to fp64; it reads
 -- coalesce(decimal(17,2), 0) in decimal(22,2) (its coercion of the integer 0); the casts stated.
+-- And DataFusion pushes ss_sold_year = 2000 through the LEFT JOINs' keys into ws's and cs's date_dim filters
+-- (Spark SQL infers it there later, after the join keys' null checks); stated in those CTEs.
 WITH ws AS
   (SELECT d_year AS ws_sold_year,
           ws_item_sk,
@@ -14,6 +16,7 @@ WITH ws AS
    AND ws_item_sk=wr_item_sk
    JOIN date_dim ON ws_sold_date_sk = d_date_sk
    WHERE wr_order_number IS NULL
+     AND d_year = 2000
    GROUP BY d_year,
             ws_item_sk,
             ws_bill_customer_sk ),
@@ -29,6 +32,7 @@ WITH ws AS
    AND cs_item_sk=cr_item_sk
    JOIN date_dim ON cs_sold_date_sk = d_date_sk
    WHERE cr_order_number IS NULL
+     AND d_year = 2000
    GROUP BY d_year,
             cs_item_sk,
             cs_bill_customer_sk ),
