@@ -1,5 +1,7 @@
 -- The plan's query: DataFusion writes the OR of equalities on one column as an IN list (the plan cannot tell them
 -- apart), in the text's order.
+-- And DataFusion reads the decimal literals as fp64: it drops `* 1.000` and divides the operands cast to fp64 (the
+-- casts written into the plan); the division stated so.
 SELECT c_last_name ,
        c_first_name ,
        c_salutation ,
@@ -22,9 +24,9 @@ FROM
      AND household_demographics.hd_buy_potential IN ('>10000', 'Unknown')
      AND household_demographics.hd_vehicle_count > 0
      AND (CASE
-              WHEN household_demographics.hd_vehicle_count > 0 THEN (household_demographics.hd_dep_count*1.000)/ household_demographics.hd_vehicle_count
+              WHEN household_demographics.hd_vehicle_count > 0 THEN CAST(household_demographics.hd_dep_count AS DOUBLE) / CAST(household_demographics.hd_vehicle_count AS DOUBLE)
               ELSE NULL
-          END) > 1.2
+          END) > 1.2D
      AND date_dim.d_year IN (1999,
                              1999+1,
                              1999+2)

@@ -1,5 +1,7 @@
 -- The plan's query: DataFusion keeps only the ORDER BY keys the earlier keys do not determine (it drops the
 -- others: functional dependencies on the GROUP BY keys); the rows come in the same order.
+-- And DataFusion reads 0.9 and 1.1 as fp64 and compares in decimal(30,15): each bound
+-- CAST(0.9 * CAST(rev AS double) AS decimal(30,15)), the revenue cast to decimal(30,15); stated so.
 WITH ss_items AS
   (SELECT i_item_id item_id,
           sum(ss_ext_sales_price) ss_item_rev
@@ -61,12 +63,18 @@ FROM ss_items,
      ws_items
 WHERE ss_items.item_id=cs_items.item_id
   AND ss_items.item_id=ws_items.item_id
-  AND ss_item_rev BETWEEN 0.9 * cs_item_rev AND 1.1 * cs_item_rev
-  AND ss_item_rev BETWEEN 0.9 * ws_item_rev AND 1.1 * ws_item_rev
-  AND cs_item_rev BETWEEN 0.9 * ss_item_rev AND 1.1 * ss_item_rev
-  AND cs_item_rev BETWEEN 0.9 * ws_item_rev AND 1.1 * ws_item_rev
-  AND ws_item_rev BETWEEN 0.9 * ss_item_rev AND 1.1 * ss_item_rev
-  AND ws_item_rev BETWEEN 0.9 * cs_item_rev AND 1.1 * cs_item_rev
+  AND CAST(ss_item_rev AS DECIMAL(30,15)) BETWEEN CAST(0.9D * CAST(cs_item_rev AS DOUBLE) AS DECIMAL(30,15))
+      AND CAST(1.1D * CAST(cs_item_rev AS DOUBLE) AS DECIMAL(30,15))
+  AND CAST(ss_item_rev AS DECIMAL(30,15)) BETWEEN CAST(0.9D * CAST(ws_item_rev AS DOUBLE) AS DECIMAL(30,15))
+      AND CAST(1.1D * CAST(ws_item_rev AS DOUBLE) AS DECIMAL(30,15))
+  AND CAST(cs_item_rev AS DECIMAL(30,15)) BETWEEN CAST(0.9D * CAST(ss_item_rev AS DOUBLE) AS DECIMAL(30,15))
+      AND CAST(1.1D * CAST(ss_item_rev AS DOUBLE) AS DECIMAL(30,15))
+  AND CAST(cs_item_rev AS DECIMAL(30,15)) BETWEEN CAST(0.9D * CAST(ws_item_rev AS DOUBLE) AS DECIMAL(30,15))
+      AND CAST(1.1D * CAST(ws_item_rev AS DOUBLE) AS DECIMAL(30,15))
+  AND CAST(ws_item_rev AS DECIMAL(30,15)) BETWEEN CAST(0.9D * CAST(ss_item_rev AS DOUBLE) AS DECIMAL(30,15))
+      AND CAST(1.1D * CAST(ss_item_rev AS DOUBLE) AS DECIMAL(30,15))
+  AND CAST(ws_item_rev AS DECIMAL(30,15)) BETWEEN CAST(0.9D * CAST(cs_item_rev AS DOUBLE) AS DECIMAL(30,15))
+      AND CAST(1.1D * CAST(cs_item_rev AS DOUBLE) AS DECIMAL(30,15))
 ORDER BY ss_items.item_id NULLS FIRST
 LIMIT 100;
 

@@ -1,5 +1,7 @@
 -- The plan's query: DataFusion writes the OR of equalities on one column as an IN list (the plan cannot tell them
 -- apart), in the text's order.
+-- And DataFusion reads the decimal literal as fp64: it drops `* 1.000` and divides the operands cast to fp64 (the
+-- casts written into the plan); the division stated so.
 
 SELECT c_last_name,
        c_first_name,
@@ -22,7 +24,7 @@ FROM
      AND household_demographics.hd_buy_potential IN ('Unknown', '>10000')
      AND household_demographics.hd_vehicle_count > 0
      AND CASE
-             WHEN household_demographics.hd_vehicle_count > 0 THEN (household_demographics.hd_dep_count*1.000)/ household_demographics.hd_vehicle_count
+             WHEN household_demographics.hd_vehicle_count > 0 THEN CAST(household_demographics.hd_dep_count AS DOUBLE) / CAST(household_demographics.hd_vehicle_count AS DOUBLE)
              ELSE NULL
          END > 1
      AND date_dim.d_year IN (1999,

@@ -1,5 +1,9 @@
 -- The plan's query: DataFusion keeps only the ORDER BY keys the earlier keys do not determine (it drops the
 -- others: functional dependencies on the GROUP BY keys); the rows come in the same order.
+-- And DataFusion reads 1.00 as fp64: it drops `* 1.00` and divides the operands cast to fp64; it reads
+-- coalesce(decimal(17,2), 0) in decimal(22,2) (its coercion of the integer 0); the casts stated.
+-- And DataFusion pushes ss_sold_year = 2000 through the LEFT JOINs' keys into ws's and cs's date_dim filters
+-- (Spark SQL infers it there later, after the join keys' null checks); stated in those CTEs.
 WITH ws AS
   (SELECT d_year AS ws_sold_year,
           ws_item_sk,
@@ -12,6 +16,7 @@ WITH ws AS
    AND ws_item_sk=wr_item_sk
    JOIN date_dim ON ws_sold_date_sk = d_date_sk
    WHERE wr_order_number IS NULL
+     AND d_year = 2000
    GROUP BY d_year,
             ws_item_sk,
             ws_bill_customer_sk ),
@@ -27,6 +32,7 @@ WITH ws AS
    AND cs_item_sk=cr_item_sk
    JOIN date_dim ON cs_sold_date_sk = d_date_sk
    WHERE cr_order_number IS NULL
+     AND d_year = 2000
    GROUP BY d_year,
             cs_item_sk,
             cs_bill_customer_sk ),
@@ -48,13 +54,13 @@ WITH ws AS
 SELECT ss_sold_year,
        ss_item_sk,
        ss_customer_sk,
-       round((ss_qty*1.00)/(coalesce(ws_qty,0)+coalesce(cs_qty,0)),2) ratio,
+       round(CAST(ss_qty AS DOUBLE) / CAST(coalesce(ws_qty,0)+coalesce(cs_qty,0) AS DOUBLE),2) ratio,
        ss_qty store_qty,
        ss_wc store_wholesale_cost,
        ss_sp store_sales_price,
        coalesce(ws_qty,0)+coalesce(cs_qty,0) other_chan_qty,
-       coalesce(ws_wc,0)+coalesce(cs_wc,0) other_chan_wholesale_cost,
-       coalesce(ws_sp,0)+coalesce(cs_sp,0) other_chan_sales_price
+       coalesce(CAST(ws_wc AS DECIMAL(22,2)),0)+coalesce(CAST(cs_wc AS DECIMAL(22,2)),0) other_chan_wholesale_cost,
+       coalesce(CAST(ws_sp AS DECIMAL(22,2)),0)+coalesce(CAST(cs_sp AS DECIMAL(22,2)),0) other_chan_sales_price
 FROM ss
 LEFT JOIN ws ON (ws_sold_year=ss_sold_year
                  AND ws_item_sk=ss_item_sk

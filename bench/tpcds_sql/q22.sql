@@ -1,0 +1,20 @@
+-- The plan's query: DataFusion averages an integer column in fp64 and writes the cast into the plan
+-- (avg(cast(x AS double))), as Spark's avg computes it; the cast stated.
+SELECT i_product_name ,
+       i_brand ,
+       i_class ,
+       i_category ,
+       avg(cast(inv_quantity_on_hand AS double)) qoh
+FROM inventory ,
+     date_dim ,
+     item
+WHERE inv_date_sk=d_date_sk
+  AND inv_item_sk=i_item_sk
+  AND d_month_seq BETWEEN 1200 AND 1200 + 11
+GROUP BY rollup(i_product_name ,i_brand ,i_class ,i_category)
+ORDER BY qoh NULLS FIRST,
+         i_product_name NULLS FIRST,
+         i_brand NULLS FIRST,
+         i_class NULLS FIRST,
+         i_category NULLS FIRST
+LIMIT 100;
