@@ -1,13 +1,17 @@
 -- The plan's query: DataFusion decorrelates the scalar subquery into an aggregate per category (its avg cast to
--- fp64) joined last as a LEFT SEMI join whose condition compares cast(i_current_price AS decimal(30,15)) with
--- 1.2 * avg in fp64 cast to decimal(30,15); stated as an EXISTS over that aggregate.
+-- fp64) joined last, after all the other joins, whose condition compares cast(i_current_price AS decimal(30,15))
+-- with 1.2 * avg in fp64 cast to decimal(30,15); stated, in its join order.
 SELECT a.ca_state state,
        count(*) cnt
 FROM customer_address a ,
      customer c ,
      store_sales s ,
      date_dim d ,
-     item i
+     item i,
+  (SELECT i_category,
+          cast(avg(i_current_price) AS double) AS avg_price
+   FROM item
+   GROUP BY i_category) j
 WHERE a.ca_address_sk = c.c_current_addr_sk
   AND c.c_customer_sk = s.ss_customer_sk
   AND s.ss_sold_date_sk = d.d_date_sk
@@ -17,15 +21,8 @@ WHERE a.ca_address_sk = c.c_current_addr_sk
      FROM date_dim
      WHERE d_year = 2001
        AND d_moy = 1 )
-  AND EXISTS
-    (SELECT 1
-     FROM
-       (SELECT i_category,
-               cast(avg(i_current_price) AS double) AS avg_price
-        FROM item
-        GROUP BY i_category) j
-     WHERE j.i_category = i.i_category
-       AND cast(i.i_current_price AS decimal(30,15)) > cast(1.2 * j.avg_price AS decimal(30,15)))
+  AND j.i_category = i.i_category
+  AND cast(i.i_current_price AS decimal(30,15)) > cast(1.2 * j.avg_price AS decimal(30,15))
 GROUP BY a.ca_state
 HAVING count(*) >= 10
 ORDER BY cnt NULLS FIRST,

@@ -1,6 +1,5 @@
--- The plan's query: DataFusion writes the IN list of three states as an OR of equalities, and each subquery's join
--- with date_dim (whose columns nothing above uses) as a LEFT SEMI join; stated (the semi joins as IN subqueries,
--- d_moy BETWEEN as the two comparisons it writes).
+-- The plan's query: DataFusion writes each subquery's join with date_dim (whose columns nothing above uses) as a
+-- LEFT SEMI join; stated as IN subqueries (and d_moy BETWEEN as the two comparisons it writes).
 SELECT cd_gender,
        cd_marital_status,
        cd_education_status,
@@ -13,9 +12,9 @@ FROM customer c,
      customer_address ca,
      customer_demographics
 WHERE c.c_current_addr_sk = ca.ca_address_sk
-  AND (ca_state = 'KY'
-       OR ca_state = 'GA'
-       OR ca_state = 'NM')
+  AND ca_state IN ('KY',
+                   'GA',
+                   'NM')
   AND cd_demo_sk = c.c_current_cdemo_sk
   AND EXISTS
     (SELECT *
