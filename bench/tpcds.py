@@ -122,8 +122,9 @@ PLAN_DIFFERENCES: dict[int, str] = {
     4: f"{_DECLARED}: the literal 0 as decimal(38,23) (0E-23), each ratio cast to decimal(38,10)",
     5: f"{_ROLLUP}; one Project node more in ours (not read further)",
     6: _CHECKED_CAST_IN_JOIN,
-    8: "INTERSECT: DataFusion writes it as a LEFT SEMI join on null-safe keys over the distinct left side, in its own "
-    "order (the distinct above vs below the semi join)",
+    8: "the INTERSECT stated as DataFusion writes it (the DISTINCT of the left side, then a LEFT SEMI join on "
+    "null-safe equality): Spark pushes Spark SQL's semi join below the DISTINCT's aggregate, not ours (ours: "
+    "consumer/translation/relations/join.py _spark_semi, EXISTS over a null-safe comparison; not read further)",
     10: _PREDICATE_OR,
     11: _FP_DIVIDE,
     12: _FP_DIVIDE + "; the window's sum computed over the fp64 product",
@@ -147,7 +148,8 @@ PLAN_DIFFERENCES: dict[int, str] = {
     36: f"{_FP_DIVIDE}; so the UNION's DISTINCT groups by an fp64 (NaN/zero normalisation); rank() declared i64 "
     "(a cast to bigint)",
     40: _COALESCE,
-    44: f"{_CHECKED_CAST}; rank() declared i64 (a cast to bigint)",
+    44: f"{_CHECKED_CAST}; that CASE repeats the scalar subquery 0.9 * avg(...), so ours has three Subquery "
+    "nodes where Spark SQL's plan has one; rank() declared i64 (a cast to bigint)",
     45: _PREDICATE_OR,
     47: "rank() declared i64 (a cast to bigint) and `rn + 1`, `rn - 1` in decimal(20,0) (DataFusion's coercion of "
     "u64 with i64): the lag/lead joins' keys are casts in ours",
@@ -166,10 +168,11 @@ PLAN_DIFFERENCES: dict[int, str] = {
     66: f"{_DECLARED} (the division's operands)",
     67: f"{_ROLLUP}; one Project node more in ours (not read further)",
     70: f"{_ROLLUP}; GROUPING() as DataFusion lowers it, over its grouping id; two Project nodes more in ours",
-    69: f"{_JOIN_ORDER} (NOT EXISTS as anti joins in DataFusion's order)",
+    69: "one Project node more in ours: DataFusion's plan computes count(*) once and a Project over the aggregate "
+    "repeats it as cnt1, cnt2, cnt3 (Spark SQL's aggregate outputs the three)",
     73: _FP_DIVIDE + " (hd_dep_count * 1.000 / hd_vehicle_count)",
     74: _CONJUNCTS,
-    75: f"{_CHECKED_CAST}; the aggregate's place in DataFusion's plan",
+    75: f"{_CHECKED_CAST_IN_JOIN} (the ratio of the counts cast to decimal(17,2))",
     77: f"{_ROLLUP}; {_COALESCE}",
     78: _FP_DIVIDE,
     80: f"{_ROLLUP}; {_COALESCE}",
@@ -184,7 +187,6 @@ PLAN_DIFFERENCES: dict[int, str] = {
     92: _CHECKED_CAST + " (the Project holding the checked cast's CASE)",
     93: "DataFusion puts the CASE into the sum's argument (sum(CASE …)) with its integer difference cast to "
     "decimal(20,0); Spark SQL computes it in a Project below",
-    95: "DataFusion's join order: the two IN subqueries' semi joins before the dimension joins (Spark SQL's after)",
     98: _FP_DIVIDE,
     99: "as q62: DataFusion's common-subexpression elimination (the date difference computed once)",
 }
