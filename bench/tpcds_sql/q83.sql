@@ -1,5 +1,6 @@
 -- The plan's query: DataFusion keeps only the ORDER BY keys the earlier keys do not determine (it drops the
--- others: functional dependencies on the GROUP BY keys); the rows come in the same order.
+-- others: functional dependencies on the GROUP BY keys); the rows come in the same order. And it compares d_date with
+-- the text's strings as dates (the literals cast to date; Spark SQL would cast the column to string).
 WITH sr_items AS
   (SELECT i_item_id item_id,
           sum(sr_return_quantity) sr_item_qty
@@ -13,9 +14,9 @@ WITH sr_items AS
         WHERE d_week_seq IN
             (SELECT d_week_seq
              FROM date_dim
-             WHERE d_date IN ('2000-06-30',
-                              '2000-09-27',
-                              '2000-11-17')))
+             WHERE d_date IN (cast('2000-06-30' AS date),
+                              cast('2000-09-27' AS date),
+                              cast('2000-11-17' AS date))))
      AND sr_returned_date_sk = d_date_sk
    GROUP BY i_item_id),
      cr_items AS
@@ -31,9 +32,9 @@ WITH sr_items AS
         WHERE d_week_seq IN
             (SELECT d_week_seq
              FROM date_dim
-             WHERE d_date IN ('2000-06-30',
-                              '2000-09-27',
-                              '2000-11-17')))
+             WHERE d_date IN (cast('2000-06-30' AS date),
+                              cast('2000-09-27' AS date),
+                              cast('2000-11-17' AS date))))
      AND cr_returned_date_sk = d_date_sk
    GROUP BY i_item_id),
      wr_items AS
@@ -49,9 +50,9 @@ WITH sr_items AS
         WHERE d_week_seq IN
             (SELECT d_week_seq
              FROM date_dim
-             WHERE d_date IN ('2000-06-30',
-                              '2000-09-27',
-                              '2000-11-17')))
+             WHERE d_date IN (cast('2000-06-30' AS date),
+                              cast('2000-09-27' AS date),
+                              cast('2000-11-17' AS date))))
      AND wr_returned_date_sk = d_date_sk
    GROUP BY i_item_id)
 SELECT sr_items.item_id ,

@@ -1,13 +1,15 @@
 -- The plan's query: DataFusion writes count(DISTINCT order number) beside plain sums as two aggregates: the sums
--- per order number, then count(order number) and the sums of those sums (the same result).
+-- per order number, then count(order number) and the sums of those sums (the same result). And it writes the joins
+-- whose columns nothing above uses (ws2 in ws_wh, ws_wh in the web_returns subquery) as LEFT SEMI joins: stated as
+-- EXISTS and IN.
 WITH ws_wh AS
-  (SELECT ws1.ws_order_number,
-          ws1.ws_warehouse_sk wh1,
-          ws2.ws_warehouse_sk wh2
-   FROM web_sales ws1,
-        web_sales ws2
-   WHERE ws1.ws_order_number = ws2.ws_order_number
-     AND ws1.ws_warehouse_sk <> ws2.ws_warehouse_sk)
+  (SELECT ws1.ws_order_number
+   FROM web_sales ws1
+   WHERE EXISTS
+       (SELECT 1
+        FROM web_sales ws2
+        WHERE ws1.ws_order_number = ws2.ws_order_number
+          AND ws1.ws_warehouse_sk <> ws2.ws_warehouse_sk))
 SELECT count(ws_order_number) AS "order count",
        sum(ship_cost) AS "total shipping cost",
        sum(net_profit) AS "total net profit"
@@ -30,9 +32,10 @@ WHERE d_date BETWEEN '1999-02-01' AND cast('1999-04-02' AS date)
      FROM ws_wh)
   AND ws1.ws_order_number IN
     (SELECT wr_order_number
-     FROM web_returns,
-          ws_wh
-     WHERE wr_order_number = ws_wh.ws_order_number)
+     FROM web_returns
+     WHERE wr_order_number IN
+         (SELECT ws_order_number
+          FROM ws_wh))
    GROUP BY ws_order_number) orders
 ORDER BY count(ws_order_number)
 LIMIT 100;
