@@ -337,6 +337,34 @@ def test_integer_to_decimal_is_checked_only_where_a_value_can_overflow(spark, va
         assert tuples(thrown.collect()) == [(decimal.Decimal(value),)]
 
 
+@pytest.mark.parametrize(
+    "value, source, target, checked, want",
+    [
+        # 1.2 * a decimal(7,2) is under 1.2e5: it fits decimal(30,15)'s 15 integer digits, whatever the value
+        (decimal.Decimal("99999.99"), decimal_(7, 2), decimal_(30, 15), False, decimal.Decimal("119999.988")),
+        # 1.2 * a decimal(21,6) can pass 10^15: checked, and this one does
+        (decimal.Decimal("999999999999999"), decimal_(21, 6), decimal_(17, 2), True, None),
+        (1e20, fp64(), decimal_(30, 15), True, None),  # a float column has no bound
+    ],
+    ids=["bounded", "can-overflow", "float-column"],
+)
+def test_fp64_product_cast_to_decimal_is_checked_only_where_it_can_overflow(
+    spark, value, source, target, checked, want
+):
+    """DataFusion's `CAST(1.2 * CAST(x AS DOUBLE) AS DECIMAL(30,15))` (TPC-DS q01) with THROW_EXCEPTION: where the
+    operands' types bound the product within the target, Spark's plain cast, as in Spark SQL's plan; else the
+    check, which fails on the value that does not fit."""
+    b = PlanBuilder()
+    product = b.call("multiply:fp64_fp64", cast(field(0), fp64()), lit(1.2, fp64()), out=fp64())
+    thrown = _b_project(b, spark, virtual(["v"], [source], [(value,)]), 1, [cast(product, target, throw=True)], ["v"])
+    assert ("raise_error" in thrown._jdf.queryExecution().optimizedPlan().toString()) is checked
+    if checked:
+        with pytest.raises(Exception, match="cast"):
+            thrown.collect()
+    else:
+        assert abs(tuples(thrown.collect())[0][0] - want) < decimal.Decimal("1e-9")
+
+
 def test_cast_string_to_date_failure(spark):
     src = virtual(["s"], [string()], [("2020-02-30x",), ("2021-06-15",)])
     got = project_exprs(spark, src, 1, [cast(field(0), date())], ["d"])

@@ -24,6 +24,7 @@ from .functions import PREDICATES, Call
 from .functions.argument_types import comparable as comparable_families
 from .functions.argument_types import string_read_as
 from .in_lists import in_list
+from .magnitude import fits_decimal, magnitude
 from .scope import Scope, Typed
 
 if TYPE_CHECKING:
@@ -349,6 +350,8 @@ def cast(cx: SubstraitConsumer, e: Expression.Cast, scope: Scope, path: str) -> 
     if in_range is not None:
         fits = in_range if fits is None else fits & in_range
     throw = e.failure_behavior == Expression.Cast.FAILURE_BEHAVIOR_THROW_EXCEPTION
+    if throw and in_range is None and isinstance(target, T.DecimalType) and not _cannot_fail(value.type, target):
+        throw = not fits_decimal(magnitude(cx, e.input, scope, f"{path}.input"), target)  # then it cannot fail
     if throw and (in_range is not None or not _cannot_fail(value.type, target)):
         # Spark's non-ANSI cast yields NULL for a value it cannot convert; the plan asked for an error.
         message = f"cast to {target.simpleString()} failed at {path}"
