@@ -62,6 +62,19 @@ _SWAPPED = {
 }
 
 
+def _computes(cx: SubstraitConsumer, rel: Relation) -> bool:
+    """Whether `rel`'s pending projection computes a column (a ProjectRel expression, not a column reference):
+    Spark SQL evaluates such a projection below the join, where the plan has it (`SUBSTRING(x, 1, 20) AS y` in a
+    subquery read in FROM), not above it."""
+    return rel.projection is not None and any(n in cx.computed_columns for n in rel.names)
+
+
+def _renames_only(rel: Relation) -> bool:
+    """Whether `rel`'s pending projection (if any) only gives frame columns new names (a table read again,
+    `read.py`): Spark SQL tells the two reads apart without a Project, so none is made below the join."""
+    return rel.projection is None or all(n in rel.projection.renames for n in rel.projection.exprs)
+
+
 def _concat(left: Relation, right: Relation) -> Relation:
     """The record a join condition sees: left columns then right columns (a view, not a DataFrame op)."""
     return beside(left, right, [*left.names, *right.names], [*left.types, *right.types], left.frame)
@@ -290,10 +303,13 @@ def join_inputs(
     deferred = jt in _NULLABLE and left.can_defer() and right.can_defer()
     if deferred:
         # Pending projections stay pending through the join, except on a side the join may fill with NULLs
-        # (materialised first: side_by_side then sees the frames the join will join).
+        # (materialised first: side_by_side then sees the frames the join will join) unless they only rename
+        # columns (a NULL row's column is NULL under any name), and except one that computes a column.
         sides = [left, right]
         for side in _NULLABLE[jt]:
-            sides[side] = sides[side].materialized()
+            if not _renames_only(sides[side]):
+                sides[side] = sides[side].materialized()
+        sides = [s.materialized() if _computes(cx, s) else s for s in sides]
         left, right = side_by_side(sides[0], sides[1])
     else:
         left, right = left.materialized(), right.materialized()
