@@ -328,19 +328,30 @@ def test_table_read_twice_has_spark_sqls_plan(spark, tmp_path):
         spark.catalog.dropTempView("people")
 
 
-def test_table_read_again_on_the_outer_side_of_a_left_join_is_not_renamed(spark, shape_f):
+def test_table_read_again_on_the_outer_side_of_a_left_join_is_not_renamed(spark, tmp_path):
     """A table read again on the side of a LEFT join that may be NULL (TPC-DS q05: web_returns LEFT JOIN
     web_sales, web_sales read before): its columns only get new names, which a NULL row keeps, so no renaming
     Project is made over its scan below the join — Spark SQL tells the two reads apart by attribute alone."""
+    from substrait_spark.consumer import TableMapResolver
+
+    path = str(tmp_path / "people.parquet")
+    spark.createDataFrame(
+        [(1, "ann", None), (2, "bob", 1), (3, None, 1)], "id int, name string, boss int"
+    ).write.parquet(path)
     b = PlanBuilder()
-    hits = filter_(shape_f, b.call("is_not_null", field(1)))
-    pairs = join(shape_f, hits, JoinRel.JOIN_TYPE_LEFT, b.call("equal", field(0), field(2)), emit=[0, 3])
-    ours = run(b.plan(pairs, ["k", "hit"]), spark)
-    sql = spark.sql(
-        "SELECT a.k, h.mode AS hit FROM shape_f a LEFT JOIN (SELECT * FROM shape_f WHERE mode IS NOT NULL) h"
-        " ON a.k = h.k"
-    )
-    _assert_sqls_plan_and_rows(ours, sql)
+    table = named("people", ["id", "name", "boss"], [i32(), string(), i32()])
+    bosses = filter_(table, b.call("is_not_null", field(1)))
+    pairs = join(table, bosses, JoinRel.JOIN_TYPE_LEFT, b.call("equal", field(2), field(3)), emit=[1, 4])
+    ours = run(b.plan(pairs, ["name", "boss_name"]), spark, TableMapResolver.from_tables_dir(tmp_path))
+    spark.read.parquet(path).createOrReplaceTempView("people")
+    try:
+        sql = spark.sql(
+            "SELECT p.name, b.name AS boss_name FROM people p"
+            " LEFT JOIN (SELECT * FROM people WHERE name IS NOT NULL) b ON p.boss = b.id"
+        )
+        _assert_sqls_plan_and_rows(ours, sql)
+    finally:
+        spark.catalog.dropTempView("people")
 
 
 def test_table_read_again_after_its_first_read_is_projected_away(spark, tmp_path):

@@ -70,9 +70,13 @@ def _computes(cx: SubstraitConsumer, rel: Relation) -> bool:
 
 
 def _renames_only(rel: Relation) -> bool:
-    """Whether `rel`'s pending projection (if any) only gives frame columns new names (a table read again,
-    `read.py`): Spark SQL tells the two reads apart without a Project, so none is made below the join."""
-    return rel.projection is None or all(n in rel.projection.renames for n in rel.projection.exprs)
+    """Whether `rel`'s pending projection only gives its frame's columns, all of them in their order, new names (a
+    table read again, `read.py`): Spark SQL tells the two reads apart without a Project, so none is made below the
+    join. A projection that drops or reorders columns is made there, as Spark SQL's column pruning makes it."""
+    p = rel.projection
+    if p is None or not p.exprs or rel.hidden:
+        return p is None
+    return set(p.exprs) <= set(p.renames) and [p.renames.get(n, n) for n in rel.names] == list(p.frame_names)
 
 
 def _concat(left: Relation, right: Relation) -> Relation:
