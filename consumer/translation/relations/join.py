@@ -70,13 +70,17 @@ def _computes(cx: SubstraitConsumer, rel: Relation) -> bool:
 
 
 def _renames_only(rel: Relation) -> bool:
-    """Whether `rel`'s pending projection only gives its frame's columns, all of them in their order, new names (a
-    table read again, `read.py`): Spark SQL tells the two reads apart without a Project, so none is made below the
-    join. A projection that drops or reorders columns is made there, as Spark SQL's column pruning makes it."""
+    """Whether `rel`'s pending projection only gives frame columns new names, in the frame's order (a table read
+    again, `read.py`): Spark SQL tells the two reads apart without a Project, so none is made below the join. A
+    projection that reorders columns is made there, as Spark SQL's plan has it."""
     p = rel.projection
     if p is None or not p.exprs or rel.hidden:
         return p is None
-    return set(p.exprs) <= set(p.renames) and [p.renames.get(n, n) for n in rel.names] == list(p.frame_names)
+    if not set(p.exprs) <= set(p.renames):
+        return False
+    frame = [f.lower() for f in p.frame_names]
+    at = [frame.index(p.renames.get(n, n).lower()) if p.renames.get(n, n).lower() in frame else -1 for n in rel.names]
+    return -1 not in at and at == sorted(set(at))
 
 
 def _concat(left: Relation, right: Relation) -> Relation:
