@@ -331,6 +331,32 @@ def test_table_read_twice_has_spark_sqls_plan(spark, tmp_path):
         spark.catalog.dropTempView("people")
 
 
+def test_table_read_again_on_the_outer_side_of_a_left_join_is_not_renamed(spark, tmp_path):
+    """A table read again on the side of a LEFT join that may be NULL (TPC-DS q05: web_returns LEFT JOIN
+    web_sales, web_sales read before): its columns only get new names, which a NULL row keeps, so no renaming
+    Project is made over its scan below the join — Spark SQL tells the two reads apart by attribute alone."""
+    from substrait_spark.consumer import TableMapResolver
+
+    path = str(tmp_path / "people.parquet")
+    spark.createDataFrame(
+        [(1, "ann", None), (2, "bob", 1), (3, None, 1)], "id int, name string, boss int"
+    ).write.parquet(path)
+    b = PlanBuilder()
+    table = named("people", ["id", "name", "boss"], [i32(), string(), i32()])
+    bosses = filter_(table, b.call("is_not_null", field(1)))
+    pairs = join(table, bosses, JoinRel.JOIN_TYPE_LEFT, b.call("equal", field(2), field(3)), emit=[1, 4])
+    ours = run(b.plan(pairs, ["name", "boss_name"]), spark, TableMapResolver.from_tables_dir(tmp_path))
+    spark.read.parquet(path).createOrReplaceTempView("people")
+    try:
+        sql = spark.sql(
+            "SELECT p.name, b.name AS boss_name FROM people p"
+            " LEFT JOIN (SELECT * FROM people WHERE name IS NOT NULL) b ON p.boss = b.id"
+        )
+        _assert_sqls_plan_and_rows(ours, sql)
+    finally:
+        spark.catalog.dropTempView("people")
+
+
 def test_table_read_again_after_its_first_read_is_projected_away(spark, tmp_path):
     """The first read of a table leaves the join through a projection that keeps none of its columns, then the table
     is read again (DuckDB's TPC-H q08: nation for the customer, later nation for the supplier): the projection is
@@ -426,6 +452,30 @@ def test_substring_is_spark_sqls_substring(spark, shape_f):
     ours = run(b.plan(rel, ["c"]), spark)
     assert "substring(" in physical_plan(ours) and "substr(" not in physical_plan(ours)
     _assert_sqls_plan_and_rows(ours, spark.sql("SELECT substring(mode, 1, 2) AS c FROM shape_f"))
+
+
+@pytest.fixture(scope="module")
+def shape_g(spark, tmp_path_factory):
+    """A second table in a parquet file (regions by id), to join to `shape_f`."""
+    path = str(tmp_path_factory.mktemp("shape") / "shape_g.parquet")
+    spark.createDataFrame([(1, "north"), (2, "south"), (5, None)], "id int, name string").write.parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("shape_g")
+    yield named("shape_g", ["id", "name"], [i32(), string()])
+    spark.catalog.dropTempView("shape_g")
+
+
+def test_projection_computed_below_a_join_stays_below_it(spark, shape_f, shape_g):
+    """A derived table that computes a column (`SUBSTRING(w_warehouse_name, 1, 20) AS w_substr` over warehouse,
+    TPC-DS q62/q99) joined to another table: Spark SQL evaluates it below the join, in a Project over that
+    table's scan, not above the join."""
+    b = PlanBuilder()
+    short = project(shape_g, b.call("substring", field(1), lit(1), lit(2)), field(0), emit=[2, 3])
+    rel = join(shape_f, short, JoinRel.JOIN_TYPE_INNER, b.call("equal", field(0), field(3)), emit=[1, 2])
+    ours = run(b.plan(rel, ["mode", "c"]), spark)
+    sql = spark.sql(
+        "SELECT a.mode, s.c FROM shape_f a JOIN (SELECT substring(name, 1, 2) AS c, id FROM shape_g) s ON a.k = s.id"
+    )
+    _assert_sqls_plan_and_rows(ours, sql)
 
 
 def _grouped_by_projection(b: PlanBuilder, table, key):

@@ -1,21 +1,35 @@
 -- The plan's query: DataFusion keeps only the ORDER BY keys the earlier keys do not determine (it drops the
 -- others: functional dependencies on the GROUP BY keys); the rows come in the same order.
+-- rank() as the i64 it returns in Substrait (Spark's rank is an int), cast where the plan computes it (before the
+-- average's window), and the lag/lead join keys as the plan
+-- compares them: `rn` cast to decimal(21,0) against the other's `rn` cast to decimal(20,0) plus or minus 1
+-- (DataFusion's coercion of its u64 rank with the i64 literal); the window averages the aggregate's own sum column
+-- (avg(sum_sales), as the plan's window reads it), not a second sum computed beside it. The same rows.
 WITH v1 AS
   (SELECT i_category,
           i_brand,
           cc_name,
           d_year,
           d_moy,
-          sum(cs_sales_price) sum_sales,
-          avg(sum(cs_sales_price)) OVER (PARTITION BY i_category,
+          sum_sales,
+          avg(sum_sales) OVER (PARTITION BY i_category,
                                                       i_brand,
                                                       cc_name,
                                                       d_year) avg_monthly_sales,
-                                        rank() OVER (PARTITION BY i_category,
+          rn
+   FROM
+     (SELECT i_category, i_brand, cc_name, d_year, d_moy, sum_sales,
+                                        CAST(rank() OVER (PARTITION BY i_category,
                                                                   i_brand,
                                                                   cc_name
                                                      ORDER BY d_year,
-                                                              d_moy) rn
+                                                              d_moy) AS bigint) rn
+      FROM (SELECT i_category,
+          i_brand,
+          cc_name,
+          d_year,
+          d_moy,
+             sum(cs_sales_price) sum_sales
    FROM item,
         catalog_sales,
         date_dim,
@@ -32,7 +46,7 @@ WITH v1 AS
             i_brand,
             cc_name,
             d_year,
-            d_moy),
+            d_moy) grouped) ranked),
      v2 AS
   (SELECT v1.i_category,
           v1.i_brand,
@@ -52,8 +66,8 @@ WITH v1 AS
      AND v1.i_brand = v1_lead.i_brand
      AND v1. cc_name = v1_lag. cc_name
      AND v1. cc_name = v1_lead. cc_name
-     AND v1.rn = v1_lag.rn + 1
-     AND v1.rn = v1_lead.rn - 1)
+     AND CAST(v1.rn AS decimal(21,0)) = CAST(v1_lag.rn AS decimal(20,0)) + 1
+     AND CAST(v1.rn AS decimal(21,0)) = CAST(v1_lead.rn AS decimal(20,0)) - 1)
 SELECT *
 FROM v2
 WHERE d_year = 1999

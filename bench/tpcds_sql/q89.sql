@@ -1,8 +1,12 @@
 -- The plan's query: DataFusion keeps only the ORDER BY keys the earlier keys do not determine (it drops the
 -- others: functional dependencies on the GROUP BY keys); the rows come in the same order.
+-- The window averages the aggregate's own sum column (avg(sum_sales) over the grouped rows, as the plan's window
+-- reads it), not a second sum(ss_sales_price) computed beside it for the window; the same values.
 
 SELECT * from
-  (SELECT i_category, i_class, i_brand, s_store_name, s_company_name, d_moy, sum(ss_sales_price) sum_sales, avg(sum(ss_sales_price)) OVER (PARTITION BY i_category, i_brand, s_store_name, s_company_name) avg_monthly_sales
+  (SELECT i_category, i_class, i_brand, s_store_name, s_company_name, d_moy, sum_sales, avg(sum_sales) OVER (PARTITION BY i_category, i_brand, s_store_name, s_company_name) avg_monthly_sales
+   FROM
+  (SELECT i_category, i_class, i_brand, s_store_name, s_company_name, d_moy, sum(ss_sales_price) sum_sales
    FROM item, store_sales, date_dim, store
    WHERE ss_item_sk = i_item_sk
      AND ss_sold_date_sk = d_date_sk
@@ -12,7 +16,7 @@ SELECT * from
            AND i_class IN ('computers','stereo','football') )
           OR (i_category IN ('Men','Jewelry','Women')
               AND i_class IN ('shirts','birdal','dresses')))
-   GROUP BY i_category, i_class, i_brand, s_store_name, s_company_name, d_moy) tmp1
+   GROUP BY i_category, i_class, i_brand, s_store_name, s_company_name, d_moy) grouped) tmp1
 WHERE CASE
           WHEN (avg_monthly_sales <> 0) THEN (abs(sum_sales - avg_monthly_sales) / avg_monthly_sales)
           ELSE NULL

@@ -62,6 +62,27 @@ _SWAPPED = {
 }
 
 
+def _computes(cx: SubstraitConsumer, rel: Relation) -> bool:
+    """Whether `rel`'s pending projection computes a column (a ProjectRel expression, not a column reference):
+    Spark SQL evaluates such a projection below the join, where the plan has it (`SUBSTRING(x, 1, 20) AS y` in a
+    subquery read in FROM), not above it."""
+    return rel.projection is not None and any(n in cx.computed_columns for n in rel.names)
+
+
+def _renames_only(rel: Relation) -> bool:
+    """Whether `rel`'s pending projection only gives frame columns new names, in the frame's order (a table read
+    again, `read.py`): Spark SQL tells the two reads apart without a Project, so none is made below the join. A
+    projection that reorders columns is made there, as Spark SQL's plan has it."""
+    p = rel.projection
+    if p is None or not p.exprs or rel.hidden:
+        return p is None
+    if not set(p.exprs) <= set(p.renames):
+        return False
+    frame = [f.lower() for f in p.frame_names]
+    at = [frame.index(p.renames.get(n, n).lower()) if p.renames.get(n, n).lower() in frame else -1 for n in rel.names]
+    return -1 not in at and at == sorted(set(at))
+
+
 def _concat(left: Relation, right: Relation) -> Relation:
     """The record a join condition sees: left columns then right columns (a view, not a DataFrame op)."""
     return beside(left, right, [*left.names, *right.names], [*left.types, *right.types], left.frame)
@@ -290,10 +311,13 @@ def join_inputs(
     deferred = jt in _NULLABLE and left.can_defer() and right.can_defer()
     if deferred:
         # Pending projections stay pending through the join, except on a side the join may fill with NULLs
-        # (materialised first: side_by_side then sees the frames the join will join).
+        # (materialised first: side_by_side then sees the frames the join will join) unless they only rename
+        # columns (a NULL row's column is NULL under any name), and except one that computes a column.
         sides = [left, right]
         for side in _NULLABLE[jt]:
-            sides[side] = sides[side].materialized()
+            if not _renames_only(sides[side]):
+                sides[side] = sides[side].materialized()
+        sides = [s.materialized() if _computes(cx, s) else s for s in sides]
         left, right = side_by_side(sides[0], sides[1])
     else:
         left, right = left.materialized(), right.materialized()
