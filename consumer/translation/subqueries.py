@@ -27,7 +27,7 @@ from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..walk import children, descendants, value_args
-from . import marks
+from . import marks, spark_subqueries
 from .functions import COMPARISONS
 from .relation import ColumnComparison, Relation, all_of, column, conjunction, quote, side_by_side
 from .scope import Hosted, Scope, Truth, Typed
@@ -306,12 +306,7 @@ def spark_in(
 
 
 def _in_sql(cx: SubstraitConsumer, needles: Sequence[str], body: Relation, columns: Sequence[str]) -> Column:
-    body = body.materialized()
-    view = cx.register_view(body.df.select(*[column(n) for n in columns]))
-    left = ", ".join(quote(n) for n in needles)
-    right = ", ".join(quote(n) for n in columns)
-    needle = left if len(needles) == 1 else f"({left})"
-    return F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")
+    return spark_subqueries.within(cx, needles, body.materialized().df, columns)
 
 
 def _spark_exists(cx: SubstraitConsumer, host: Relation, body: Relation, negated: bool) -> Relation | None:
@@ -336,10 +331,13 @@ def spark_exists(
     read = _unrenamed(body, given) if given and len(given) == len(comparisons) else None
     computed = host.projection.exprs if host.projection is not None else {}
     if read is not None and all(
-        c.outer in host.columns() and c.outer not in computed and host.frame.columns.count(c.outer) == 1 for c in given
+        c.outer in host.columns() and c.outer not in computed and host.columns().count(c.outer) == 1 for c in given
     ):
         # The body's columns only renamed: the subquery reads its frame, with no renaming Project (a table read
-        # again keeps its own names there). Both sides qualified, as the names may be the same.
+        # again keeps its own names there). Both sides qualified, as the names may be the same (the API's outer
+        # columns are the host's whatever the names).
+        if spark_subqueries.has_api(body.frame):
+            return host.over(host.frame.filter(spark_subqueries.correlated_exists(body.frame, given, negated, read)))
         view, alias = cx.register_view(body.frame), cx.names.fresh()
         qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
         exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
@@ -359,9 +357,11 @@ def _exists_sql(
     the predicates read), correlated with `host` by `comparisons`; None when they cannot be written so
     (`_correlation_sql`)."""
     body = body.materialized()
-    where = _correlation_sql(host, body.df.columns, comparisons)
+    where = _correlation_sql(host, body.columns(), comparisons)
     if where is None:
         return None
+    if spark_subqueries.has_api(body.df):
+        return spark_subqueries.correlated_exists(body.df, [c for c in comparisons if c is not None], negated)
     view = cx.register_view(body.df)
     return F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
 
@@ -388,7 +388,7 @@ def _correlation_sql(
         return None
     frame_columns = set(host.columns())
     computed = host.projection.exprs if host.projection is not None else {}
-    outer = host.frame.columns
+    outer = host.columns()
     for c in comparisons:
         assert c is not None
         if c.outer not in frame_columns or c.outer in computed or c.outer in inner or outer.count(c.outer) != 1:
@@ -401,7 +401,7 @@ def _unrenamed(body: Relation, comparisons: Sequence[ColumnComparison]) -> dict[
     (each one once in the frame), else None."""
     if body.projection is None:
         return None
-    frame = [n.lower() for n in body.frame.columns]
+    frame = [n.lower() for n in body.columns()]
     read = {}
     for c in comparisons:
         inner = c.right if c.left == c.outer else c.left
@@ -539,9 +539,8 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     if len(body.names) != 1:
         raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
     if not body.pending:
-        view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
-        col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
-        return Hosted(host, col), body.types[0]
+        one = body.df.select(body.col(0)) if body.hidden else body.df  # df: its one column
+        return Hosted(host, spark_subqueries.scalar(cx, one, body.names[0])), body.types[0]
     count_output = body.count_bug and body.keyed and outputs_count(cx, sc.input)
     if body.count_bug and not count_output:
         raise UnsupportedFeatureError(

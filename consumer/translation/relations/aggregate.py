@@ -15,6 +15,7 @@ from ...errors import PlanInvalidError, UnsupportedFeatureError
 from ...loading.extensions import FunctionRef
 from ...types import spark_type
 from ...walk import plain_field
+from .. import spark_subqueries
 from ..expressions import function_arguments, options_of
 from ..functions import Call
 from ..relation import Correlation, Relation, column, union_all
@@ -191,7 +192,7 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
                 ],
                 [(m.col, n) for m, n in zip(measures, measure_names, strict=True)],
                 spark_id,
-                cx.register_view,
+                functools.partial(spark_subqueries.exists, cx, negated=True),
             )
             set_col = grouping_sets.set_column(shape, sets, ids, column(spark_id))
             df = df.select(*[column(n) for n in names], set_col.alias(gid))

@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..relation import column, quote
+from ..relation import column
 
 
 class GroupingForm(Enum):
@@ -97,15 +97,16 @@ def grouped_frame(
     keys: Sequence[Key],
     measures: Sequence[tuple[Column, str]],
     id_name: str,
-    view_of: Callable[[DataFrame], str],
+    no_rows_in: Callable[[DataFrame], Column],
 ) -> DataFrame:
     """The aggregate over `frame` grouped by `shape`: the keys (by key index), the measures (expression, name),
     then Spark's grouping id named `id_name`.
 
     Over no rows Spark's Expand leaves no row for the empty set, where SQL and Substrait keep one (the measures
-    over no rows: count 0, the others NULL). That row is added where the input has none: NOT EXISTS over a
-    per-run view of the input (`view_of`), which Spark runs as a scalar subquery of the input's first row — it
-    runs the input's pipeline again until a row comes (TPC-DS q05 at sf 1: 1.4 s of its 3 s; bench/RESULTS.md).
+    over no rows: count 0, the others NULL). That row is added where the input has none: NOT EXISTS over the
+    input (`no_rows_in`, `spark_subqueries.exists`), which Spark runs as a scalar subquery of the input's first
+    row — it runs the input's pipeline again until a row comes (TPC-DS q05 at sf 1: 1.4 s of its 3 s;
+    bench/RESULTS.md).
     Written as a subquery, not a DataFrame join: a join of two frames holding the same input is ambiguous to
     Spark's analyzer where the input's columns are bound to their frames."""
     cols = [keys[k].grouped() for k in shape.order]
@@ -128,8 +129,7 @@ def grouped_frame(
         *[column(name) for _, name in measures],
         F.lit(shape.spark_id([])).cast("long").alias(id_name),
     )
-    empty = F.expr(f"NOT EXISTS (SELECT 1 FROM {quote(view_of(frame))})")
-    return df.unionAll(total.where(empty))
+    return df.unionAll(total.where(no_rows_in(frame)))
 
 
 def set_column(shape: GroupingShape, sets: list[list[int]], ids: list[int], spark_id: Column) -> Column:
