@@ -53,14 +53,22 @@ def exists(cx: SubstraitConsumer, df: DataFrame, negated: bool = False) -> Colum
 
 
 def correlated_exists(
-    df: DataFrame, comparisons: Sequence[ColumnComparison], negated: bool, read: Mapping[str, str] | None = None
+    df: DataFrame,
+    comparisons: Sequence[ColumnComparison],
+    negated: bool,
+    outer: str,
+    read: Mapping[str, str] | None = None,
 ) -> Column:
     """`(NOT) EXISTS (SELECT 1 FROM df WHERE comparisons)` with the API (`has_api`): each comparison's `outer`
-    column is the enclosing query's, the other `df`'s (by its name in `read` when given)."""
+    column is the enclosing query's, qualified by its alias `outer` — by name alone the analyzer binds it to a
+    column of that name anywhere under `df` (a table read again), as it adds missing columns to a Project —, the
+    other `df`'s (by its name in `read` when given)."""
     inner = read or {}
 
     def side(c: ColumnComparison, name: str) -> Column:
-        return F.col(quote(name)).outer() if name == c.outer else column(inner.get(name, name))
+        if name == c.outer:
+            return F.col(f"{quote(outer)}.{quote(name)}").outer()
+        return column(inner.get(name, name))
 
     where = all_of([_OPERATIONS[c.op](side(c, c.left), side(c, c.right)) for c in comparisons])
     found = df.where(where).select(F.lit(1)).exists()

@@ -334,16 +334,18 @@ def spark_exists(
         c.outer in host.columns() and c.outer not in computed and host.columns().count(c.outer) == 1 for c in given
     ):
         # The body's columns only renamed: the subquery reads its frame, with no renaming Project (a table read
-        # again keeps its own names there). Both sides qualified, as the names may be the same (the API's outer
-        # columns are the host's whatever the names).
+        # again keeps its own names there). Both sides qualified, as the names may be the same.
+        alias = cx.names.fresh()
+        aliased = host.over(host.frame.alias(alias))
         if spark_subqueries.has_api(body.frame):
-            return host.over(host.frame.filter(spark_subqueries.correlated_exists(body.frame, given, negated, read)))
-        view, alias = cx.register_view(body.frame), cx.names.fresh()
+            exists = spark_subqueries.correlated_exists(body.frame, given, negated, alias, read)
+            return aliased.over(aliased.frame.filter(exists))
+        view = cx.register_view(body.frame)
         qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
         exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
-        return host.over(host.frame.alias(alias).filter(exists))
+        return aliased.over(aliased.frame.filter(exists))
     found = _exists_sql(cx, host, body, comparisons, negated)
-    return None if found is None else host.over(host.frame.filter(found))
+    return None if found is None else found.rel.over(found.rel.frame.filter(found.col))
 
 
 def _exists_sql(
@@ -352,18 +354,22 @@ def _exists_sql(
     body: Relation,
     comparisons: Sequence[ColumnComparison | None],
     negated: bool,
-) -> Column | None:
-    """Spark SQL's (NOT) EXISTS over a per-run temp view of `body` (materialized: its columns and the hidden ones
-    the predicates read), correlated with `host` by `comparisons`; None when they cannot be written so
-    (`_correlation_sql`)."""
+) -> Hosted | None:
+    """Spark SQL's (NOT) EXISTS over `body` (materialized: its columns and the hidden ones the predicates read),
+    correlated with `host` by `comparisons`, and the host it is a column of; None when they cannot be written so
+    (`_correlation_sql`). With Spark 4's API (`spark_subqueries`) the host is aliased and its columns qualified:
+    an outer column by name alone binds to a column of that name anywhere under the body (a table read again)."""
     body = body.materialized()
     where = _correlation_sql(host, body.columns(), comparisons)
     if where is None:
         return None
     if spark_subqueries.has_api(body.df):
-        return spark_subqueries.correlated_exists(body.df, [c for c in comparisons if c is not None], negated)
+        alias = cx.names.fresh()
+        given = [c for c in comparisons if c is not None]
+        aliased = host.over(host.frame.alias(alias))
+        return Hosted(aliased, spark_subqueries.correlated_exists(body.df, given, negated, alias))
     view = cx.register_view(body.df)
-    return F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
+    return Hosted(host, F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})"))
 
 
 def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Hosted | None:
@@ -373,8 +379,7 @@ def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Host
     correlation cannot be written so (`_correlation_sql`) or there is none (`marks` then)."""
     if not body.pending:
         return None
-    exists = _exists_sql(cx, host, body, [p.comparison for p in body.pending], negated=False)
-    return None if exists is None else Hosted(host, exists)
+    return _exists_sql(cx, host, body, [p.comparison for p in body.pending], negated=False)
 
 
 def _correlation_sql(
