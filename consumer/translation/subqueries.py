@@ -344,7 +344,7 @@ def spark_exists(
         qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
         exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
         return aliased.over(aliased.frame.filter(exists))
-    found = _exists_sql(cx, host, body, comparisons, negated)
+    found = _exists_sql(cx, host, body, comparisons, negated, filtered=True)
     return None if found is None else found.rel.over(found.rel.frame.filter(found.col))
 
 
@@ -354,16 +354,19 @@ def _exists_sql(
     body: Relation,
     comparisons: Sequence[ColumnComparison | None],
     negated: bool,
+    filtered: bool = False,
 ) -> Hosted | None:
     """Spark SQL's (NOT) EXISTS over `body` (materialized: its columns and the hidden ones the predicates read),
     correlated with `host` by `comparisons`, and the host it is a column of; None when they cannot be written so
-    (`_correlation_sql`). With Spark 4's API (`spark_subqueries`) the host is aliased and its columns qualified:
-    an outer column by name alone binds to a column of that name anywhere under the body (a table read again)."""
+    (`_correlation_sql`). `filtered`: the host is filtered by it at once; then, with Spark 4's API
+    (`spark_subqueries`), the host is aliased and its columns qualified — an outer column by name alone binds to a
+    column of that name anywhere under the body (a table read again). A value (under an OR, a CASE) keeps the temp
+    view: the host it is a column of may be aliased again by the next one, which hides this alias."""
     body = body.materialized()
     where = _correlation_sql(host, body.columns(), comparisons)
     if where is None:
         return None
-    if spark_subqueries.has_api(body.df):
+    if filtered and spark_subqueries.has_api(body.df):
         alias = cx.names.fresh()
         given = [c for c in comparisons if c is not None]
         aliased = host.over(host.frame.alias(alias))
