@@ -34,6 +34,7 @@ if __package__ in (None, ""):
 from common import (
     SF1_DIR,
     SMALL_DIR,
+    TESTS_DIR,
     first_line,
     load_plans,
     median,
@@ -57,6 +58,7 @@ class TranslationResult:
     sql_ms: list[float] = field(default_factory=list)
     fresh_ms: list[float] = field(default_factory=list)
     analyzed_ms: list[float] = field(default_factory=list)  # Spark Connect: ours + the one analysis round trip
+    round_trips: str = ""  # Spark Connect: the requests ours sent while translating (the last run), by call site
     error: str = ""
 
     @property
@@ -88,11 +90,12 @@ class TranslationResult:
         return self.fresh / self.sql if self.fresh_ms and self.sql_ms else float("nan")
 
 
-def _translate_once(spark, plan, resolver) -> tuple[float, float | None]:
+def _translate_once(spark, plan, resolver, sent: list[str] | None = None) -> tuple[float, float | None]:
     """Seconds `run_loaded` spends on a root before it executes it: the consumer made, the root built and its
     output columns taken (the names the consumer attached: no round trip). On Spark Connect also, for reference,
     with one analysis round trip added (`df.schema`: one AnalyzePlan call, which `run` no longer makes: the server
-    analyzes once, when the root runs); None on classic Spark, where building analyzes."""
+    analyzes once, when the root runs); None on classic Spark, where building analyzes. On Spark Connect the
+    requests the translation sent (tests/round_trips.py) are appended to `sent` ("none" when none)."""
     from substrait_spark.consumer.clients import is_connect
     from substrait_spark.consumer.translation.consumer import SubstraitConsumer
 
@@ -106,7 +109,16 @@ def _translate_once(spark, plan, resolver) -> tuple[float, float | None]:
         return df
 
     try:
-        seconds, df = timed(build)
+        if sent is not None and is_connect(spark):
+            if str(TESTS_DIR) not in sys.path:
+                sys.path.insert(0, str(TESTS_DIR))
+            from round_trips import count_round_trips
+
+            with count_round_trips(spark) as trips:
+                seconds, df = timed(build)
+            sent.append(f"{len(trips)} ({trips.describe()})" if len(trips) else "none")
+        else:
+            seconds, df = timed(build)
         analysis = timed(lambda: df.schema)[0] if is_connect(spark) else None
     finally:
         if c is not None:
@@ -134,7 +146,9 @@ def run(
         text = sql_for(q)
         try:
             for i in range(warmup + runs):
-                ours, analyzed = _translate_once(spark, plans[q], resolver)
+                sent: list[str] = []
+                ours, analyzed = _translate_once(spark, plans[q], resolver, sent)
+                r.round_trips = sent[-1] if sent else r.round_trips
                 sql, _ = timed(lambda: spark.sql(text))  # noqa: B023 - called at once
                 if fresh:
                     fresh_s, _ = _translate_once(spark, plans[q], resolver_for(tables_dir))
@@ -149,7 +163,8 @@ def run(
             r.error = first_line(exc)
         print(
             f"[bench] translation {qname(q)}: ours {r.ours:.1f} ms, sql {r.sql:.1f} ms, "
-            f"ours (fresh resolver) {r.fresh:.1f} ms{'  ERROR ' + r.error if r.error else ''}",
+            f"ours (fresh resolver) {r.fresh:.1f} ms{'  ERROR ' + r.error if r.error else ''}"
+            + (f", round trips {r.round_trips}" if r.round_trips else ""),
             file=sys.stderr,
             flush=True,
         )

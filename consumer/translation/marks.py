@@ -30,7 +30,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .relation import Pending, Relation, all_of, cached, column, conjunction, quote, union_all
+from . import spark_subqueries
+from .relation import Pending, Relation, all_of, cached, column, conjunction, union_all
 from .scope import Hosted, Truth
 
 if TYPE_CHECKING:
@@ -128,8 +129,7 @@ def _matched(
     """Whether some body row meets the correlation equalities `keys` and `needle = value` for each pair
     (TRUE or FALSE, never NULL): a left join with the body's distinct keys."""
     if not keys and not pairs:  # uncorrelated EXISTS: Spark makes it a scalar subquery with LIMIT 1
-        view = cx.register_view(body)
-        return Hosted(host, F.expr(f"EXISTS (SELECT 1 FROM {quote(view)})"))
+        return Hosted(host, spark_subqueries.exists(cx, body))
     inner = key_names(keys)
     value_names = [cx.names.fresh() for _ in pairs]
     found = cx.names.fresh()
@@ -154,7 +154,7 @@ def _stats(
     if not keys:
         name = cx.names.fresh()
         one_row = body.agg(F.struct(*[_STATS[w](value).alias(w) for w in wanted]).alias(name))
-        row = F.expr(f"(SELECT {quote(name)} FROM {quote(cx.register_view(one_row))})")
+        row = spark_subqueries.scalar(cx, one_row, name)
         return host, {w: row.getField(w) for w in wanted}
     inner = key_names(keys)
     names = {w: cx.names.fresh() for w in wanted}

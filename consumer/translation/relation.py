@@ -201,14 +201,14 @@ class Relation:
 
     frame: DataFrame
     names: Sequence[str]  # a tuple (a list given is copied)
-    types: Sequence[T.DataType] = ()  # a tuple; when none are given, the frame's types of `names`
+    types: Sequence[T.DataType] = ()  # a tuple; when none are given, the frame's types of `names` (a schema read)
     correlation: Correlation = UNCORRELATED
     projection: Projection | None = None
 
     def __post_init__(self) -> None:
         # Lists are accepted (and copied): the relation never changes, whoever holds the list.
         object.__setattr__(self, "names", tuple(self.names))
-        if not self.types:
+        if not self.types and self.names:  # no columns (count(*)'s input, VALUES of no column): no schema read
             by_name = {f.name: f.dataType for f in self.frame.schema.fields}
             object.__setattr__(self, "types", tuple(by_name[n] for n in self.names))
         else:

@@ -27,7 +27,7 @@ from substrait import algebra_pb2 as alg
 
 from ..errors import PlanInvalidError, UnsupportedFeatureError
 from ..walk import children, descendants, value_args
-from . import marks
+from . import marks, spark_subqueries
 from .functions import COMPARISONS
 from .relation import ColumnComparison, Relation, all_of, column, conjunction, quote, side_by_side
 from .scope import Hosted, Scope, Truth, Typed
@@ -306,12 +306,7 @@ def spark_in(
 
 
 def _in_sql(cx: SubstraitConsumer, needles: Sequence[str], body: Relation, columns: Sequence[str]) -> Column:
-    body = body.materialized()
-    view = cx.register_view(body.df.select(*[column(n) for n in columns]))
-    left = ", ".join(quote(n) for n in needles)
-    right = ", ".join(quote(n) for n in columns)
-    needle = left if len(needles) == 1 else f"({left})"
-    return F.expr(f"{needle} IN (SELECT {right} FROM {quote(view)})")
+    return spark_subqueries.within(cx, needles, body.materialized().df, columns)
 
 
 def _spark_exists(cx: SubstraitConsumer, host: Relation, body: Relation, negated: bool) -> Relation | None:
@@ -336,16 +331,21 @@ def spark_exists(
     read = _unrenamed(body, given) if given and len(given) == len(comparisons) else None
     computed = host.projection.exprs if host.projection is not None else {}
     if read is not None and all(
-        c.outer in host.columns() and c.outer not in computed and host.frame.columns.count(c.outer) == 1 for c in given
+        c.outer in host.columns() and c.outer not in computed and host.columns().count(c.outer) == 1 for c in given
     ):
         # The body's columns only renamed: the subquery reads its frame, with no renaming Project (a table read
         # again keeps its own names there). Both sides qualified, as the names may be the same.
-        view, alias = cx.register_view(body.frame), cx.names.fresh()
+        alias = cx.names.fresh()
+        aliased = host.over(host.frame.alias(alias))
+        if spark_subqueries.has_api(body.frame):
+            exists = spark_subqueries.correlated_exists(body.frame, given, negated, alias, read)
+            return aliased.over(aliased.frame.filter(exists))
+        view = cx.register_view(body.frame)
         qualified = " AND ".join(_qualified(c, view, alias, read) for c in given)
         exists = F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {qualified})")
-        return host.over(host.frame.alias(alias).filter(exists))
-    found = _exists_sql(cx, host, body, comparisons, negated)
-    return None if found is None else host.over(host.frame.filter(found))
+        return aliased.over(aliased.frame.filter(exists))
+    found = _exists_sql(cx, host, body, comparisons, negated, filtered=True)
+    return None if found is None else found.rel.over(found.rel.frame.filter(found.col))
 
 
 def _exists_sql(
@@ -354,16 +354,25 @@ def _exists_sql(
     body: Relation,
     comparisons: Sequence[ColumnComparison | None],
     negated: bool,
-) -> Column | None:
-    """Spark SQL's (NOT) EXISTS over a per-run temp view of `body` (materialized: its columns and the hidden ones
-    the predicates read), correlated with `host` by `comparisons`; None when they cannot be written so
-    (`_correlation_sql`)."""
+    filtered: bool = False,
+) -> Hosted | None:
+    """Spark SQL's (NOT) EXISTS over `body` (materialized: its columns and the hidden ones the predicates read),
+    correlated with `host` by `comparisons`, and the host it is a column of; None when they cannot be written so
+    (`_correlation_sql`). `filtered`: the host is filtered by it at once; then, with Spark 4's API
+    (`spark_subqueries`), the host is aliased and its columns qualified — an outer column by name alone binds to a
+    column of that name anywhere under the body (a table read again). A value (under an OR, a CASE) keeps the temp
+    view: the host it is a column of may be aliased again by the next one, which hides this alias."""
     body = body.materialized()
-    where = _correlation_sql(host, body.df.columns, comparisons)
+    where = _correlation_sql(host, body.columns(), comparisons)
     if where is None:
         return None
+    if filtered and spark_subqueries.has_api(body.df):
+        alias = cx.names.fresh()
+        given = [c for c in comparisons if c is not None]
+        aliased = host.over(host.frame.alias(alias))
+        return Hosted(aliased, spark_subqueries.correlated_exists(body.df, given, negated, alias))
     view = cx.register_view(body.df)
-    return F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})")
+    return Hosted(host, F.expr(f"{'NOT ' if negated else ''}EXISTS (SELECT 1 FROM {quote(view)} WHERE {where})"))
 
 
 def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Hosted | None:
@@ -373,8 +382,7 @@ def _exists_value(cx: SubstraitConsumer, host: Relation, body: Relation) -> Host
     correlation cannot be written so (`_correlation_sql`) or there is none (`marks` then)."""
     if not body.pending:
         return None
-    exists = _exists_sql(cx, host, body, [p.comparison for p in body.pending], negated=False)
-    return None if exists is None else Hosted(host, exists)
+    return _exists_sql(cx, host, body, [p.comparison for p in body.pending], negated=False)
 
 
 def _correlation_sql(
@@ -388,7 +396,7 @@ def _correlation_sql(
         return None
     frame_columns = set(host.columns())
     computed = host.projection.exprs if host.projection is not None else {}
-    outer = host.frame.columns
+    outer = host.columns()
     for c in comparisons:
         assert c is not None
         if c.outer not in frame_columns or c.outer in computed or c.outer in inner or outer.count(c.outer) != 1:
@@ -401,7 +409,7 @@ def _unrenamed(body: Relation, comparisons: Sequence[ColumnComparison]) -> dict[
     (each one once in the frame), else None."""
     if body.projection is None:
         return None
-    frame = [n.lower() for n in body.frame.columns]
+    frame = [n.lower() for n in body.columns()]
     read = {}
     for c in comparisons:
         inner = c.right if c.left == c.outer else c.left
@@ -539,9 +547,8 @@ def _scalar(cx: SubstraitConsumer, sc: Subquery.Scalar, scope: Scope, path: str)
     if len(body.names) != 1:
         raise PlanInvalidError(f"scalar subquery returns {len(body.names)} columns, not 1", path)
     if not body.pending:
-        view = cx.register_view(body.df.select(body.col(0)) if body.hidden else body.df)  # df: its one column
-        col = F.expr(f"(SELECT {quote(body.names[0])} FROM {quote(view)})")
-        return Hosted(host, col), body.types[0]
+        one = body.df.select(body.col(0)) if body.hidden else body.df  # df: its one column
+        return Hosted(host, spark_subqueries.scalar(cx, one, body.names[0])), body.types[0]
     count_output = body.count_bug and body.keyed and outputs_count(cx, sc.input)
     if body.count_bug and not count_output:
         raise UnsupportedFeatureError(

@@ -189,7 +189,7 @@ def _spark_semi(
     host = left.materialized()
     if not negated and all(c is not None and c.op == "=" for c in comparisons):
         needles = [c.outer for c in comparisons if c is not None]
-        if all(host.frame.columns.count(n) == 1 for n in needles):
+        if all(host.columns().count(n) == 1 for n in needles):
             inner = [c.right if c.outer == c.left else c.left for c in comparisons if c is not None]
             return spark_in(cx, host, needles, right, inner)
     return spark_exists(cx, host, right, comparisons, negated)
