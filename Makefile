@@ -22,7 +22,7 @@ STAMP4 := $(VENV4)/.installed
 # Tests run on every Spark configuration besides classic 3.5 (the whole suite): the TPC-H corpora, the function
 # conformance cases, the relation tests. Iceberg tests stay on 3.5: the runtime jar offline is built for 3.5 only.
 MATRIX_TESTS := tests/test_tpch_corpus.py tests/test_conformance.py tests/test_relations.py tests/test_connect.py \
-	tests/test_lateral_spark4.py tests/test_declared_types.py tests/test_connect_round_trips.py
+	tests/test_lateral_spark4.py tests/test_declared_types.py tests/test_connect_round_trips.py tests/test_subqueries.py
 
 DATA       := .data
 TPCH_SMALL := $(DATA)/tpch/sf0.01
