@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +143,7 @@ class TableMapResolver:
         if key not in self._opened:
             df = _open(spark, binding)
             # Files read again with the schema the first read found: no inference, the same data.
-            reopen = None if binding.format in ("table", "csv") else partial(_reload, spark, binding, df)
+            reopen = None if binding.format in ("table", "csv") else _reopener(spark, binding, df)
             self._opened[key] = ResolvedTable(df, binding.uri, binding.format, reopen=reopen)
         return self._opened[key]
 
@@ -159,8 +158,17 @@ def _open(spark: SparkSession, binding: TableBinding) -> DataFrame:
     return _load(spark, binding, schema)
 
 
-def _reload(spark: SparkSession, binding: TableBinding, first: DataFrame) -> DataFrame:
-    return _load(spark, binding, first.schema)
+def _reopener(spark: SparkSession, binding: TableBinding, first: DataFrame) -> Callable[[], DataFrame]:
+    """The table read again with the schema its first read found, read from Spark once (a pyspark 3.5 Connect
+    client asks the server for a DataFrame's schema each time)."""
+    schema: list[T.StructType] = []
+
+    def reopen() -> DataFrame:
+        if not schema:
+            schema.append(first.schema)
+        return _load(spark, binding, schema[0])
+
+    return reopen
 
 
 def _load(spark: SparkSession, binding: TableBinding, schema: T.StructType | None) -> DataFrame:

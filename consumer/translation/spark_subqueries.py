@@ -33,8 +33,9 @@ _OPERATIONS: dict[str, Callable[[Column, Column], Column]] = {
 
 
 def has_api(df: DataFrame) -> bool:
-    """Whether `df`'s client states subqueries as DataFrames (pyspark 4.x, classic or Connect)."""
-    return hasattr(df, "scalar") and hasattr(df, "exists")
+    """Whether `df`'s client states subqueries as DataFrames (pyspark 4.x, classic or Connect). Asked of the
+    class: a pyspark 3.5 Connect DataFrame looks a missing attribute up as a column, an AnalyzePlan round trip."""
+    return hasattr(type(df), "scalar") and hasattr(type(df), "exists")
 
 
 def _api(df: DataFrame) -> Any:

@@ -178,7 +178,8 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         gid = cx.names.fresh()
         cx.grouping_index_columns.add(gid)
         ids = cx.quirks.grouping_set_ids(sets, len(keys))  # the set's index, or the producer's grouping id
-        shape = grouping_sets.shape_of(sets, len(keys), hasattr(source.frame, "groupingSets"))
+        sets_api = hasattr(type(source.frame), "groupingSets")  # of the class: a 3.5 Connect frame asks the server
+        shape = grouping_sets.shape_of(sets, len(keys), sets_api)
         if shape is not None:
             spark_id = cx.names.fresh()
             df = grouping_sets.grouped_frame(
