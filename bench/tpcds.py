@@ -64,7 +64,7 @@ _DERIVED_FILTERS = (
 _RANK_I64 = "rank() as the i64 it returns in Substrait (Spark's rank is an int)"
 _WINDOW_OVER_SUM = "the window over the aggregate's own sum column (Spark SQL's text computes a second sum for it)"
 SQL_OVERRIDES: dict[int, str] = {
-    **{q: _SORT_KEYS for q in (43, 54, 60, 78)},
+    **{q: _SORT_KEYS for q in (43, 54, 60)},
     83: f"{_SORT_KEYS}; the text's date strings compared with d_date as dates (the literals cast, not the column)",
     **{
         q: f"{_SORT_KEYS}; {_RANK_I64} and the lag/lead join keys as the plan compares them (decimal(21,0) "
@@ -85,7 +85,7 @@ SQL_OVERRIDES: dict[int, str] = {
     8: "INTERSECT as DataFusion writes it: the DISTINCT of the left side, then a LEFT SEMI join on null-safe equality",
     41: "the subquery's filter as DataFusion rewrites it: ORs of equalities as IN lists, common conjuncts taken out",
     79: "the ORDER BY key SUBSTRING(s_city, 1, 30) as the select list's column (its ordinal), as DataFusion sorts",
-    22: "the fp64 cast DataFusion writes into avg over an integer column",
+    22: _AVG_FP64,
     **{q: _CONJUNCT_ORDER for q in (19, 91)},
     72: "the WHERE's comparisons in the joins they span, after the key, as DataFusion writes the joins",
     **{q: _WINDOW_OVER_AGGREGATE for q in (53, 63)},

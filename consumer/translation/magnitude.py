@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
+from ..errors import SubstraitSparkError
 from ..types import INT_RANGE
 from .literals import python_value
 from .scope import Scope
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 Expression = alg.Expression
 Bound = float | None
 
-_PRODUCT: dict[str, Callable[[float, float], float]] = {
+# The bound of a binary function's value from its operands' bounds.
+_BOUND_OF: dict[str, Callable[[float, float], float]] = {
     "multiply": lambda a, b: a * b,
     "add": lambda a, b: a + b,
     "subtract": lambda a, b: a + b,
@@ -50,7 +52,7 @@ def magnitude(cx: SubstraitConsumer, e: Expression, scope: Scope, path: str) -> 
     if kind == "literal":
         try:
             value, _ = python_value(e.literal, path)
-        except Exception:  # a literal with no plain value (a null, a nested one): no bound
+        except SubstraitSparkError:  # a literal with no plain value (a nested one, a bad one): no bound
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             return abs(float(value))
@@ -62,7 +64,7 @@ def magnitude(cx: SubstraitConsumer, e: Expression, scope: Scope, path: str) -> 
         return magnitude(cx, e.cast.input, scope, f"{path}.cast.input")
     if kind == "scalar_function":
         fn = e.scalar_function
-        combine = _PRODUCT.get(cx.extensions.function(fn.function_reference, f"{path}.function_reference").base)
+        combine = _BOUND_OF.get(cx.extensions.function(fn.function_reference, f"{path}.function_reference").base)
         values = [a.value for a in fn.arguments if a.WhichOneof("arg_type") == "value"]
         if combine is None or len(values) != 2 or len(fn.arguments) != 2:
             return None
