@@ -299,7 +299,7 @@ PLAN_QUERY_SQL: dict[SetKey, dict[int, tuple[str, str]]] = {
         ),
         14: (
             "consumer-testing/duckdb-q14.sql",
-            f"the share as the plan's IEEE fp64 division after the aggregate; {_DUCKDB_TYPES}",
+            f"the share as the plan's fp64 division after the aggregate; {_DUCKDB_TYPES}",
         ),
         15: (
             "consumer-testing/duckdb-q15.sql",

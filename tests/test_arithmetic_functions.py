@@ -80,15 +80,18 @@ def test_i64_arithmetic_on_small_literals_is_64_bit(spark):
     assert got == (4_000_000_000,) and types == ["bigint"]
 
 
+_IEEE = {"on_division_by_zero": ["IEEE"]}
+
+
 def test_division_by_zero_and_modulus_options(spark):
     b = PlanBuilder()
     got, _ = _row(
         spark,
         b,
         b.call("divide", lit(5, i32()), lit(0, i32()), out=i32()),
-        b.call("divide", lit(1.0, fp64()), lit(0.0, fp64()), out=fp64()),
-        b.call("divide", lit(-1.0, fp64()), lit(0.0, fp64()), out=fp64()),
-        b.call("divide", lit(0.0, fp64()), lit(0.0, fp64()), out=fp64()),
+        b.call("divide", lit(1.0, fp64()), lit(0.0, fp64()), out=fp64(), options=_IEEE),
+        b.call("divide", lit(-1.0, fp64()), lit(0.0, fp64()), out=fp64(), options=_IEEE),
+        b.call("divide", lit(0.0, fp64()), lit(0.0, fp64()), out=fp64(), options=_IEEE),
         b.call("modulus", lit(8, i32()), lit(-3, i32()), out=i32(), options={"division_type": ["FLOOR"]}),
         b.call("modulus", lit(8, i32()), lit(-3, i32()), out=i32()),
     )
@@ -103,6 +106,34 @@ def test_division_by_zero_and_modulus_options(spark):
     )
     with pytest.raises(Exception, match="division by zero"):
         run(b.plan(rel, ["q"]), spark).collect()
+
+
+def test_float_division_without_preferences_is_sparks_own_division(spark):
+    """A plan stating no `on_division_by_zero`/`on_domain_error` (DataFusion's, for one) leaves them to the
+    consumer: Spark's `/` as Spark SQL plans it — a zero divisor gives NULL, inf/inf NaN — with no CASE around it;
+    any stated preference still gets its CASE."""
+    b = PlanBuilder()
+    rel = project(
+        virtual(["x", "d"], [fp64(), fp64()], [(1.0, 0.0), (0.0, 0.0), (math.inf, math.inf), (3.0, 2.0)]),
+        b.call("divide", field(0), field(1), out=fp64()),
+        emit=[2],
+    )
+    df = run(b.plan(rel, ["q"]), spark)
+    got = [r[0] for r in df.collect()]
+    assert got[:2] == [None, None] and math.isnan(got[2]) and got[3] == 1.5
+    assert "CASE WHEN" not in _analyzed(df)
+    b = PlanBuilder()
+    rel = project(
+        virtual(["x", "d"], [fp64(), fp64()], [(1.0, 0.0)]),
+        b.call("divide", field(0), field(1), out=fp64(), options={"on_domain_error": ["NULL"]}),
+        emit=[2],
+    )
+    df = run(b.plan(rel, ["q"]), spark)
+    assert "CASE WHEN" in _analyzed(df) and df.collect()[0][0] == math.inf  # IEEE for x/0: the default once stated
+
+
+def _analyzed(df) -> str:
+    return df._jdf.queryExecution().analyzed().toString()
 
 
 def test_logarithm_of_zero_and_negative_numbers(spark):

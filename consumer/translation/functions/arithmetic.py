@@ -125,9 +125,14 @@ def _negative_zero(x: Column) -> Column:
 
 
 def _float_divide(c: Call) -> Column:
-    """IEEE 754 division (Spark's `/` gives NULL for a zero divisor): x/±0 is ±inf per `on_division_by_zero`
-    (IEEE, LIMIT: the largest finite value, NULL, ERROR); 0/0 and inf/inf per `on_domain_error`."""
+    """Float division. A plan stating neither `on_division_by_zero` nor `on_domain_error` leaves both to the
+    consumer (spec: "free to choose any supported behavior"): Spark's own `/`, the division Spark SQL plans — a
+    zero divisor gives NULL (on_division_by_zero NULL; the engine holds ANSI off), inf/inf NaN (on_domain_error
+    NAN). A stated preference is honoured: x/±0 is ±inf (IEEE), the largest finite value (LIMIT), NULL or an
+    error; 0/0 and inf/inf per `on_domain_error`."""
     a, b = (v.col for v in c.values)
+    if not (c.prefers(FLOAT_DIVISION_BY_ZERO) or c.prefers(DOMAIN_ERROR)):
+        return ieee(c, a / b)
     by_zero = c.read(FLOAT_DIVISION_BY_ZERO)
     fp32 = isinstance(c.output_type, T.FloatType) or all(isinstance(v.type, T.FloatType) for v in c.values)
     limit = 3.4028234663852886e38 if fp32 else 1.7976931348623157e308

@@ -81,6 +81,10 @@ class Call:
         """The first of the producer's preferences for option `name` that we support (spec: in order)."""
         return self.read(Option(name, supported, default))
 
+    def prefers(self, option: Option) -> bool:
+        """Whether the plan states a preference for `option` (without one the spec lets the consumer choose)."""
+        return bool(self.options.get(option.name.lower()))
+
     def read(self, option: Option) -> str:
         """The value of a declared option (`options.Option`): unsupported preferences are refused."""
         prefs = self.options.get(option.name.lower()) or []

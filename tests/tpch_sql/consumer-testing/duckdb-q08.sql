@@ -4,27 +4,11 @@
 -- DuckDB derived from o_custkey's statistics at the scale it planned at (sf0.01's largest o_custkey). The types it
 -- declares: 1.00 as decimal(16,2), 1.00 - l_discount decimal(16,2), the product decimal(18,4) (the CASE's 0 too),
 -- the year a bigint (DuckDB's extract); the plan's Project under its Aggregate a derived table, as in the TPC-H
--- text. The share is divide:fp64_fp64 of the two sums cast to double, after the aggregate: IEEE division
--- (x / 0 is +-Infinity, 0 / 0 and Infinity / Infinity NaN), where Spark SQL's `/` gives NULL for a zero divisor,
--- written out as the CASE the translation builds. The sorts' null order: bench/plan_sets.py (NullOrder.LAST).
+-- text. The share is divide:fp64_fp64 of the two sums cast to double, after the aggregate (no division-by-zero
+-- option stated: Spark's own `/`). The sorts' null order: bench/plan_sets.py (NullOrder.LAST).
 select
     o_year,
-    case
-        when cast(total as double) = 0.0D then
-            case
-                when isnan(cast(brazil as double)) then double('NaN')
-                when cast(brazil as double) = 0.0D then double('NaN')
-                else
-                    case
-                        when not ((cast(brazil as double) < 0.0D) = (atan2(cast(total as double), -1.0D) < 0.0D))
-                            then double('-Infinity')
-                        else double('Infinity')
-                    end
-            end
-        when abs(cast(total as double)) = double('Infinity') and abs(cast(brazil as double)) = double('Infinity')
-            then double('NaN')
-        else cast(brazil as double) / cast(total as double)
-    end as mkt_share
+    cast(brazil as double) / cast(total as double) as mkt_share
 from (
     select
         o_year,

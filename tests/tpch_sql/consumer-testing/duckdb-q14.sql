@@ -1,27 +1,9 @@
 -- consumer-testing q14-duckdb_plan.json as its plan computes it: the types DuckDB 1.1.3 declares (1.00 as
 -- decimal(16,2), 1.00 - l_discount decimal(16,2), the product decimal(18,4), 100.00 as decimal(38,2)), the filter's
 -- conjuncts as written, and the share as divide:fp64_fp64 of 100.00 * the promo sum and the total, both cast to
--- double, after the aggregate: IEEE division (x / 0 is +-Infinity, 0 / 0 and Infinity / Infinity NaN), where Spark
--- SQL's `/` gives NULL for a zero divisor, written out as the CASE the translation builds (as duckdb-q08.sql).
+-- double, after the aggregate (no division-by-zero option stated: Spark's own `/`).
 select
-    case
-        when cast(total as double) = 0.0D then
-            case
-                when isnan(cast(cast(100.00 as decimal(38,2)) * promo as double)) then double('NaN')
-                when cast(cast(100.00 as decimal(38,2)) * promo as double) = 0.0D then double('NaN')
-                else
-                    case
-                        when not ((cast(cast(100.00 as decimal(38,2)) * promo as double) < 0.0D)
-                            = (atan2(cast(total as double), -1.0D) < 0.0D))
-                            then double('-Infinity')
-                        else double('Infinity')
-                    end
-            end
-        when abs(cast(total as double)) = double('Infinity')
-            and abs(cast(cast(100.00 as decimal(38,2)) * promo as double)) = double('Infinity')
-            then double('NaN')
-        else cast(cast(100.00 as decimal(38,2)) * promo as double) / cast(total as double)
-    end as promo_revenue
+    cast(cast(100.00 as decimal(38,2)) * promo as double) / cast(total as double) as promo_revenue
 from (
     select
         sum(case
