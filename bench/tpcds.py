@@ -65,7 +65,8 @@ _RANK_I64 = "rank() as the i64 it returns in Substrait (Spark's rank is an int)"
 _WINDOW_OVER_SUM = "the window over the aggregate's own sum column (Spark SQL's text computes a second sum for it)"
 SQL_OVERRIDES: dict[int, str] = {
     **{q: _SORT_KEYS for q in (43, 54, 60)},
-    83: f"{_SORT_KEYS}; the text's date strings compared with d_date as dates (the literals cast, not the column)",
+    83: f"{_SORT_KEYS}; the text's date strings compared with d_date as dates (the literals cast, not the column); "
+    f"{_FP64_DIVISION}",
     **{
         q: f"{_SORT_KEYS}; {_RANK_I64} and the lag/lead join keys as the plan compares them (decimal(21,0) "
         f"against decimal(20,0) ± 1); {_WINDOW_OVER_SUM}"
@@ -94,6 +95,7 @@ SQL_OVERRIDES: dict[int, str] = {
     93: "the CASE in the sum's argument, as DataFusion's aggregate computes it",
     **{q: _FP64_RATIO_OVER_WINDOW for q in (12, 20, 98)},
     **{q: _FP64_DIVISION for q in (11, 31)},
+    36: f"{_FP64_DIVISION}; {_RANK_I64}; the UNION's DISTINCT grouping by the columns in DataFusion's order",
     58: f"{_SORT_KEYS}; the bounds as DataFusion writes them: fp64 products cast to decimal(30,15)",
     **{q: f"{_IN_LIST}; {_FP64_DIVISION}" for q in (34, 73)},
     78: f"{_SORT_KEYS}; {_FP64_DIVISION}; {_COALESCE_DECIMAL}; the year's filter in ws's and cs's date_dim filters, "

@@ -1,6 +1,7 @@
 -- The plan's query: DataFusion keeps only the ORDER BY keys the earlier keys do not determine (it drops the
 -- others: functional dependencies on the GROUP BY keys); the rows come in the same order. And it compares d_date with
--- the text's strings as dates (the literals cast to date; Spark SQL would cast the column to string).
+-- the text's strings as dates (the literals cast to date; Spark SQL would cast the column to string). It reads the
+-- decimal literals as fp64: `* 1.0000` dropped, the operands cast to fp64, the divisions stated so.
 WITH sr_items AS
   (SELECT i_item_id item_id,
           sum(sr_return_quantity) sr_item_qty
@@ -57,12 +58,12 @@ WITH sr_items AS
    GROUP BY i_item_id)
 SELECT sr_items.item_id ,
        sr_item_qty ,
-       (sr_item_qty*1.0000)/(sr_item_qty+cr_item_qty+wr_item_qty)/3.0000 * 100 sr_dev ,
+       cast(sr_item_qty AS double)/cast(sr_item_qty+cr_item_qty+wr_item_qty AS double)/3.0D * 100.0D sr_dev ,
        cr_item_qty ,
-       (cr_item_qty*1.0000)/(sr_item_qty+cr_item_qty+wr_item_qty)/3.0000 * 100 cr_dev ,
+       cast(cr_item_qty AS double)/cast(sr_item_qty+cr_item_qty+wr_item_qty AS double)/3.0D * 100.0D cr_dev ,
        wr_item_qty ,
-       (wr_item_qty*1.0000)/(sr_item_qty+cr_item_qty+wr_item_qty)/3.0000 * 100 wr_dev ,
-       (sr_item_qty+cr_item_qty+wr_item_qty)/3.0 average
+       cast(wr_item_qty AS double)/cast(sr_item_qty+cr_item_qty+wr_item_qty AS double)/3.0D * 100.0D wr_dev ,
+       cast(sr_item_qty+cr_item_qty+wr_item_qty AS double)/3.0D average
 FROM sr_items ,
      cr_items ,
      wr_items
