@@ -62,6 +62,10 @@ _DERIVED_FILTERS = (
     "in its order and nesting"
 )
 _RANK_I64 = "rank() as the i64 it returns in Substrait (Spark's rank is an int)"
+_GROUPING_LOWERED = (
+    "GROUPING(c) as DataFusion lowers it: bit arithmetic over its grouping id (apache/datafusion#25208), in a Project "
+    "over the aggregate"
+)
 _WINDOW_OVER_SUM = "the window over the aggregate's own sum column (Spark SQL's text computes a second sum for it)"
 SQL_OVERRIDES: dict[int, str] = {
     **{q: _SORT_KEYS for q in (43, 54, 60)},
@@ -96,6 +100,7 @@ SQL_OVERRIDES: dict[int, str] = {
     **{q: _FP64_RATIO_OVER_WINDOW for q in (12, 20, 98)},
     **{q: _FP64_DIVISION for q in (11, 31)},
     36: f"{_FP64_DIVISION}; {_RANK_I64}; the UNION's DISTINCT grouping by the columns in DataFusion's order",
+    86: f"{_GROUPING_LOWERED}; {_RANK_I64}",
     58: f"{_SORT_KEYS}; the bounds as DataFusion writes them: fp64 products cast to decimal(30,15)",
     **{q: f"{_IN_LIST}; {_FP64_DIVISION}" for q in (34, 73)},
     78: f"{_SORT_KEYS}; {_FP64_DIVISION}; {_COALESCE_DECIMAL}; the year's filter in ws's and cs's date_dim filters, "
