@@ -8,6 +8,7 @@ generic fix (an OR of equalities becomes `In`, ...); the IBM TPC-H plans pin the
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -746,3 +747,43 @@ def test_scalar_subquery_reading_one_input_is_decorrelated_on_it(spark, shape_v)
     _assert_same_plan(ours, sql)
     expected = [(1, "MAIL"), (2, "AIR")]
     assert sorted(tuples(ours.collect()), key=repr) == sorted(tuples(sql.collect()), key=repr) == expected
+
+
+def _marked(b: PlanBuilder, table, condition: Expr, emit: Sequence[int]):
+    """`table` (k, mode) with two LEFT MARK joins (DataFusion's decorrelated IN / EXISTS under an OR: TPC-DS q10,
+    q35, q45), whether k is among shape_u's keys and among its AIR keys, filtered by `condition` over
+    (k, mode, mark1, mark2), then `emit`."""
+    keys = project(named("shape_u", ["k", "mode"], [i32(), string()]), field(0), emit=[2])
+    air = named("shape_u", ["k", "mode"], [i32(), string()])
+    air_keys = project(filter_(air, b.call("equal", field(1), lit("AIR"))), field(0), emit=[2])
+    first = join(table, keys, JoinRel.JOIN_TYPE_LEFT_MARK, b.call("equal", field(0), field(2)))
+    both = join(first, air_keys, JoinRel.JOIN_TYPE_LEFT_MARK, b.call("equal", field(0), field(3)))
+    return project(filter_(both, condition), *[field(i) for i in emit], emit=[4 + i for i in range(len(emit))])
+
+
+def test_mark_joins_under_an_or_of_a_filter_are_spark_sqls_in_subqueries(spark, shape_f):
+    """MARK joins whose marks a filter reads under an OR (only TRUE counts there) run as Spark SQL's own IN
+    subqueries: one ExistenceJoin each, as Spark SQL plans the same WHERE clause, not a left join with the keys
+    and a scalar subquery of counts (`marks.py`); same rows, the NULL key's NULL mark dropped as FALSE."""
+    b = PlanBuilder()
+    plan = b.plan(_marked(b, shape_f, b.call("or", field(2), field(3)), [0, 1]), ["k", "mode"])
+    sql = spark.sql(
+        "SELECT k, mode FROM shape_f WHERE k IN (SELECT k FROM shape_u) "
+        "OR k IN (SELECT k FROM shape_u WHERE mode = 'AIR')"
+    )
+    _assert_sqls_plan_and_rows(run(plan, spark), sql)
+
+
+@pytest.mark.parametrize("negated", [False, True], ids=["value", "not"])
+def test_mark_read_as_a_value_or_under_not_keeps_its_null(spark, shape_f, negated):
+    """A mark the plan outputs, or a filter reads under a NOT, is three-valued: NULL where no key matches and
+    shape_u has a NULL key (Spark SQL's IN as a value, or its NOT IN's null-aware anti join); Spark's
+    ExistenceJoin would say FALSE, so `marks.py` computes it."""
+    b = PlanBuilder()
+    if negated:
+        plan = b.plan(_marked(b, shape_f, b.call("not", field(2)), [0, 1]), ["k", "mode"])
+        assert tuples(run(plan, spark).collect()) == []  # each mark TRUE or NULL: NOT keeps none
+        return
+    plan = b.plan(_marked(b, shape_f, lit(True), [0, 2]), ["k", "found"])
+    got = sorted(tuples(run(plan, spark).collect()), key=repr)
+    assert got == sorted([(1, True), (2, True), (3, None), (None, None), (5, None)], key=repr)

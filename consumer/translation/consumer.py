@@ -43,6 +43,7 @@ from .functions.argument_types import argument_type_refusal
 from .functions.window import WINDOW, WindowCall, WindowHandler
 from .functions.window import resolve as resolve_window
 from .literals import to_column
+from .mark_reads import mark_reads
 from .ordered_root import distinct, names_fit, ordering_input
 from .parameters import Parameters
 from .registry import extension_handler
@@ -63,7 +64,7 @@ from .relations import (
 )
 from .relations import filter as filter_rel
 from .relations import window as window_rel
-from .scope import Scope, Typed
+from .scope import Scope, Truth, Typed
 
 Expression = alg.Expression
 ReadRel = alg.ReadRel
@@ -176,6 +177,7 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self.tables_read: list[TableRead] = []
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
         self.computed_columns: set[str] = set()  # ProjectRel outputs that compute a value (not a column reference)
+        self._mark_reads: dict[str, Truth | None] | None = None  # `mark_truth`, worked out on first use
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}
         # Write/DDL/update steps translated and not yet run (`translation/steps.py`): the runner takes each root's
@@ -211,6 +213,12 @@ class SubstraitConsumer(PlanVisitor[Relation]):
             return prebuilt
         with self.plan_types.active():
             return super().rel(rel, path, outer)
+
+    def mark_truth(self, path: str) -> Truth | None:
+        """How the plan reads the mark of the LEFT MARK join at `path` (`mark_reads.py`; None: not at all)."""
+        if self._mark_reads is None:
+            self._mark_reads = mark_reads(self, self.plan.relations)
+        return self._mark_reads.get(path, Truth.VALUE)
 
     def visit_relation(
         self, kind: str, handler: Callable[..., Relation], body: Any, path: str, outer: Scope | None

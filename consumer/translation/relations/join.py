@@ -19,8 +19,16 @@ from pyspark.sql import types as T
 from substrait import algebra_pb2 as alg
 
 from ...errors import PlanInvalidError, UnsupportedFeatureError
-from ...walk import contains, local_fields, record_fields, reference_levels, shift_record_fields, value_args
-from .. import marks
+from ...walk import (
+    contains,
+    local_fields,
+    plain_field,
+    record_fields,
+    reference_levels,
+    shift_record_fields,
+    value_args,
+)
+from .. import marks, spark_subqueries
 from ..expressions import comparable
 from ..relation import Correlation, Relation, beside, column, conjunction, side_by_side
 from ..scope import Hosted, Scope, Truth
@@ -480,6 +488,10 @@ def _comparison_mark(
     compared = [(cx.expression(h, both, p), cx.expression(o, both, p)) for h, o in pairs]
     if any(not comparable(h.type, o.type) for h, o in compared):
         return None  # the comparison function's own checks and coercions decide
+    if ops == {operator.eq} and host_side == 0 and cx.mark_truth(path) in (Truth.TRUE, None):
+        native = _spark_in_mark(cx, left, right, pairs, width)
+        if native is not None:
+            return native
     needles, values = [h.col for h, _ in compared], [o for _, o in compared]
     host, other = (left, right) if host_side == 0 else (right, left)
     names = [cx.names.fresh() for _ in values]
@@ -487,3 +499,30 @@ def _comparison_mark(
     body = Relation(body_df, names, [v.type for v in values])
     out, mark = _with_mark(cx, host, marks.mark(cx, host, body, needles, ops.pop(), Truth.VALUE))
     return Relation(out.df, [*host.names, mark], [*host.types, T.BooleanType()])
+
+
+def _spark_in_mark(
+    cx: SubstraitConsumer, left: Relation, right: Relation, pairs: list[list[alg.Expression]], width: int
+) -> Relation | None:
+    """A LEFT MARK join on equalities of plain columns of one type, whose mark the plan reads only where TRUE
+    counts (`SubstraitConsumer.mark_truth`: a filter's OR, DataFusion's decorrelated EXISTS / IN, TPC-DS q10,
+    q35, q45), as Spark SQL's own IN subquery (`spark_subqueries.within`): Spark plans it as the ExistenceJoin it
+    makes of the same SQL. Spark's is TRUE or FALSE where the mark may be NULL (a NULL key), which reads the
+    same there; read as a value or under a NOT, the mark stays `marks.mark`'s exact one. None when the
+    equalities are not of plain columns of one type."""
+    fields = [(plain_field(h), plain_field(o)) for h, o in pairs]
+    needles = [left.names[h] for h, _ in fields if h is not None and h < width]
+    values = [right.names[o - width] for _, o in fields if o is not None and o >= width]
+    if len(needles) != len(pairs) or len(values) != len(pairs):
+        return None
+    if any(left.columns().count(n) != 1 for n in needles) or any(right.columns().count(v) != 1 for v in values):
+        return None
+    left_types, right_types = (
+        dict(zip(left.names, left.types, strict=True)),
+        dict(zip(right.names, right.types, strict=True)),
+    )
+    if any(left_types[n] != right_types[v] for n, v in zip(needles, values, strict=True)):
+        return None
+    found = spark_subqueries.within(cx, needles, right.df, values)
+    out, mark = _with_mark(cx, left, Hosted(left, found))
+    return Relation(out.df, [*left.names, mark], [*left.types, T.BooleanType()])
