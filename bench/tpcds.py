@@ -101,6 +101,7 @@ SQL_OVERRIDES: dict[int, str] = {
     **{q: _FP64_DIVISION for q in (11, 31)},
     36: f"{_FP64_DIVISION}; {_RANK_I64}; the UNION's DISTINCT grouping by the columns in DataFusion's order",
     86: f"{_GROUPING_LOWERED}; {_RANK_I64}",
+    70: f"{_GROUPING_LOWERED}; {_RANK_I64}; {_WINDOW_OVER_AGGREGATE} (the IN subquery's)",
     58: f"{_SORT_KEYS}; the bounds as DataFusion writes them: fp64 products cast to decimal(30,15)",
     **{q: f"{_IN_LIST}; {_FP64_DIVISION}" for q in (34, 73)},
     78: f"{_SORT_KEYS}; {_FP64_DIVISION}; {_COALESCE_DECIMAL}; the year's filter in ws's and cs's date_dim filters, "
@@ -126,9 +127,8 @@ _ROLLUP = (
     "comparison leaves out and names)"
 )
 _FP_DIVIDE = (
-    "DataFusion reads the text's decimal literals (1.000, 100.0, 1.2) as fp64, so the division is in fp64, and "
-    "ours: consumer/translation/functions/arithmetic.py _float_divide spells Substrait's IEEE division by zero "
-    "(±Infinity, NaN; Spark's `/` gives NULL) as a CASE around `/` — Spark SQL divides decimals"
+    "DataFusion reads the text's decimal literals (1.000, 100.0, 1.2) as fp64, so the plan divides in fp64 where "
+    "Spark SQL divides decimals"
 )
 _CHECKED_CAST = (
     "DataFusion multiplies by an fp64 literal (0.9 * avg(...), 1.2 * ...) and casts the result to decimal with "
@@ -154,11 +154,6 @@ _CHECKED_CAST_IN_JOIN = (
 )
 _DECLARED = "casts to the types DataFusion declares"
 _COALESCE = "coalesce over the decimal(22,2) DataFusion declares for the summed column (Spark SQL: decimal(12,2))"
-_IEEE_DIVIDE = (
-    "ours: consumer/translation/functions/arithmetic.py _float_divide spells Substrait's IEEE division by zero "
-    "(±Infinity, NaN; Spark's `/` gives NULL) as a CASE around `/`; the SQL states DataFusion's fp64 division "
-    "(bench/tpcds_sql), so that CASE is all that differs"
-)
 _RENAMES_OVER_WINDOW = (
     "ours: the plan's output names given by a Project of renames over the window's filter "
     "(consumer/translation/ordered_root.py names the columns below the root's sort only where the relation there "
@@ -166,10 +161,9 @@ _RENAMES_OVER_WINDOW = (
     "Spark SQL's (the SQL states DataFusion's window over the aggregate's column, bench/tpcds_sql)"
 )
 _CASE_PROJECT = (
-    "ours: the CASE that spells Substrait's IEEE division (consumer/translation/functions/arithmetic.py "
-    "_float_divide) or a checked cast (consumer/translation/expressions.py) reads its operand more than once, so "
-    "Spark's CollapseProject does not merge the Project computing it into the aggregate below (it would compute the "
-    "aggregate twice): one Project more than Spark SQL's, whose plain `/` or cast goes into the aggregate's results"
+    "ours: the CASE that spells a checked cast (consumer/translation/expressions.py) reads its operand more than "
+    "once, so Spark's CollapseProject does not merge the Project computing it into the aggregate below (it would "
+    "compute the aggregate twice): one Project more than Spark SQL's, whose plain cast goes into the aggregate"
 )
 _COUNT_REPEATED = (
     "one Project node more in ours: DataFusion's plan computes count(*) once and a Project over the aggregate "
@@ -188,14 +182,11 @@ PLAN_DIFFERENCES: dict[int, str] = {
     "null-safe equality): Spark pushes Spark SQL's semi join below the DISTINCT's aggregate, not ours (ours: "
     "consumer/translation/relations/join.py _spark_semi, EXISTS over a null-safe comparison; not read further)",
     10: _COUNT_REPEATED,
-    11: _IEEE_DIVIDE,
-    12: _IEEE_DIVIDE,
     14: f"{_ROLLUP}; a LEFT SEMI join broadcast in ours, sort-merge in Spark SQL's (not read further)",
     17: f"{_FP_DIVIDE} (stddev_samp/avg); {_CASE_PROJECT}; {_AVG_CAST}",
     18: f"{_ROLLUP}; the text's casts of bigint columns to decimal(12,2) in avg, which DataFusion writes with "
     "FAILURE_BEHAVIOR_THROW_EXCEPTION (an overflow must fail): ours: consumer/translation/expressions.py cast checks "
     "them with CASE … raise_error (Spark's non-ANSI cast gives NULL)",
-    20: _IEEE_DIVIDE,
     21: f"{_FP_DIVIDE}; DataFusion computes the ratio once in a Project that the BETWEEN filter reads, then drops it "
     "(a Project over the filter); sum over an integer written sum(cast(x as bigint))",
     23: f"{_SEMI}; {_CHECKED_CAST}; {_JOIN_ORDER}",
@@ -204,11 +195,7 @@ PLAN_DIFFERENCES: dict[int, str] = {
     28: "ours: the plan's output names given by a Project of renames at the root, over the cross joins (consumer/"
     "translation/consumer.py `root` names below sorts, limits and filters, and through an aggregate right below, "
     "not through joins); Spark SQL names each column in the aggregate that computes it",
-    31: _IEEE_DIVIDE,
-    34: _IEEE_DIVIDE,
     35: f"{_COUNT_REPEATED}; {_AVG_CAST}",
-    36: f"{_FP_DIVIDE}; {_CASE_PROJECT} (one per branch); so the UNION's DISTINCT groups by an fp64 (NaN/zero "
-    "normalisation); rank() declared i64 (a cast to bigint)",
     39: f"{_FP_DIVIDE} (stddev_samp/avg, twice); {_AVG_CAST}; Spark SQL's plan sorts under a final Project (the "
     "join's output carries more columns), DataFusion's projects its columns before the sort",
     44: f"{_CHECKED_CAST}; that CASE repeats the scalar subquery 0.9 * avg(...), so ours has three Subquery "
@@ -223,19 +210,13 @@ PLAN_DIFFERENCES: dict[int, str] = {
     64: f"{_JOIN_ORDER}; DataFusion's sort of the final join",
     69: "one Project node more in ours: DataFusion's plan computes count(*) once and a Project over the aggregate "
     "repeats it as cnt1, cnt2, cnt3 (Spark SQL's aggregate outputs the three)",
-    70: f"{_ROLLUP}; GROUPING() as DataFusion lowers it, over its grouping id; two Project nodes more in ours",
-    73: _IEEE_DIVIDE,
     75: f"{_CHECKED_CAST_IN_JOIN} (the ratio of the counts cast to decimal(17,2))",
-    78: _IEEE_DIVIDE,
-    83: _FP_DIVIDE,
-    86: f"{_ROLLUP}; GROUPING() as DataFusion lowers it, over its grouping id; two Project nodes more in ours",
     88: "ours: the plan's output names given by a Project of renames at the root, over the cross joins (consumer/"
     "translation/consumer.py `root` names below sorts, limits and filters, and through an aggregate right below, "
     "not through joins); Spark SQL names each column in the aggregate that computes it",
     90: "ours: the text's casts of the two counts to decimal(15,4), which DataFusion writes with "
     "FAILURE_BEHAVIOR_THROW_EXCEPTION (a count past 11 integer digits must fail), checked with CASE … raise_error "
     "(consumer/translation/expressions.py cast; Spark's non-ANSI cast gives NULL): all that differs",
-    98: _IEEE_DIVIDE,
 }
 
 
