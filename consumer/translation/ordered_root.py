@@ -136,13 +136,20 @@ def _walk(rel: alg.Rel, path: str, want: Wanted, w: _Walk) -> None:
     elif kind == "aggregate" and len(body.groupings) <= 1:
         columns = len(body.grouping_expressions) + len(body.measures)
         w.found[at] = [*inner[:columns], *[None] * (columns - len(inner))]
-    elif kind == "cross" or (kind == "join" and body.type in _JOIN_SIDES):
+    elif (both := _both_sides(kind, body)) is not None:
         # A table's own column name could be held by the other side too: that column is named above the join.
         inner = [None if n is None or n.lower() in w.tables else n for n in inner]
-        left = width(body.left, w.expressions_only) if _JOIN_SIDES.get(body.type, True) else len(inner)
+        left = width(body.left, w.expressions_only) if both else len(inner)
         if left is not None:
             _walk(body.left, f"{at}.left", inner[:left], w)
             _walk(body.right, f"{at}.right", inner[left:], w)
+
+
+def _both_sides(kind: str | None, body: Any) -> bool | None:
+    """Whether a join's output is both inputs' columns (False: the left one's only); None: not such a join."""
+    if kind == "cross":
+        return True
+    return _JOIN_SIDES.get(body.type) if kind == "join" else None
 
 
 def _walk_project(body: alg.ProjectRel, path: str, want: Wanted, w: _Walk) -> None:
@@ -202,8 +209,8 @@ def width(rel: alg.Rel, expressions_only: bool) -> int | None:
     if kind == "project":
         inner = 0 if expressions_only else width(body.input, expressions_only)
         return None if inner is None else inner + len(body.expressions)
-    if kind == "cross" or (kind == "join" and body.type in _JOIN_SIDES):
+    if (both := _both_sides(kind, body)) is not None:
         left = width(body.left, expressions_only)
-        right = width(body.right, expressions_only) if _JOIN_SIDES.get(body.type, True) else 0
+        right = width(body.right, expressions_only) if both else 0
         return None if left is None or right is None else left + right
     return None
