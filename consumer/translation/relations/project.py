@@ -45,7 +45,8 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
         if same is not None and source.names[same] not in used:
             name = source.names[same]  # the input's column again (DataFusion projects each one so): no rename
         else:
-            name = given[i] if same is None and i < len(given) and given[i] else cx.names.fresh()
+            own = given[i] if same is None and i < len(given) else None
+            name = own or cx.names.fresh()
             new[name] = source.col(m) if m < width else exprs[m - width].col
             if m >= width and plain_field(rel.expressions[m - width]) is None:
                 cx.computed_columns.add(name)
