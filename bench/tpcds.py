@@ -157,12 +157,6 @@ _IEEE_DIVIDE = (
     "(±Infinity, NaN; Spark's `/` gives NULL) as a CASE around `/`; the SQL states DataFusion's fp64 division "
     "(bench/tpcds_sql), so that CASE is all that differs"
 )
-_RENAMES_OVER_WINDOW = (
-    "ours: the plan's output names given by a Project of renames over the window's filter "
-    "(consumer/translation/ordered_root.py names the columns below the root's sort only where the relation there "
-    "computes them; here the aggregate and the window below compute them, named _sN): one Project node more than "
-    "Spark SQL's (the SQL states DataFusion's window over the aggregate's column, bench/tpcds_sql)"
-)
 _CASE_PROJECT = (
     "ours: the CASE that spells Substrait's IEEE division (consumer/translation/functions/arithmetic.py "
     "_float_divide) or a checked cast (consumer/translation/expressions.py) reads its operand more than once, so "
@@ -195,9 +189,6 @@ PLAN_DIFFERENCES: dict[int, str] = {
     23: f"{_SEMI}; {_CHECKED_CAST}; {_JOIN_ORDER}",
     24: f"{_CHECKED_CAST} (in the scalar subquery 0.05 * avg(...)); {_CASE_PROJECT}; the output named above the "
     "HAVING filter (a Project of renames over it: the plan's sort reads a projection of the filter)",
-    28: "ours: the plan's output names given by a Project of renames at the root, over the cross joins (consumer/"
-    "translation/consumer.py `root` names below sorts, limits and filters, and through an aggregate right below, "
-    "not through joins); Spark SQL names each column in the aggregate that computes it",
     31: _IEEE_DIVIDE,
     34: _IEEE_DIVIDE,
     35: f"{_PREDICATE_OR}; {_AVG_CAST}",
@@ -212,21 +203,18 @@ PLAN_DIFFERENCES: dict[int, str] = {
     f"declared i64 (casts to bigint in each branch); {_COALESCE}",
     51: "the FULL OUTER JOIN's keys as DataFusion writes them (CASE WHEN … IS NOT NULL) and the windows' filter "
     "placed above them",
-    53: _RENAMES_OVER_WINDOW,
     54: f"{_CHECKED_CAST}; {_DECLARED} (round as decimal(21,0), then int); {_JOIN_ORDER}",
-    63: _RENAMES_OVER_WINDOW,
     64: f"{_JOIN_ORDER}; DataFusion's sort of the final join",
     69: "one Project node more in ours: DataFusion's plan computes count(*) once and a Project over the aggregate "
-    "repeats it as cnt1, cnt2, cnt3 (Spark SQL's aggregate outputs the three)",
+    "repeats it as cnt1, cnt2, cnt3; Spark SQL's aggregate outputs the three (its CollapseProject does not merge a "
+    "Project that reads an aggregate's column three times, so ours stays: consumer/translation/ordered_root.py "
+    "`computed_names` names a column once, where it is computed, and the root's Project repeats it)",
     70: f"{_ROLLUP}; GROUPING() as DataFusion lowers it, over its grouping id; two Project nodes more in ours",
     73: _IEEE_DIVIDE,
     75: f"{_CHECKED_CAST_IN_JOIN} (the ratio of the counts cast to decimal(17,2))",
     78: _IEEE_DIVIDE,
     83: _FP_DIVIDE,
     86: f"{_ROLLUP}; GROUPING() as DataFusion lowers it, over its grouping id; two Project nodes more in ours",
-    88: "ours: the plan's output names given by a Project of renames at the root, over the cross joins (consumer/"
-    "translation/consumer.py `root` names below sorts, limits and filters, and through an aggregate right below, "
-    "not through joins); Spark SQL names each column in the aggregate that computes it",
     90: "ours: the text's casts of the two counts to decimal(15,4), which DataFusion writes with "
     "FAILURE_BEHAVIOR_THROW_EXCEPTION (a count past 11 integer digits must fail), checked with CASE … raise_error "
     "(consumer/translation/expressions.py cast; Spark's non-ANSI cast gives NULL): all that differs",

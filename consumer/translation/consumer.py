@@ -570,6 +570,8 @@ class SubstraitConsumer(PlanVisitor[Relation]):
                         inner = self._unindexed(self.rel(below.rel, below.path), names)
                         if inner.names != tuple(names) and names_fit(names, inner) and not below.filtered:
                             inner = Relation(name_columns(inner, names, path), names, inner.types)
+                        elif inner.projection is not None and inner.projection.exprs and not below.filtered:
+                            inner = inner.materialized()  # computed (and named) below the sorts, as Spark SQL does
                         if inner.names == tuple(names) or given:
                             self.names.reserve(names)
                         self._prebuilt[below.path] = inner
