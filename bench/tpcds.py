@@ -154,12 +154,6 @@ _CHECKED_CAST_IN_JOIN = (
 )
 _DECLARED = "casts to the types DataFusion declares"
 _COALESCE = "coalesce over the decimal(22,2) DataFusion declares for the summed column (Spark SQL: decimal(12,2))"
-_RENAMES_OVER_WINDOW = (
-    "ours: the plan's output names given by a Project of renames over the window's filter "
-    "(consumer/translation/ordered_root.py names the columns below the root's sort only where the relation there "
-    "computes them; here the aggregate and the window below compute them, named _sN): one Project node more than "
-    "Spark SQL's (the SQL states DataFusion's window over the aggregate's column, bench/tpcds_sql)"
-)
 _CASE_PROJECT = (
     "ours: the CASE that spells a checked cast (consumer/translation/expressions.py) reads its operand more than "
     "once, so Spark's CollapseProject does not merge the Project computing it into the aggregate below (it would "
@@ -192,9 +186,6 @@ PLAN_DIFFERENCES: dict[int, str] = {
     23: f"{_SEMI}; {_CHECKED_CAST}; {_JOIN_ORDER}",
     24: f"{_CHECKED_CAST} (in the scalar subquery 0.05 * avg(...)); {_CASE_PROJECT}; the output named above the "
     "HAVING filter (a Project of renames over it: the plan's sort reads a projection of the filter)",
-    28: "ours: the plan's output names given by a Project of renames at the root, over the cross joins (consumer/"
-    "translation/consumer.py `root` names below sorts, limits and filters, and through an aggregate right below, "
-    "not through joins); Spark SQL names each column in the aggregate that computes it",
     35: f"{_COUNT_REPEATED}; {_AVG_CAST}",
     39: f"{_FP_DIVIDE} (stddev_samp/avg, twice); {_AVG_CAST}; Spark SQL's plan sorts under a final Project (the "
     "join's output carries more columns), DataFusion's projects its columns before the sort",
@@ -204,16 +195,13 @@ PLAN_DIFFERENCES: dict[int, str] = {
     f"declared i64 (casts to bigint in each branch); {_COALESCE}",
     51: "the FULL OUTER JOIN's keys as DataFusion writes them (CASE WHEN … IS NOT NULL) and the windows' filter "
     "placed above them",
-    53: _RENAMES_OVER_WINDOW,
     54: f"{_CHECKED_CAST}; {_DECLARED} (round as decimal(21,0), then int); {_JOIN_ORDER}",
-    63: _RENAMES_OVER_WINDOW,
     64: f"{_JOIN_ORDER}; DataFusion's sort of the final join",
     69: "one Project node more in ours: DataFusion's plan computes count(*) once and a Project over the aggregate "
-    "repeats it as cnt1, cnt2, cnt3 (Spark SQL's aggregate outputs the three)",
+    "repeats it as cnt1, cnt2, cnt3; Spark SQL's aggregate outputs the three (its CollapseProject does not merge a "
+    "Project that reads an aggregate's column three times, so ours stays: consumer/translation/ordered_root.py "
+    "`computed_names` names a column once, where it is computed, and the root's Project repeats it)",
     75: f"{_CHECKED_CAST_IN_JOIN} (the ratio of the counts cast to decimal(17,2))",
-    88: "ours: the plan's output names given by a Project of renames at the root, over the cross joins (consumer/"
-    "translation/consumer.py `root` names below sorts, limits and filters, and through an aggregate right below, "
-    "not through joins); Spark SQL names each column in the aggregate that computes it",
     90: "ours: the text's casts of the two counts to decimal(15,4), which DataFusion writes with "
     "FAILURE_BEHAVIOR_THROW_EXCEPTION (a count past 11 integer digits must fail), checked with CASE … raise_error "
     "(consumer/translation/expressions.py cast; Spark's non-ANSI cast gives NULL): all that differs",

@@ -787,3 +787,46 @@ def test_mark_read_as_a_value_or_under_not_keeps_its_null(spark, shape_f, negate
     plan = b.plan(_marked(b, shape_f, lit(True), [0, 2]), ["k", "found"])
     got = sorted(tuples(run(plan, spark).collect()), key=repr)
     assert got == sorted([(1, True), (2, True), (3, None), (None, None), (5, None)], key=repr)
+
+
+def _global_count(b: PlanBuilder, table, below: int):
+    """`SELECT count(k), max(k) FROM table WHERE k < below` (one row), each column projected as DataFusion
+    writes a derived table's columns (a projection of plain references over the aggregate)."""
+    kept = filter_(table, b.call("lt", field(0), lit(below)))
+    counted = aggregate(kept, measures=[b.agg("count", field(0), out=i64()), b.agg("max", field(0), out=i32())])
+    return project(counted, field(0), field(1), emit=[2, 3])
+
+
+def test_output_names_given_in_the_aggregates_under_a_cross_join(spark, shape_f):
+    """TPC-DS q28/q88: one-row aggregates cross-joined under a limit. Spark SQL names each column in the
+    aggregate that computes it; so does ours, through the joins and projections of plain columns (no Project of
+    renames over the joins)."""
+    b = PlanBuilder()
+    rel = fetch(cross(_global_count(b, shape_f, 3), _global_count(b, shape_f, 9)), count=100)
+    ours = run(b.plan(rel, ["b1_cnt", "b1_max", "b2_cnt", "b2_max"]), spark)
+    sql = spark.sql(
+        "SELECT * FROM (SELECT count(k) AS b1_cnt, max(k) AS b1_max FROM shape_f WHERE k < 3) b1, "
+        "(SELECT count(k) AS b2_cnt, max(k) AS b2_max FROM shape_f WHERE k < 9) b2 LIMIT 100"
+    )
+    _assert_sqls_plan_and_rows(ours, sql)
+    assert ours.columns == ["b1_cnt", "b1_max", "b2_cnt", "b2_max"]
+
+
+def test_output_name_given_in_the_window_under_a_filter(spark, shape_f):
+    """TPC-DS q53/q63: a window over an aggregate's column, filtered, then sorted. Spark SQL's Window names
+    its column and the aggregate its own; so do ours (no Project of renames over the filter)."""
+    from window_builder import unbounded, window
+
+    b = PlanBuilder()
+    grouped = aggregate(shape_f, keys=[field(1)], measures=[b.agg("sum", field(0), out=i64())])
+    over = window(b, "max", field(1), partitions=[field(0)], lower=unbounded(), upper=unbounded(), out=i64())
+    windowed = project(grouped, field(0), field(1), over, emit=[2, 3, 4])
+    kept = filter_(windowed, b.call("gt", field(2), lit(0, i64())))
+    rel = fetch(sort(project(kept, field(0), field(1), field(2), emit=[3, 4, 5]), (field(0), ASC_NULLS_FIRST)), count=9)
+    ours = run(b.plan(rel, ["mode", "total", "top"]), spark)
+    sql = spark.sql(
+        "SELECT * FROM (SELECT mode, total, max(total) OVER (PARTITION BY mode) AS top "
+        "FROM (SELECT mode, sum(k) AS total FROM shape_f GROUP BY mode)) WHERE top > 0 ORDER BY mode LIMIT 9"
+    )
+    _assert_sqls_plan_and_rows(ours, sql)
+    assert ours.columns == ["mode", "total", "top"]

@@ -44,7 +44,7 @@ from .functions.window import WINDOW, WindowCall, WindowHandler
 from .functions.window import resolve as resolve_window
 from .literals import to_column
 from .mark_reads import mark_reads
-from .ordered_root import distinct, names_fit, ordering_input
+from .ordered_root import computed_names, names_fit, ordering_input, table_columns
 from .parameters import Parameters
 from .registry import extension_handler
 from .relation import NameSource, Relation, column_cache, quote
@@ -193,8 +193,9 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self._lazy = is_connect(spark)
         self._built: list[tuple[str, str, DataFrame]] = []
         self._prebuilt: dict[str, Relation] = {}  # relations translated ahead of their parent, by plan path
-        # The plan's output names for the aggregate at a path, which computes the root's columns (ordered_root.py).
-        self.output_names: dict[str, list[str]] = {}
+        # The names the aggregate or projection at a plan path gives the root's columns it computes (by position,
+        # None: a name of its own), as Spark SQL names them (ordered_root.py `computed_names`).
+        self.output_names: dict[str, list[str | None]] = {}
         # Each root's output column names as `root` attached them: what a run reports, known without asking
         # Spark (`df.columns` is an analysis round trip on Spark Connect).
         self.root_columns: dict[int, list[str]] = {}
@@ -565,19 +566,26 @@ class SubstraitConsumer(PlanVisitor[Relation]):
             with column_cache(self.spark), translation_settings(self.spark):
                 names = list(root.names)
                 try:
+                    # Each column named by the relation that computes it, as Spark SQL names them.
+                    tables = table_columns(self.plan)
+                    wanted = [None if self.names.internal(n) else n for n in names]
+                    given = computed_names(
+                        root.input, f"{path}.input", wanted, tables, self.quirks.project_outputs_expressions_only
+                    )
+                    self.output_names.update(given)
                     below = ordering_input(root.input, f"{path}.input")
                     if below is not None:  # named below the root's sorts and limits, as Spark SQL names them
-                        aggregate_path = below.aggregate_path()
-                        if aggregate_path is not None and distinct(names):
-                            self.output_names[aggregate_path] = names
                         inner = self._unindexed(self.rel(below.rel, below.path), names)
-                        self.output_names.pop(aggregate_path or "", None)
                         if inner.names != tuple(names) and names_fit(names, inner) and not below.filtered:
                             inner = Relation(name_columns(inner, names, path), names, inner.types)
-                        if inner.names == tuple(names):
+                        elif inner.projection is not None and inner.projection.exprs and not below.filtered:
+                            inner = inner.materialized()  # computed (and named) below the sorts, as Spark SQL does
+                        if inner.names == tuple(names) or given:
                             self.names.reserve(names)
                         self._prebuilt[below.path] = inner
                     out = self._unindexed(self.rel(root.input, f"{path}.input"), names)
+                    for at in given:
+                        self.output_names.pop(at, None)
                     if out.names == tuple(names) and out.projection is None and names_fit(names, out):
                         df = out.frame
                     else:

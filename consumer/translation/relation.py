@@ -100,10 +100,15 @@ class NameSource:
         """
         lowered = [n.lower() for n in names]
         clash = len(set(lowered)) != len(lowered) or any(n in self._claimed for n in lowered)
-        if clash or any(n.startswith(self._prefix) and n[len(self._prefix) :].isdigit() for n in lowered):
+        if clash or any(self.internal(n) for n in lowered):
             return False
         self._claimed.update(lowered)
         return True
+
+    def internal(self, name: str) -> bool:
+        """Whether `name` could be taken for one `fresh` hands out (`_s12`)."""
+        lowered = name.lower()
+        return lowered.startswith(self._prefix) and lowered[len(self._prefix) :].isdigit()
 
     def reserve(self, names: Sequence[str]) -> None:
         """Names a table read from now on may not keep (the plan's output names, given below the root)."""

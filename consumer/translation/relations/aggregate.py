@@ -143,12 +143,11 @@ def translate_aggregate(cx: SubstraitConsumer, rel: alg.AggregateRel, path: str,
         if len(sets) > 1:
             raise UnsupportedFeatureError("grouping sets inside a correlated subquery", path)
 
-    given = cx.output_names.get(path)  # the plan's output names, when this aggregate computes the root's columns
-    if given is not None and len(given) == len(keys) + len(measures) and len(sets) == 1 and not absorbed:
-        key_names, measure_names = list(given[: len(keys)]), list(given[len(keys) :])
-    else:
-        key_names = [cx.names.fresh() for _ in keys]
-        measure_names = [cx.names.fresh() for _ in measures]
+    given = cx.output_names.get(path)  # the plan's output names, for the root's columns this aggregate computes
+    if given is None or len(given) != len(keys) + len(measures) or len(sets) != 1 or absorbed:
+        given = [None] * (len(keys) + len(measures))
+    key_names = [n or cx.names.fresh() for n in given[: len(keys)]]
+    measure_names = [n or cx.names.fresh() for n in given[len(keys) :]]
     extra = [column(n) for n in absorbed]
     extra_in = source.named_cols(absorbed)  # over the source's frame (its projection may be pending)
 

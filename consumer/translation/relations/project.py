@@ -39,12 +39,14 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     mapping = emit_mapping(rel, total, path)
     new: dict[str, Column] = {}
     names, types, used = [], [], set()
-    for m in range(total) if mapping is None else mapping:
+    given = _given_names(cx, path, source)
+    for i, m in enumerate(range(total) if mapping is None else mapping):
         same = m if m < width else _passed_through(rel.expressions[m - width], len(source.names))
         if same is not None and source.names[same] not in used:
             name = source.names[same]  # the input's column again (DataFusion projects each one so): no rename
         else:
-            name = cx.names.fresh()
+            own = given[i] if same is None and i < len(given) else None
+            name = own or cx.names.fresh()
             new[name] = source.col(m) if m < width else exprs[m - width].col
             if m >= width and plain_field(rel.expressions[m - width]) is None:
                 cx.computed_columns.add(name)
@@ -58,6 +60,13 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
     cols = [new[n].alias(n) if n in new else column(n) for n in names]
     df = scope.host().df.select(*cols, *[column(n) for n in hidden])
     return source.derive(df, names, types, hidden)
+
+
+def _given_names(cx: SubstraitConsumer, path: str, source: Relation) -> list[str | None]:
+    """The plan's output names for the root's columns this projection computes (by output position), as Spark
+    SQL's projection names them; none that a column of its input's frame already has."""
+    taken = {n.lower() for n in source.columns()}
+    return [n if n is not None and n.lower() not in taken else None for n in cx.output_names.get(path, [])]
 
 
 def _passed_through(e: alg.Expression, width: int) -> int | None:
