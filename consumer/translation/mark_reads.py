@@ -69,7 +69,7 @@ def _before_emit(body: Any, reads: Reads) -> Reads:
 
 def _walk(cx: PlanReader, rel: alg.Rel, path: str, reads: Reads, out: dict[str, Truth | None]) -> None:
     kind = rel.WhichOneof("rel_type")
-    if kind not in _WALKERS:
+    if kind is None or kind not in _WALKERS:
         return  # not followed: the marks below keep their exact value
     body = getattr(rel, kind)
     _WALKERS[kind](cx, body, f"{path}.{kind}", _before_emit(body, reads), out)
