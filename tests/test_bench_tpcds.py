@@ -54,10 +54,14 @@ def _top_sort_fields(plan) -> list[tuple[str, str]] | None:
 
 
 def _outermost_keys(sql: str) -> list[tuple[str, str]]:
-    """(direction, nulls) of each key of the query's own ORDER BY (a key without a direction is ascending)."""
-    spans = [s for s in order_by_lists(sql) if s[0] == 0]
-    if not spans:
+    """(direction, nulls) of each key of the query's own ORDER BY, or where the query only projects a sorted
+    subquery (q70, q86: the level computed over the sort), the outermost subquery's (a key without a direction is
+    ascending)."""
+    lists = order_by_lists(sql)
+    if not lists:
         return []
+    outermost = min(depth for depth, _, _ in lists)
+    spans = [s for s in lists if s[0] == outermost]
     _, start, end = spans[-1]
     out = []
     for key in split_top(sql[start:end]):
