@@ -63,7 +63,7 @@ from .relations import (
 )
 from .relations import filter as filter_rel
 from .relations import window as window_rel
-from .scope import Scope, Typed
+from .scope import Scope, Typed, Widened
 
 Expression = alg.Expression
 ReadRel = alg.ReadRel
@@ -176,6 +176,9 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self.tables_read: list[TableRead] = []
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
         self.computed_columns: set[str] = set()  # ProjectRel outputs that compute a value (not a column reference)
+        # ProjectRel outputs that cast an integer column to fp64, by name: the cast and the integer (an aggregate's
+        # avg reads the integer, `relations/aggregate.py`).
+        self.widened_integers: dict[str, Widened] = {}
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}
         # Write/DDL/update steps translated and not yet run (`translation/steps.py`): the runner takes each root's
