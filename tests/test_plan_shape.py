@@ -506,6 +506,24 @@ def test_aggregate_grouped_by_a_plain_column_evaluates_the_measures_inline(spark
     _assert_sqls_plan_and_rows(ours, sql)
 
 
+@pytest.mark.parametrize("in_projection", [False, True], ids=["in_the_call", "in_the_projection_below"])
+def test_avg_of_an_integer_widened_to_fp64_is_spark_sqls_avg(spark, shape_f, in_projection):
+    """DataFusion writes the text's avg(k) over an integer column as avg(CAST(k AS fp64)), the cast in the call or
+    in the projection below it (computed once for avg and stddev, TPC-DS q17, q35, q39): Spark SQL's avg(k), which
+    sums k in double itself, the same result bit for bit."""
+    b = PlanBuilder()
+    widened = cast(field(0), fp64(), throw=True)
+    if in_projection:
+        source, arg = project(shape_f, widened, field(1), emit=[2, 3]), field(0)
+        key = field(1)
+    else:
+        source, arg, key = shape_f, widened, field(1)
+    rel = aggregate(source, keys=[key], measures=[b.agg("avg", arg)])
+    ours = run(b.plan(rel, ["mode", "a"]), spark)
+    assert "avg(cast(" not in physical_plan(ours)
+    _assert_sqls_plan_and_rows(ours, spark.sql("SELECT mode, avg(k) AS a FROM shape_f GROUP BY mode"))
+
+
 @pytest.mark.parametrize("negated", [False, True], ids=["exists", "not_exists"])
 def test_correlated_exists_over_the_same_table_reads_it_without_renaming(spark, shape_f, negated):
     """TPC-H q21: EXISTS over a second read of the outer query's table (its columns renamed in our relation).
