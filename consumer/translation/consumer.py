@@ -179,6 +179,9 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         # ProjectRel outputs that cast an integer column to fp64, by name: the cast and the integer (an aggregate's
         # avg reads the integer, `relations/aggregate.py`).
         self.widened_integers: dict[str, Widened] = {}
+        # ProjectRel outputs of a floating-point type whose magnitude their expression bounds (`magnitude.py`), by
+        # name: a checked cast of a column that carries one can be shown never to fail.
+        self.column_bounds: dict[str, float] = {}
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}
         # Write/DDL/update steps translated and not yet run (`translation/steps.py`): the runner takes each root's

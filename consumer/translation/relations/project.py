@@ -11,6 +11,7 @@ from ...errors import UnsupportedFeatureError
 from ...types import family
 from ...walk import contains, descendants, emit_mapping, plain_field, reference_levels
 from ..functions import SCALAR
+from ..magnitude import magnitude
 from ..relation import Relation, column
 from ..scope import Scope, Truth, Typed, Widened
 from ..subqueries import predicate_truth
@@ -52,6 +53,11 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
                 integer = _widened_integer(rel.expressions[m - width], source)
                 if integer is not None:
                     cx.widened_integers[name] = Widened(new[name], integer)
+                if family(exprs[m - width].type) == "float":
+                    p = f"{path}.expressions[{m - width}]"
+                    bound = magnitude(cx, rel.expressions[m - width], scope, p)
+                    if bound is not None:
+                        cx.column_bounds[name] = bound
         used.add(name)
         names.append(name)
         types.append(source.types[m] if m < width else exprs[m - width].type)
