@@ -21,6 +21,7 @@ from plan_builder import (
     boolean,
     cast,
     cross,
+    decimal_,
     exists,
     fetch,
     field,
@@ -236,6 +237,20 @@ def test_output_names_given_below_a_having_filter(spark):
     b = PlanBuilder()
     having = filter_(_counts(b), b.call("gt", field(1), lit(1, i64())))
     rel = sort(having, (field(0), ASC_NULLS_FIRST))
+    ours = run(b.plan(rel, ["Mode", "N"]), spark)
+    sql = spark.sql("SELECT mode AS Mode, count(k) AS N FROM shape_t GROUP BY mode HAVING count(k) > 1 ORDER BY Mode")
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    assert ours.columns == ["Mode", "N"]
+    assert tuples(ours.collect()) == tuples(sql.collect()) == [("MAIL", 2)]
+
+
+def test_output_names_given_below_a_projection_passing_the_having_filter_through(spark):
+    """DataFusion projects the HAVING filter's columns as they are before its sort (TPC-DS q06): that projection
+    keeps them, so the names still go to the aggregate, as Spark SQL gives them (no Project of renames)."""
+    b = PlanBuilder()
+    having = filter_(_counts(b), b.call("gt", field(1), lit(1, i64())))
+    rel = sort(project(having, field(0), field(1), emit=[2, 3]), (field(0), ASC_NULLS_FIRST))
     ours = run(b.plan(rel, ["Mode", "N"]), spark)
     sql = spark.sql("SELECT mode AS Mode, count(k) AS N FROM shape_t GROUP BY mode HAVING count(k) > 1 ORDER BY Mode")
     verdict, note = compare(physical_plan(ours), physical_plan(sql))
@@ -544,6 +559,21 @@ def test_avg_of_an_integer_widened_to_fp64_is_spark_sqls_avg(spark, shape_f, in_
     ours = run(b.plan(rel, ["mode", "a"]), spark)
     assert "avg(cast(" not in physical_plan(ours)
     _assert_sqls_plan_and_rows(ours, spark.sql("SELECT mode, avg(k) AS a FROM shape_f GROUP BY mode"))
+
+
+def test_checked_cast_of_a_bounded_float_column_computed_below_is_spark_sqls_cast(spark, shape_f):
+    """A cast to decimal that must fail on overflow (THROW_EXCEPTION) of `1.2 * d`, where d is a double column a
+    projection below computed from an integer (DataFusion's `CAST(avg(x) AS DOUBLE)` joined to the rows it
+    bounds, TPC-DS q06): d is bounded by its expression, so the cast cannot fail and is Spark SQL's plain cast, no
+    CASE … raise_error."""
+    b = PlanBuilder()
+    widened = project(shape_f, cast(field(0), fp64(), throw=True), emit=[2])
+    product = b.call("multiply", lit(1.2, fp64()), field(0), out=fp64())
+    rel = project(widened, cast(product, decimal_(30, 15), throw=True), emit=[1])
+    ours = run(b.plan(rel, ["c"]), spark)
+    assert "raise_error" not in physical_plan(ours)
+    sql = spark.sql("SELECT cast(1.2 * d AS decimal(30,15)) AS c FROM (SELECT cast(k AS double) AS d FROM shape_f)")
+    _assert_sqls_plan_and_rows(ours, sql)
 
 
 @pytest.mark.parametrize("negated", [False, True], ids=["exists", "not_exists"])
