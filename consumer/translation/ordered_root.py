@@ -76,7 +76,7 @@ def ordering_input(rel: alg.Rel, path: str) -> Below | None:
     starts with no such chain or the chain does not qualify (see the module's docstring)."""
     found = None
     filtered = False
-    while (kind := rel.WhichOneof("rel_type")) in _ABOVE_NAMES or _passes_through(rel):
+    while (kind := rel.WhichOneof("rel_type") or "") in _ABOVE_NAMES or _passes_through(rel):
         body = getattr(rel, kind)
         if kind != "project" and body.common.WhichOneof("emit_kind") == "emit":
             return None

@@ -82,7 +82,7 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
     for feature, at in function_refusals(ref, fn, p):
         raise UnsupportedFeatureError(feature, at)
     integer = _unwidened_avg(cx, ref, fn, scope, p)
-    args = function_arguments(cx, fn.arguments, scope, p) if integer is None else [integer]
+    args: list[Typed | str] = function_arguments(cx, fn.arguments, scope, p) if integer is None else [integer]
     if m.HasField("filter"):
         cond = cx.expression(m.filter, scope, f"{path}.filter").col
         args = [Typed(F.when(cond, a.col), a.type) if isinstance(a, Typed) else a for a in args]
