@@ -207,9 +207,7 @@ PLAN_DIFFERENCES: dict[int, str] = {
     f"declared i64 (casts to bigint in each branch); {_COALESCE}",
     51: "ours: the FULL OUTER JOIN's keys, the text's CASE WHEN x IS NOT NULL THEN x ELSE y END (DataFusion's "
     "spelling of COALESCE too: the plan cannot tell them apart), read as Spark's coalesce (consumer/translation/"
-    "expressions.py _coalesce); the plan's output names given by a Project of renames over the windows' filter "
-    "(consumer/translation/ordered_root.py names below sorts and limits, not below a filter, except an "
-    "aggregate's): one Project node more than Spark SQL's",
+    "expressions.py _coalesce): all that differs",
     53: _RENAMES_OVER_WINDOW,
     54: f"{_CHECKED_CAST}; {_DECLARED} (round as decimal(21,0), then int); {_JOIN_ORDER}",
     63: _RENAMES_OVER_WINDOW,
