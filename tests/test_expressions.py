@@ -13,6 +13,7 @@ import decimal
 import pytest
 from plan_builder import (
     PlanBuilder,
+    SetRel,
     access,
     binary,
     boolean,
@@ -47,6 +48,7 @@ from plan_builder import (
     seg_elem,
     seg_field,
     seg_key,
+    set_,
     string,
     struct,
     switch,
@@ -363,6 +365,20 @@ def test_fp64_product_cast_to_decimal_is_checked_only_where_it_can_overflow(
             thrown.collect()
     else:
         assert abs(tuples(thrown.collect())[0][0] - want) < decimal.Decimal("1e-9")
+
+
+def test_cast_of_a_union_column_holding_an_unbounded_float_stays_checked(spark):
+    """A double column a projection computed from an integer is bounded by it (DataFusion's `CAST(avg(x) AS
+    DOUBLE)`, TPC-DS q06: `1.2 * d` cast to decimal(30,15) is not checked, tests/test_plan_shape.py). A UNION's
+    column, under its first input's name, holds the other inputs' values too: with an unbounded double there, the
+    cast stays checked and fails on the value that does not fit."""
+    b = PlanBuilder()
+    widened = project(virtual(["k"], [i32()], [(7,)]), cast(field(0), fp64()), emit=[1])
+    rows = set_(SetRel.SET_OP_UNION_ALL, widened, virtual(["d"], [fp64()], [(1e20,)]))
+    product = b.call("multiply:fp64_fp64", field(0), lit(1.2, fp64()), out=fp64())
+    df = _b_project(b, spark, rows, 1, [cast(product, decimal_(30, 15), throw=True)], ["v"])
+    with pytest.raises(Exception, match="cast"):  # not a NULL: Spark's own cast's answer to an overflow
+        df.collect()
 
 
 def test_cast_string_to_date_failure(spark):

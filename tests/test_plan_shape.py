@@ -22,6 +22,7 @@ from plan_builder import (
     boolean,
     cast,
     cross,
+    decimal_,
     exists,
     fetch,
     field,
@@ -245,6 +246,20 @@ def test_output_names_given_below_a_having_filter(spark):
     assert tuples(ours.collect()) == tuples(sql.collect()) == [("MAIL", 2)]
 
 
+def test_output_names_given_below_a_projection_passing_the_having_filter_through(spark):
+    """DataFusion projects the HAVING filter's columns as they are before its sort (TPC-DS q06): that projection
+    keeps them, so the names still go to the aggregate, as Spark SQL gives them (no Project of renames)."""
+    b = PlanBuilder()
+    having = filter_(_counts(b), b.call("gt", field(1), lit(1, i64())))
+    rel = sort(project(having, field(0), field(1), emit=[2, 3]), (field(0), ASC_NULLS_FIRST))
+    ours = run(b.plan(rel, ["Mode", "N"]), spark)
+    sql = spark.sql("SELECT mode AS Mode, count(k) AS N FROM shape_t GROUP BY mode HAVING count(k) > 1 ORDER BY Mode")
+    verdict, note = compare(physical_plan(ours), physical_plan(sql))
+    assert verdict == "identical", note
+    assert ours.columns == ["Mode", "N"]
+    assert tuples(ours.collect()) == tuples(sql.collect()) == [("MAIL", 2)]
+
+
 def test_output_names_that_clash_are_given_at_the_root(spark):
     """Names Spark could not tell apart (case-insensitively equal) are attached at the root, as before."""
     b = PlanBuilder()
@@ -416,9 +431,9 @@ def test_explicit_semi_or_anti_join_is_spark_sqls_exists(spark, negated):
         assert (None, None) in got  # the NULL key finds no match: kept
 
 
-def test_explicit_anti_join_on_null_safe_equality_stays_a_join(spark):
-    """A condition that is no plain comparison (`IS NOT DISTINCT FROM`: NULL matches NULL) is not written as
-    EXISTS: the anti join keeps its meaning, the NULL key finds shape_u's NULL key and is dropped."""
+def test_explicit_anti_join_on_null_safe_equality_keeps_its_meaning(spark):
+    """On `IS NOT DISTINCT FROM` (NULL matches NULL; Spark SQL's NOT EXISTS with `<=>`) the anti join keeps its
+    meaning: the NULL key finds shape_u's NULL key and is dropped."""
     b = PlanBuilder()
     other = named("shape_u", ["k", "mode"], [i32(), string()])
     cond = b.call("is_not_distinct_from", field(0), field(2))
@@ -465,6 +480,28 @@ def shape_g(spark, tmp_path_factory):
     spark.catalog.dropTempView("shape_g")
 
 
+def test_semi_join_on_null_safe_equality_below_a_distinct_is_spark_sqls_exists(spark, shape_f, shape_g):
+    """INTERSECT as DataFusion writes it (TPC-DS q08): the DISTINCT of the left side, then a LEFT SEMI join on
+    `IS NOT DISTINCT FROM`. As Spark SQL's EXISTS with `<=>` Spark pushes it below the DISTINCT's aggregate, as it
+    does Spark SQL's; a semi join it pushes there only when it would broadcast the right side."""
+    b = PlanBuilder()
+    distinct = aggregate(project(shape_f, b.call("substring", field(1), lit(1), lit(2)), emit=[2]), keys=[field(0)])
+    prefixes = project(shape_g, b.call("substring", field(1), lit(1), lit(2)), emit=[2])
+    rel = join(distinct, prefixes, JoinRel.JOIN_TYPE_LEFT_SEMI, b.call("is_not_distinct_from", field(0), field(1)))
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # as for tables too large to broadcast
+    try:
+        ours = run(b.plan(rel, ["c"]), spark)
+        sql = spark.sql(
+            "SELECT c FROM (SELECT DISTINCT substring(mode, 1, 2) AS c FROM shape_f) a "
+            "WHERE EXISTS (SELECT 1 FROM (SELECT substring(name, 1, 2) AS c FROM shape_g) g WHERE a.c <=> g.c)"
+        )
+        _assert_sqls_plan_and_rows(ours, sql)
+        assert tuples(ours.collect()) == [(None,)]  # NULL matches NULL; no prefix is shared
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+
+
 def test_projection_computed_below_a_join_stays_below_it(spark, shape_f, shape_g):
     """A derived table that computes a column (`SUBSTRING(w_warehouse_name, 1, 20) AS w_substr` over warehouse,
     TPC-DS q62/q99) joined to another table: Spark SQL evaluates it below the join, in a Project over that
@@ -504,6 +541,39 @@ def test_aggregate_grouped_by_a_plain_column_evaluates_the_measures_inline(spark
     rel = _grouped_by_projection(b, shape_f, field(1))
     ours = run(b.plan(rel, ["mode", "total"]), spark)
     sql = spark.sql("SELECT mode, sum(k + 1) AS total FROM shape_f GROUP BY mode")
+    _assert_sqls_plan_and_rows(ours, sql)
+
+
+@pytest.mark.parametrize("in_projection", [False, True], ids=["in_the_call", "in_the_projection_below"])
+def test_avg_of_an_integer_widened_to_fp64_is_spark_sqls_avg(spark, shape_f, in_projection):
+    """DataFusion writes the text's avg(k) over an integer column as avg(CAST(k AS fp64)), the cast in the call or
+    in the projection below it (computed once for avg and stddev, TPC-DS q17, q35, q39): Spark SQL's avg(k), which
+    sums k in double itself, the same result bit for bit."""
+    b = PlanBuilder()
+    widened = cast(field(0), fp64(), throw=True)
+    if in_projection:
+        source, arg = project(shape_f, widened, field(1), emit=[2, 3]), field(0)
+        key = field(1)
+    else:
+        source, arg, key = shape_f, widened, field(1)
+    rel = aggregate(source, keys=[key], measures=[b.agg("avg", arg)])
+    ours = run(b.plan(rel, ["mode", "a"]), spark)
+    assert "avg(cast(" not in physical_plan(ours)
+    _assert_sqls_plan_and_rows(ours, spark.sql("SELECT mode, avg(k) AS a FROM shape_f GROUP BY mode"))
+
+
+def test_checked_cast_of_a_bounded_float_column_computed_below_is_spark_sqls_cast(spark, shape_f):
+    """A cast to decimal that must fail on overflow (THROW_EXCEPTION) of `1.2 * d`, where d is a double column a
+    projection below computed from an integer (DataFusion's `CAST(avg(x) AS DOUBLE)` joined to the rows it
+    bounds, TPC-DS q06): d is bounded by its expression, so the cast cannot fail and is Spark SQL's plain cast, no
+    CASE … raise_error."""
+    b = PlanBuilder()
+    widened = project(shape_f, cast(field(0), fp64(), throw=True), emit=[2])
+    product = b.call("multiply", lit(1.2, fp64()), field(0), out=fp64())
+    rel = project(widened, cast(product, decimal_(30, 15), throw=True), emit=[1])
+    ours = run(b.plan(rel, ["c"]), spark)
+    assert "raise_error" not in physical_plan(ours)
+    sql = spark.sql("SELECT cast(1.2 * d AS decimal(30,15)) AS c FROM (SELECT cast(k AS double) AS d FROM shape_f)")
     _assert_sqls_plan_and_rows(ours, sql)
 
 

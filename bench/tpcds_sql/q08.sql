@@ -1,6 +1,7 @@
 -- The plan's query: DataFusion writes INTERSECT as the DISTINCT of its left side, then a LEFT SEMI join onto the
 -- right side on null-safe equality (Spark SQL's INTERSECT takes the DISTINCT above the semi join); stated as
--- DISTINCT and an EXISTS with <=>.
+-- DISTINCT and an EXISTS with <=>. The right side's SUBSTRING(ca_zip, 1, 5) is computed after the HAVING filter
+-- (DataFusion groups by ca_zip and projects above the filter), not in the aggregate.
 SELECT s_store_name,
        sum(ss_net_profit)
 FROM store_sales,
@@ -413,14 +414,16 @@ FROM store_sales,
    WHERE EXISTS
        (SELECT 1
         FROM
-          (SELECT SUBSTRING(ca_zip, 1, 5) ca_zip,
-                  count(*) cnt
-           FROM customer_address,
-                customer
-           WHERE ca_address_sk = c_current_addr_sk
-             AND c_preferred_cust_flag='Y'
-           GROUP BY ca_zip
-           HAVING count(*) > 10) A1
+          (SELECT SUBSTRING(ca_zip, 1, 5) ca_zip
+           FROM
+             (SELECT ca_zip,
+                     count(*) cnt
+              FROM customer_address,
+                   customer
+              WHERE ca_address_sk = c_current_addr_sk
+                AND c_preferred_cust_flag='Y'
+              GROUP BY ca_zip
+              HAVING count(*) > 10)) A1
         WHERE A2.ca_zip <=> A1.ca_zip)) V1
 WHERE ss_store_sk = s_store_sk
   AND ss_sold_date_sk = d_date_sk

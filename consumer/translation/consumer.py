@@ -64,7 +64,7 @@ from .relations import (
 )
 from .relations import filter as filter_rel
 from .relations import window as window_rel
-from .scope import Scope, Truth, Typed
+from .scope import Scope, Truth, Typed, Widened
 
 Expression = alg.Expression
 ReadRel = alg.ReadRel
@@ -178,6 +178,12 @@ class SubstraitConsumer(PlanVisitor[Relation]):
         self.grouping_index_columns: set[str] = set()  # set by aggregates with several grouping sets
         self.computed_columns: set[str] = set()  # ProjectRel outputs that compute a value (not a column reference)
         self._mark_reads: dict[str, Truth | None] | None = None  # `mark_truth`, worked out on first use
+        # ProjectRel outputs that cast an integer column to fp64, by name: the cast and the integer (an aggregate's
+        # avg reads the integer, `relations/aggregate.py`).
+        self.widened_integers: dict[str, Widened] = {}
+        # ProjectRel outputs of a floating-point type whose magnitude their expression bounds (`magnitude.py`), by
+        # name: a checked cast of a column that carries one can be shown never to fail.
+        self.column_bounds: dict[str, float] = {}
         self._resolved: dict[tuple[str, ...], ResolvedTable] = {}
         self._shared_uses: dict[int, int] = {}
         # Write/DDL/update steps translated and not yet run (`translation/steps.py`): the runner takes each root's

@@ -6,7 +6,8 @@ DataFusion writes a decimal literal of the SQL text as fp64 and casts the produc
 cast is checked at run time (`expressions.cast`), and that check is a CASE Spark SQL's plan lacks. Where the
 operands' types bound the value (a decimal(21,6) average is under 10^15; times 1.2 it still fits 15 integer
 digits), the check can never fire and is left out. Only literals, columns, casts and + - * are followed; anything
-else (a division, a function, a float column, a subquery) has no bound."""
+else (a division, a function, a subquery) has no bound, nor a float column but one a projection below computed
+from bounded operands (`SubstraitConsumer.column_bounds`: `CAST(avg(x) AS DOUBLE)` joined to the rows it bounds)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from substrait import algebra_pb2 as alg
 
 from ..errors import SubstraitSparkError
 from ..types import INT_RANGE
+from ..walk import plain_field
 from .literals import python_value
 from .scope import Scope
 
@@ -58,7 +60,11 @@ def magnitude(cx: SubstraitConsumer, e: Expression, scope: Scope, path: str) -> 
             return abs(float(value))
         return None
     if kind == "selection":
-        return of_type(cx.expression(e, scope, path).type)
+        typed = of_type(cx.expression(e, scope, path).type)
+        i = plain_field(e)
+        if typed is not None or i is None or not 0 <= i < len(scope.rel.names):
+            return typed
+        return cx.column_bounds.get(scope.rel.names[i])  # a float a projection below computed (its name is its own)
     if kind == "cast":
         # A cast keeps the magnitude (a narrowing one that cannot hold it fails or is checked itself).
         return magnitude(cx, e.cast.input, scope, f"{path}.cast.input")

@@ -1,4 +1,5 @@
-"""The plan's output names given below the root's sorts, limits and HAVING filters, where Spark SQL gives them.
+"""The plan's output names given below the root's sorts, limits and HAVING filters (and projections that pass
+their input through as it is), where Spark SQL gives them.
 
 Spark SQL names a query's columns in the SELECT list, below its HAVING, ORDER BY and LIMIT: the aliases
 become part of the aggregate or projection that computes the columns. Naming them above a sort or filter
@@ -42,6 +43,19 @@ def _plain_column(e: alg.Expression) -> bool:
     )
 
 
+def _passes_through(rel: alg.Rel) -> bool:
+    """A projection of its input's k columns as they are, in order (DataFusion's between a sort and a HAVING
+    filter): k plain fields 0..k-1, emitted alone. (Over an input of other than k columns it is no such
+    projection; it is translated as it is, and the names are given above it.)"""
+    if rel.WhichOneof("rel_type") != "project":
+        return False
+    body = rel.project
+    k = len(body.expressions)
+    mapping = list(body.common.emit.output_mapping) if body.common.WhichOneof("emit_kind") == "emit" else None
+    fields = [plain_field(e) for e in body.expressions]
+    return k > 0 and fields == list(range(k)) and mapping == list(range(k, 2 * k))
+
+
 @dataclass(frozen=True)
 class Below:
     """The relation under the root's chain of sorts, fetches and filters, its path, and whether a filter is in
@@ -57,9 +71,9 @@ def ordering_input(rel: alg.Rel, path: str) -> Below | None:
     starts with no such chain or the chain does not qualify (see the module's docstring)."""
     found = None
     filtered = False
-    while (kind := rel.WhichOneof("rel_type")) in _ABOVE_NAMES:
+    while (kind := rel.WhichOneof("rel_type") or "") in _ABOVE_NAMES or _passes_through(rel):
         body = getattr(rel, kind)
-        if body.common.WhichOneof("emit_kind") == "emit":
+        if kind != "project" and body.common.WhichOneof("emit_kind") == "emit":
             return None
         if kind == "sort" and not all(_plain_column(s.expr) for s in body.sorts):
             return None

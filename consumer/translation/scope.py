@@ -27,6 +27,15 @@ def literal(col: Column, type_: T.DataType, value: Any) -> Typed:
     return Typed(col, type_, value, True)
 
 
+@dataclass(frozen=True)
+class Widened:
+    """A projected column that casts an integer column to fp64: the cast as the projection holds it, and the
+    integer it reads (avg reads the integer: `relations/aggregate.py`)."""
+
+    cast: Column
+    integer: Typed
+
+
 class Truth(enum.Enum):
     """How much of a boolean's three-valued answer the place it stands in reads.
 

@@ -29,6 +29,7 @@ _OPERATIONS: dict[str, Callable[[Column, Column], Column]] = {
     "<=": operator.le,
     ">": operator.gt,
     ">=": operator.ge,
+    "<=>": Column.eqNullSafe,
 }
 
 

@@ -66,10 +66,13 @@ def _count(c: Call, distinct: bool) -> Column:
 
 def _avg(c: Call, distinct: bool) -> Column:
     """avg keeps the argument's type (the YAML: avg(i32) -> i32?, avg(fp32) -> fp32?; Spark's is double). A
-    declared floating-point result is averaged in double, not rounded first to Spark's decimal avg scale."""
+    declared floating-point result is averaged in double, not rounded first to Spark's decimal avg scale. Spark's
+    avg of an integer already sums it in double (Average: a non-decimal child is cast to its double sum type), so
+    an integer argument goes in as it is, as Spark SQL writes avg(x) (DISTINCT sums in double itself)."""
     (x,) = c.arity(1).values
     out = c.output_type or (x.type if family(x.type) in ("int", "float") else None)
-    src = x.col.cast("double") if out is not None and family(out) == "float" else x.col
+    to_double = out is not None and family(out) == "float" and (distinct or family(x.type) != "int")
+    src = x.col.cast("double") if to_double else x.col
     mean = F.sum_distinct(src) / F.count_distinct(src) if distinct else F.avg(src)
     if family(x.type) == "float":
         return ieee(c, mean)

@@ -13,10 +13,11 @@ from substrait import algebra_pb2 as alg
 
 from ...errors import PlanInvalidError, UnsupportedFeatureError
 from ...loading.extensions import FunctionRef
-from ...types import spark_type
+from ...types import family, spark_type
 from ...walk import plain_field
 from ..expressions import function_arguments, options_of
 from ..functions import Call
+from ..functions.options import IEEE_ROUNDING
 from ..relation import Correlation, Relation, column, union_all
 from ..scope import Scope, Typed
 from . import grouping_sets
@@ -80,18 +81,58 @@ def measure_column(cx: SubstraitConsumer, m: alg.AggregateRel.Measure, scope: Sc
     ref = cx.extensions.function(fn.function_reference, f"{p}.function_reference")
     for feature, at in function_refusals(ref, fn, p):
         raise UnsupportedFeatureError(feature, at)
-    args = function_arguments(cx, fn.arguments, scope, p)
+    integer = _unwidened_avg(cx, ref, fn, scope, p)
+    args: list[Typed | str] = function_arguments(cx, fn.arguments, scope, p) if integer is None else [integer]
     if m.HasField("filter"):
         cond = cx.expression(m.filter, scope, f"{path}.filter").col
         args = [Typed(F.when(cond, a.col), a.type) if isinstance(a, Typed) else a for a in args]
         if ref.base == "count" and not any(isinstance(a, Typed) for a in args):
             args = [Typed(F.when(cond, F.lit(1)), T.IntegerType())]
     out_type = spark_type(fn.output_type, f"{p}.output_type") if fn.HasField("output_type") else None
+    if integer is not None:
+        out_type = T.DoubleType()  # the plan's avg of an fp64
     call = Call(ref, args, options_of(fn.options, ref, p), out_type, p)
     distinct = fn.invocation == AggregateFunction.AGGREGATION_INVOCATION_DISTINCT
     col = cx.call_aggregate(call, distinct)
     values = call.values
     return Typed(col, out_type or (values[0].type if values else T.LongType()))
+
+
+def _unwidened_avg(
+    cx: SubstraitConsumer, ref: FunctionRef, fn: AggregateFunction, scope: Scope, path: str
+) -> Typed | None:
+    """The integer column x of avg(cast(x AS fp64)), the cast in the call or in the pending projection below
+    (`ProjectRel`: `SubstraitConsumer.widened_integers`), when avg(x) gives the same result bit for bit: then the
+    aggregate reads avg(x), Spark SQL's spelling of the text's avg(x) (DataFusion writes the widening cast).
+
+    Spark's Average sums a non-decimal child in double, each value cast to double as it is added (its update is
+    `sum + coalesce(cast(child AS double), 0)`, Spark 3.5 and 4), then divides by the count: over x it casts each
+    value exactly as the plan's cast does, in the same order, and a double's cast to double is none. An integer's
+    cast to fp64 cannot fail, so its failure behaviour is moot. Not for DISTINCT (two bigints may round to one
+    double), nor a result declared other than fp64, nor a rounding preference Spark cannot honour (the float
+    argument reads it, `functions/aggregate.py` _avg). None otherwise."""
+    args = fn.arguments
+    declared = fn.output_type.WhichOneof("kind") if fn.HasField("output_type") else "fp64"
+    if ref.base != "avg" or fn.invocation == AggregateFunction.AGGREGATION_INVOCATION_DISTINCT or declared != "fp64":
+        return None
+    rounding = options_of(fn.options, ref, path).get(IEEE_ROUNDING.name, [])
+    if len(args) != 1 or args[0].WhichOneof("arg_type") != "value" or IEEE_ROUNDING.choose(rounding) is None:
+        return None
+    e = args[0].value
+    if e.WhichOneof("rex_type") == "cast":
+        if e.cast.type.WhichOneof("kind") != "fp64" or plain_field(e.cast.input) is None:
+            return None
+        x = cx.expression(e.cast.input, scope, f"{path}.arguments[0].value.cast.input")
+        return x if family(x.type) == "int" else None
+    i = plain_field(e)
+    source = scope.rel
+    if i is None or not 0 <= i < len(source.names) or source.projection is None:
+        return None
+    widened = cx.widened_integers.get(source.names[i])
+    # The very cast the projection still holds: the integer is a column over the same frame.
+    if widened is None or source.projection.exprs.get(source.names[i]) is not widened.cast:
+        return None
+    return widened.integer
 
 
 def _groups_by_computed(cx: SubstraitConsumer, rel: alg.AggregateRel, source: Relation) -> bool:

@@ -8,10 +8,12 @@ from pyspark.sql import Column
 from substrait import algebra_pb2 as alg
 
 from ...errors import UnsupportedFeatureError
+from ...types import family
 from ...walk import contains, descendants, emit_mapping, plain_field, reference_levels
 from ..functions import SCALAR
+from ..magnitude import magnitude
 from ..relation import Relation, column
-from ..scope import Scope, Truth
+from ..scope import Scope, Truth, Typed, Widened
 from ..subqueries import predicate_truth
 
 if TYPE_CHECKING:
@@ -50,6 +52,14 @@ def translate_project(cx: SubstraitConsumer, rel: alg.ProjectRel, path: str, out
             new[name] = source.col(m) if m < width else exprs[m - width].col
             if m >= width and plain_field(rel.expressions[m - width]) is None:
                 cx.computed_columns.add(name)
+                integer = _widened_integer(rel.expressions[m - width], source)
+                if integer is not None:
+                    cx.widened_integers[name] = Widened(new[name], integer)
+                if family(exprs[m - width].type) == "float":
+                    p = f"{path}.expressions[{m - width}]"
+                    bound = magnitude(cx, rel.expressions[m - width], scope, p)
+                    if bound is not None:
+                        cx.column_bounds[name] = bound
         used.add(name)
         names.append(name)
         types.append(source.types[m] if m < width else exprs[m - width].type)
@@ -73,6 +83,15 @@ def _passed_through(e: alg.Expression, width: int) -> int | None:
     """The input column an expression is, when it is a plain reference to one."""
     i = plain_field(e)
     return i if i is not None and 0 <= i < width else None
+
+
+def _widened_integer(e: alg.Expression, source: Relation) -> Typed | None:
+    """The input's integer column that `e` casts to fp64, if it is such a cast (any failure behaviour: it cannot
+    fail)."""
+    if e.WhichOneof("rex_type") != "cast" or e.cast.type.WhichOneof("kind") != "fp64":
+        return None
+    i = _passed_through(e.cast.input, len(source.names))
+    return Typed(source.col(i), source.types[i]) if i is not None and family(source.types[i]) == "int" else None
 
 
 def _deferrable(cx: SubstraitConsumer, e: alg.Expression) -> bool:

@@ -75,4 +75,7 @@ def translate_set(cx: SubstraitConsumer, rel: SetRel, path: str, outer: Scope | 
         df = functools.reduce(lambda a, b: a.intersectAll(b), others, primary)
     else:
         raise PlanInvalidError("set operation unspecified", f"{path}.op")
+    if op in (SetRel.SET_OP_UNION_ALL, SetRel.SET_OP_UNION_DISTINCT):
+        for name in first.names:  # its columns hold the other inputs' values too: the first's bounds do not hold
+            cx.column_bounds.pop(name, None)
     return Relation(df, list(first.names), list(first.types))
