@@ -480,28 +480,6 @@ def shape_g(spark, tmp_path_factory):
     spark.catalog.dropTempView("shape_g")
 
 
-def test_semi_join_on_null_safe_equality_below_a_distinct_is_spark_sqls_exists(spark, shape_f, shape_g):
-    """INTERSECT as DataFusion writes it (TPC-DS q08): the DISTINCT of the left side, then a LEFT SEMI join on
-    `IS NOT DISTINCT FROM`. As Spark SQL's EXISTS with `<=>` Spark pushes it below the DISTINCT's aggregate, as it
-    does Spark SQL's; a semi join it pushes there only when it would broadcast the right side."""
-    b = PlanBuilder()
-    distinct = aggregate(project(shape_f, b.call("substring", field(1), lit(1), lit(2)), emit=[2]), keys=[field(0)])
-    prefixes = project(shape_g, b.call("substring", field(1), lit(1), lit(2)), emit=[2])
-    rel = join(distinct, prefixes, JoinRel.JOIN_TYPE_LEFT_SEMI, b.call("is_not_distinct_from", field(0), field(1)))
-    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # as for tables too large to broadcast
-    try:
-        ours = run(b.plan(rel, ["c"]), spark)
-        sql = spark.sql(
-            "SELECT c FROM (SELECT DISTINCT substring(mode, 1, 2) AS c FROM shape_f) a "
-            "WHERE EXISTS (SELECT 1 FROM (SELECT substring(name, 1, 2) AS c FROM shape_g) g WHERE a.c <=> g.c)"
-        )
-        _assert_sqls_plan_and_rows(ours, sql)
-        assert tuples(ours.collect()) == [(None,)]  # NULL matches NULL; no prefix is shared
-    finally:
-        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
-
-
 def test_projection_computed_below_a_join_stays_below_it(spark, shape_f, shape_g):
     """A derived table that computes a column (`SUBSTRING(w_warehouse_name, 1, 20) AS w_substr` over warehouse,
     TPC-DS q62/q99) joined to another table: Spark SQL evaluates it below the join, in a Project over that

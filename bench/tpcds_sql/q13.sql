@@ -1,11 +1,10 @@
--- The plan's query: DataFusion averages an integer column in fp64 and writes the cast into the plan
--- (avg(cast(x AS double))); it takes the join keys each OR branch repeats out of the ORs (so the joins come in the
+-- The plan's query: DataFusion takes the join keys each OR branch repeats out of the ORs (so the joins come in the
 -- FROM order); and it derives from the ORs of conjunctions a filter per table (store_sales: the ORs of the
 -- ss_net_profit and of the ss_sales_price ranges; customer_demographics: the OR of the status pairs;
 -- household_demographics: hd_dep_count IN (3, 1); customer_address: ca_country and the states of all branches as
 -- one IN list) and pushes them to the scans; all stated, in its order; and the BETWEENs in the ORs as
 -- the conjunctions it writes, nested as it nests them (Spark's parser would balance an AND chain).
-SELECT avg(cast(ss_quantity AS double)) avg1,
+SELECT avg(ss_quantity) avg1,
        avg(ss_ext_sales_price) avg2,
        avg(ss_ext_wholesale_cost) avg3,
        sum(ss_ext_wholesale_cost)

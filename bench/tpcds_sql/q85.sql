@@ -1,9 +1,8 @@
--- The plan's query: DataFusion averages an integer column in fp64 and writes the cast into the plan
--- (avg(cast(x AS double))); and it derives from the ORs of conjunctions a filter per table (web_sales: the ORs of
+-- The plan's query: DataFusion derives from the ORs of conjunctions a filter per table (web_sales: the ORs of
 -- the ws_net_profit and of the ws_sales_price ranges; cd1: the OR of the status pairs; customer_address: ca_country
 -- and the states of all three branches as one IN list) and pushes them to the scans; all stated, in its order.
 SELECT SUBSTRING(r_reason_desc,1,20) ,
-       avg(cast(ws_quantity AS double)) avg1,
+       avg(ws_quantity) avg1,
        avg(wr_refunded_cash) avg2,
        avg(wr_fee)
 FROM web_sales,
@@ -69,7 +68,7 @@ WHERE ws_web_page_sk = wp_web_page_sk
            AND ws_net_profit BETWEEN 50 AND 250) )
 GROUP BY r_reason_desc
 ORDER BY SUBSTRING(r_reason_desc,1,20) ,
-         avg(cast(ws_quantity AS double)) ,
+         avg(ws_quantity) ,
          avg(wr_refunded_cash) ,
          avg(wr_fee)
 LIMIT 100;

@@ -29,7 +29,6 @@ _OPERATIONS: dict[str, Callable[[Column, Column], Column]] = {
     "<=": operator.le,
     ">": operator.gt,
     ">=": operator.ge,
-    "<=>": Column.eqNullSafe,
 }
 
 

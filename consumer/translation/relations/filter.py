@@ -113,17 +113,8 @@ def correlated_conjunct(cx: SubstraitConsumer, c: alg.Expression, scope: Scope, 
     return Pending(cx.expression(c, scope, path).col, inner, equality, column_comparison(cx, c, scope))
 
 
-# Comparison handlers Spark SQL writes with an operator, by that operator. `<=>` (IS NOT DISTINCT FROM) is never
-# NULL, so a semi or anti join on it is (NOT) EXISTS as much as on `=` (an INTERSECT as DataFusion writes it).
-_SQL_OPERATORS = {
-    "equal": "=",
-    "not_equal": "<>",
-    "lt": "<",
-    "lte": "<=",
-    "gt": ">",
-    "gte": ">=",
-    "is_not_distinct_from": "<=>",
-}
+# Comparison handlers Spark SQL writes with an operator, by that operator.
+_SQL_OPERATORS = {"equal": "=", "not_equal": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
 
 
 def column_comparison(cx: SubstraitConsumer, c: alg.Expression, scope: Scope) -> ColumnComparison | None:
