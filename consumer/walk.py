@@ -21,16 +21,32 @@ def _is_repeated(fd: Any) -> bool:
     return flag if isinstance(flag, bool) else fd.label == fd.LABEL_REPEATED
 
 
+_NESTED: dict[Any, tuple[bool, bool]] = {}  # field descriptor -> (holds messages, not map entries; repeated)
+
+
+def _nested(fd: Any) -> tuple[bool, bool]:
+    """Whether a field holds plan messages (not scalars, not map entries) and whether it is a list; read once per
+    field (walks visit thousands of messages per plan: `descendants` is on the translation's path)."""
+    known = _NESTED.get(fd)
+    if known is None:
+        known = _NESTED[fd] = (
+            fd.message_type is not None and not fd.message_type.GetOptions().map_entry,
+            _is_repeated(fd),
+        )
+    return known
+
+
 def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
     """The messages directly inside `msg` with their plan paths (proto field names, `[i]` for lists); none inside a
     scalar kind (`detached_rel_ordinal`)."""
     if not isinstance(msg, Message):
         return
     for fd, value in msg.ListFields():
-        if fd.message_type is None or fd.message_type.GetOptions().map_entry:
+        holds, repeated = _nested(fd)
+        if not holds:
             continue
         p = f"{path}.{fd.name}" if path else fd.name
-        if _is_repeated(fd):
+        if repeated:
             for i, item in enumerate(value):
                 yield item, f"{p}[{i}]"
         else:
@@ -39,7 +55,15 @@ def children(msg: Message, path: str) -> Iterator[tuple[Message, str]]:
 
 def messages(msg: Message) -> Iterator[Message]:
     """Every message directly inside `msg` (map entries skipped)."""
-    return (child for child, _ in children(msg, ""))
+    if not isinstance(msg, Message):
+        return
+    for fd, value in msg.ListFields():
+        holds, repeated = _nested(fd)
+        if holds:
+            if repeated:
+                yield from value
+            else:
+                yield value
 
 
 def nodes(msg: Message, path: str = "") -> Iterator[tuple[Message, str]]:
@@ -57,11 +81,17 @@ M = TypeVar("M", bound=Message)
 
 
 def descendants(msg: Message, kind: type[M] = Message) -> Iterator[M]:  # type: ignore[assignment]  # default: all
-    """Every message of type `kind` inside `msg` (not `msg` itself), depth first."""
-    for child in messages(msg):
-        if isinstance(child, kind):
-            yield child
-        yield from descendants(child, kind)
+    """Every message of type `kind` inside `msg` (not `msg` itself), depth first (a stack, not nested generators:
+    a deep plan would pay its depth on every message)."""
+    stack = list(messages(msg))
+    stack.reverse()
+    while stack:
+        m = stack.pop()
+        if isinstance(m, kind):
+            yield m
+        inner = list(messages(m))
+        inner.reverse()
+        stack.extend(inner)
 
 
 def field_references(msg: Message, depth: int = 0) -> Iterator[tuple[alg.Expression.FieldReference, int]]:

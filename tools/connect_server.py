@@ -45,6 +45,10 @@ SERVER_CONF = {
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J}",
+    # The setting docs/guides/spark-modes.md recommends for a server plans are translated against, as
+    # hooks/spark.py sets it on classic sessions: a pyspark 4 client otherwise records the Python call site of
+    # every Column call (the engine's own lines, in a translation), a third of a large plan's translation time.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 
