@@ -115,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         else f"## Over Spark Connect ({big.name}): a local Connect server (Spark {server}), client pyspark "
         f"{pyspark.__version__}"
     )
-    server_note = f"A local Connect server (Spark {server}), client pyspark {pyspark.__version__}. "
+    server_note = (
+        f"A local Connect server (Spark {server}, started with `spark.python.sql.dataFrameDebugging.enabled=false` "
+        f"as docs/guides/spark-modes.md recommends), client pyspark {pyspark.__version__}. "
+    )
     checked = (
         "Each SQL is checked against its plan's result in the classic session (see the physical-plan section)."
         if args.tpcds
