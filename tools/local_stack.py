@@ -261,21 +261,24 @@ class AirflowStack:
         )
 
     def migrate(self) -> None:
-        """Create the metadata database once per home (a stamp keeps reruns quick): a copy of the one database
-        `airflow db migrate` made in this process (`_MIGRATED`), else migrated here and kept for the next home."""
+        """Create the metadata database once per home (a stamp keeps reruns quick). The home's default SQLite
+        database is a copy of the one `airflow db migrate` made first in this process (`_MIGRATED`); a database
+        named in `extra_env` is migrated in place."""
+        global _MIGRATED
         stamp = self.home / ".migrated"
         self.home.mkdir(parents=True, exist_ok=True)
         if stamp.exists():
             return
         database = self.home / "airflow.db"
-        template = _MIGRATED.get("airflow.db")
-        if template is not None and template.exists():
-            _copy_database(template, database)
+        default_database = _DATABASE_ENV not in (self.extra_env or {})
+        if default_database and _MIGRATED is not None and _MIGRATED.exists():
+            _copy_database(_MIGRATED, database)
         else:
             done = self.airflow("db", "migrate")
             if done.returncode:
                 raise RuntimeError(f"airflow db migrate failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-            _MIGRATED["airflow.db"] = _keep_migrated(database)
+            if default_database and _MIGRATED is None:
+                _MIGRATED = _keep_migrated(database)
         stamp.touch()
 
     def dags_test(self, dag_id: str, logical_date: str, timeout: float = 900, **env: str) -> DagRun:
@@ -315,10 +318,11 @@ class AirflowStack:
         )
 
 
-# "airflow.db" -> a freshly migrated metadata database (SQLite), made once per process. A migrated database holds
-# no path, connection or secret of its home (the schema, the default pool, the log templates), and `airflow db
-# migrate` costs seconds each time (ten homes in a test run): a new home starts from a copy.
-_MIGRATED: dict[str, Path] = {}
+# A freshly migrated metadata database (SQLite), made once per process. A migrated database holds no path,
+# connection or secret of its home (the schema, the default pool, the log templates), and `airflow db migrate`
+# costs seconds each time (ten homes in a test run): a new home starts from a copy.
+_MIGRATED: Path | None = None
+_DATABASE_ENV = "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"
 
 
 def _keep_migrated(database: Path) -> Path:
