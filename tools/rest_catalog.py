@@ -35,7 +35,7 @@ def jars_dir() -> Path:
 
 def _fingerprint(jars: list[str]) -> str:
     digest = hashlib.sha256()
-    for path in sorted(SOURCES.rglob("*.java")) + [Path(__file__)]:
+    for path in [*sorted(SOURCES.rglob("*.java")), Path(__file__)]:
         digest.update(str(path.relative_to(REPO_ROOT)).encode() + path.read_bytes())
     for jar in jars:
         digest.update(Path(jar).name.encode())
