@@ -399,14 +399,14 @@ def test_an_iceberg_connection_to_a_rest_catalog_with_oauth2_reads_and_audits(
     catalog = Catalogs.from_mapping({"catalogs": {name: server.properties(name)}}).load(name)
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     catalog.create_namespace_if_not_exists("airflow_e2e")
-    table = catalog.create_table("airflow_e2e.orders", schema=schema)
+    table = catalog.create_table("airflow_e2e.rest_orders", schema=schema)
     table.append(pa.Table.from_pylist([{"id": i, "name": f"o{i}"} for i in range(4)], schema=schema))
-    snapshot = catalog.load_table("airflow_e2e.orders").current_snapshot().snapshot_id
+    snapshot = catalog.load_table("airflow_e2e.rest_orders").current_snapshot().snapshot_id
     _put_plan(
         s3_endpoint,
         "iceberg/rest_read.json",
         PlanBuilder().plan(
-            project(named(["airflow_e2e", "orders"], ["id", "name"], [i64(), string()]), emit=[0, 1]), ["id", "name"]
+            project(named(["airflow_e2e", "rest_orders"], ["id", "name"], [i64(), string()]), emit=[0, 1]), ["id", "name"]
         ),
     )
     host, port = server.uri.rsplit(":", 1)
@@ -425,7 +425,7 @@ def test_an_iceberg_connection_to_a_rest_catalog_with_oauth2_reads_and_audits(
     assert server.client_secret not in run.log
     report = run.value("rest_read")
     assert [(t["identity"], t["snapshot_id"]) for t in report["tables_read"]] == [
-        (f"{name}.airflow_e2e.orders", snapshot)
+        (f"{name}.airflow_e2e.rest_orders", snapshot)
     ]
     assert sorted(map(tuple, report["outputs"][0]["preview"])) == [(i, f"o{i}") for i in range(4)]
     audited = catalog.load_table("substrait_spark.audit_log").scan().to_arrow().to_pylist()
