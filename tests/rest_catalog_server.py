@@ -65,6 +65,11 @@ def _pyspark_jars() -> Path:
 @contextmanager
 def running_rest_catalog() -> Iterator[RestServer]:
     """Build (once) and start the server on a port the system picks; stop it by PID and remove its files."""
+    import provision_jars
+
+    jars = [Path(j).name for j in provision_jars.provisioned_jars(rest_catalog.jars_dir())]
+    if provision_jars.SHADED_HTTPCLIENT not in jars:  # provisioned before the REST client's HttpClient joined
+        pytest.fail(f"the jars in {rest_catalog.jars_dir()} lack Iceberg's REST client (HttpClient): run `make jars`")
     classpath = rest_catalog.server_classpath(_pyspark_jars())
     root = Path(tempfile.mkdtemp(prefix="substrait-rest-catalog-"))
     client_id, client_secret = "substrait-tests", secrets.token_urlsafe(24)
