@@ -406,7 +406,8 @@ def test_an_iceberg_connection_to_a_rest_catalog_with_oauth2_reads_and_audits(
         s3_endpoint,
         "iceberg/rest_read.json",
         PlanBuilder().plan(
-            project(named(["airflow_e2e", "rest_orders"], ["id", "name"], [i64(), string()]), emit=[0, 1]), ["id", "name"]
+            project(named(["airflow_e2e", "rest_orders"], ["id", "name"], [i64(), string()]), emit=[0, 1]),
+            ["id", "name"],
         ),
     )
     host, port = server.uri.rsplit(":", 1)
