@@ -144,7 +144,7 @@ data-tpcds-sf1: $(TPCDS_SF1)/$(DATA_STAMP)
 
 # ---- jars (the embedded Iceberg stack) -------------------------------------------------------------
 
-$(JARS)/$(DATA_STAMP): $(STAMP) tools/provision_jars.py
+$(JARS)/$(DATA_STAMP): $(STAMP) tools/provision_jars.py $(shell find tools/rest_catalog/org/apache/iceberg/shaded -name "*.java")
 	$(PY) tools/provision_jars.py --output-dir $(JARS)
 
 jars: $(JARS)/$(DATA_STAMP)

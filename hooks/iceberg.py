@@ -70,7 +70,9 @@ class CatalogConfig:
         if keys is None:
             raise ResolutionError(f"catalog {self.name!r}: type {kind!r} has no Spark equivalent here")
         prefix = f"spark.sql.catalog.{self.name}"
-        conf = {prefix: SPARK_CATALOG_CLASS, f"{prefix}.type": kind}
+        # The table cache off, as for a SQL catalog: pyiceberg commits to the same tables (staging branches, audit
+        # rows), and a cached table would hide its snapshots from Spark for up to 30 s (`spark:` may turn it on).
+        conf = {prefix: SPARK_CATALOG_CLASS, f"{prefix}.type": kind, f"{prefix}.cache-enabled": "false"}
         conf.update({f"{prefix}.{k}": v for k, v in KEEP_QUERY_NULLABILITY.items()})
         conf.update({f"{prefix}.{k}": str(self.properties[k]) for k in keys if k in self.properties})
         conf.update({k if k.startswith("spark.") else f"{prefix}.{k}": str(v) for k, v in self.spark.items()})

@@ -42,6 +42,7 @@ for _dir in (TESTS_DIR, REPO_ROOT / "tools"):
 # module (a second `lake` would re-point pyiceberg while Spark keeps the catalog it loaded first).
 from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: E402, F401  (Spark with Iceberg, `lake`)
 from postgres_server import postgres_uri  # noqa: E402, F401  (session fixture: a PostgreSQL server)
+from rest_catalog_server import rest_catalog_server  # noqa: E402, F401  (session fixture: an Iceberg REST catalog)
 from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
 from spark_cluster import spark_master_url  # noqa: E402, F401  (session fixture: a standalone Spark cluster)
 from spark_modes import (  # noqa: E402
@@ -79,6 +80,7 @@ FIXTURE_MARKERS = {
     "spark_master_url": "spark",
     "lake": "iceberg",
     "postgres_uri": "iceberg",
+    "rest_catalog_server": "iceberg",
     "corpus": "corpus",
 }
 HEAVY_MARKERS = set(TIERS) - {"unit"}

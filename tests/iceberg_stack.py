@@ -113,17 +113,24 @@ class Lake:
     uri: Path
     warehouse: Path
     spark: Any
-    catalog: Any  # pyiceberg SqlCatalog
+    catalog: Any  # pyiceberg SqlCatalog (RestCatalog when `properties` say type rest)
+    properties: dict[str, str] | None = None  # the catalog's properties when not a SQL catalog on `uri`
 
     @property
     def settings(self) -> dict[str, Any]:
         return {"uri": self.uri, "warehouse": self.warehouse}
 
     @property
+    def catalog_properties(self) -> dict[str, str]:
+        """pyiceberg's properties for this catalog (as `--catalog-config` holds them)."""
+        if self.properties is not None:
+            return dict(self.properties)
+        return pyiceberg_catalog_properties(self.name, uri=self.uri, warehouse=self.warehouse)
+
+    @property
     def config(self) -> dict[str, Any]:
         """The catalog configuration naming this catalog as the default (`--catalog-config`'s content)."""
-        props = pyiceberg_catalog_properties(self.name, uri=self.uri, warehouse=self.warehouse)
-        return {"default": self.name, "catalogs": {self.name: props}}
+        return {"default": self.name, "catalogs": {self.name: self.catalog_properties}}
 
     def catalogs(self) -> Any:
         from substrait_spark.hooks.iceberg import Catalogs
@@ -151,15 +158,18 @@ def lake_fixture(iceberg_spark: Any, tmp_path_factory: pytest.TempPathFactory) -
 
 
 # The catalog stores every Iceberg test runs on: `@pytest.fixture(scope="module", params=CATALOG_STORES)`.
-CATALOG_STORES = ["sqlite", "postgresql"]
+CATALOG_STORES = ["sqlite", "postgresql", "rest"]
 
 
 def store_lake(
     request: pytest.FixtureRequest, spark: Any, tmp_path_factory: pytest.TempPathFactory, prefix: str
 ) -> Lake:
-    """A catalog on the store `request.param`: a SQLite file (the embedded default) or a PostgreSQL database started
-    on 127.0.0.1. Named `<prefix>sqlake` / `<prefix>pglake`, a module's own: Spark keeps a catalog it has loaded for
+    """A catalog on the store `request.param`: a SQLite file (the embedded default), a PostgreSQL database started
+    on 127.0.0.1, or a warehouse of the REST catalog server started on 127.0.0.1 (OAuth2 client credentials). Named
+    `<prefix>sqlake` / `<prefix>pglake` / `<prefix>restlake`, a module's own: Spark keeps a catalog it has loaded for
     the life of the session."""
+    if request.param == "rest":
+        return rest_lake(request.getfixturevalue("rest_catalog_server"), spark, f"{prefix}restlake")
     root = tmp_path_factory.mktemp(f"{prefix}lake-{request.param}")
     if request.param == "sqlite":
         name, uri = f"{prefix}sqlake", root / "catalog.db"
@@ -168,3 +178,14 @@ def store_lake(
     settings = {"uri": uri, "warehouse": root / "warehouse"}
     register_catalog(spark, name, **settings)
     return Lake(name, uri, settings["warehouse"], spark, pyiceberg_catalog(name, **settings))
+
+
+def rest_lake(server: Any, spark: Any, name: str) -> Lake:
+    """Catalog `name` on the REST server (its own warehouse there), seen by pyiceberg's RestCatalog and registered
+    on the session as Iceberg's Spark RESTCatalog, both from the same properties (`Catalogs`)."""
+    from substrait_spark.hooks.iceberg import Catalogs
+
+    props = server.properties(name)
+    catalogs = Catalogs.from_mapping({"default": name, "catalogs": {name: props}})
+    catalogs.configure(spark, name)
+    return Lake(name, server.uri, name, spark, catalogs.load(name), props)

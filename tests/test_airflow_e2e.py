@@ -386,6 +386,53 @@ def test_operator_and_cli_resolve_through_the_same_catalog_config(test_dags, s3_
     assert cli_report["outputs"][0]["rows"] == 6
 
 
+def test_an_iceberg_connection_to_a_rest_catalog_with_oauth2_reads_and_audits(
+    test_dags, s3_endpoint, rest_catalog_server
+):
+    """Issue 32: the Iceberg provider's `iceberg` connection (host, client id and secret, `warehouse` extra) points the
+    operator at the REST catalog server; the plan's table resolves through it with its snapshot, and the run's audit
+    row is written to the same catalog."""
+    import pyarrow as pa
+    from substrait_spark.hooks.iceberg import Catalogs
+
+    server, name = rest_catalog_server, "airflowrest"
+    catalog = Catalogs.from_mapping({"catalogs": {name: server.properties(name)}}).load(name)
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    catalog.create_namespace_if_not_exists("airflow_e2e")
+    table = catalog.create_table("airflow_e2e.rest_orders", schema=schema)
+    table.append(pa.Table.from_pylist([{"id": i, "name": f"o{i}"} for i in range(4)], schema=schema))
+    snapshot = catalog.load_table("airflow_e2e.rest_orders").current_snapshot().snapshot_id
+    _put_plan(
+        s3_endpoint,
+        "iceberg/rest_read.json",
+        PlanBuilder().plan(
+            project(named(["airflow_e2e", "rest_orders"], ["id", "name"], [i64(), string()]), emit=[0, 1]),
+            ["id", "name"],
+        ),
+    )
+    host, port = server.uri.rsplit(":", 1)
+    connection = {
+        "conn_type": "iceberg",
+        "host": host,
+        "port": int(port),
+        "login": server.client_id,
+        "password": server.client_secret,
+        "extra": {"catalog_name": name, "warehouse": name, "oauth2-server-uri": f"{server.uri}/v1/oauth/tokens"},
+    }
+    run = test_dags.dags_test(
+        "substrait_test_iceberg_rest", "2024-06-04", AIRFLOW_CONN_LAKE_REST=json.dumps(connection)
+    )
+    assert run.state == "success", run.log[-5000:]
+    assert server.client_secret not in run.log
+    report = run.value("rest_read")
+    assert [(t["identity"], t["snapshot_id"]) for t in report["tables_read"]] == [
+        (f"{name}.airflow_e2e.rest_orders", snapshot)
+    ]
+    assert sorted(map(tuple, report["outputs"][0]["preview"])) == [(i, f"o{i}") for i in range(4)]
+    audited = catalog.load_table("substrait_spark.audit_log").scan().to_arrow().to_pylist()
+    assert [row["task_id"] for row in audited if row.get("dag_id") == "substrait_test_iceberg_rest"] == ["rest_read"]
+
+
 @pytest.fixture(scope="module")
 def session_order_plans(s3_endpoint, lake, tmp_path_factory) -> Path:
     """`session_order/plain.json` (no tables) and `session_order/lake.json` (reads `lake.airflow_e2e.people`), and

@@ -37,6 +37,8 @@ def test_each_catalog_type_becomes_the_spark_catalog_of_the_same_name():
     assert conf["spark.sql.catalog.prod.type"] == "rest"
     assert conf["spark.sql.catalog.prod.uri"] == "https://rest.example"
     assert conf["spark.sql.catalog.prod.credential"] == "id:secret"
+    # pyiceberg commits to the same tables during a run: Spark's table cache would hide its snapshots
+    assert conf["spark.sql.catalog.prod.cache-enabled"] == conf["spark.sql.catalog.lake.cache-enabled"] == "false"
     assert conf["spark.sql.catalog.aws.type"] == "glue"
     assert conf["spark.sql.catalog.aws.io-impl"] == "org.apache.iceberg.aws.s3.S3FileIO"
     assert conf["spark.sql.catalog.legacy.type"] == "hive"

