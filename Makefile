@@ -53,7 +53,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: test-matrix help setup venv venv-spark4 data data-sf1 data-sf10 data-tpcds data-tpcds-sf1 pinned jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
+.PHONY: test-matrix help setup azurite venv venv-spark4 data data-sf1 data-sf10 data-tpcds data-tpcds-sf1 pinned jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -101,7 +101,17 @@ venv-spark4: $(STAMP4)
 check-java:
 	@bash tools/check_java.sh
 
-setup: check-java venv venv-spark4 data data-tpcds pinned jars
+setup: check-java venv venv-spark4 data data-tpcds pinned jars azurite
+
+# Azurite, the Azure Storage emulator the plan store tests start (npm; Node 20 on the machine). Idempotent.
+AZURITE_VERSION := 3.37.0
+AZURITE_DIR     := .tools/azurite
+$(AZURITE_DIR)/.installed-$(AZURITE_VERSION):
+	mkdir -p $(AZURITE_DIR)
+	npm install --prefix $(AZURITE_DIR) --no-audit --no-fund --no-save azurite@$(AZURITE_VERSION)
+	touch $@
+
+azurite: $(AZURITE_DIR)/.installed-$(AZURITE_VERSION)
 
 # ---- sample data -------------------------------------------------------------------------------------
 

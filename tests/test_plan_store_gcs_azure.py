@@ -1,0 +1,190 @@
+"""Plans in GCS and Azure Blob Storage, read by the plan store through fsspec against real emulators on 127.0.0.1
+(fake-gcs-server, Azurite), one per session, reached the way the stores' own clients are: `STORAGE_EMULATOR_HOST`,
+`AZURE_STORAGE_CONNECTION_STRING`.
+
+What a user relies on, per store: the bytes come back exactly, the generation or version and the ETag are in the
+report's identity, a pinned generation reads that generation, the sha256 pin refuses other bytes, a plan over the
+size bound is refused before its bytes are read, and a missing object, bucket or credentials are typed errors
+naming what is missing (never a credential).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from substrait_spark.consumer.loading.limits import Limits, PlanTooLargeError
+from substrait_spark.hooks.plan_store import PlanChangedError, PlanNotFoundError, PlanStore, PlanStoreError
+
+pytestmark = [pytest.mark.unit]
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "ibm-substrait-compliance-tpch"
+PLAN = (CORPUS / "q06.bin").read_bytes()
+OTHER = (CORPUS / "q06.json").read_bytes()
+NOT_UTF8 = b"\n\x00\xff\xfe\x80binary\r\n\x1a"
+
+
+@pytest.fixture(scope="session")
+def gcs_endpoint() -> Iterator[str]:
+    pytest.importorskip("gcsfs")
+    from store_emulators import running_gcs_server
+
+    with running_gcs_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[str]:
+    pytest.importorskip("adlfs")
+    from store_emulators import AZURITE, running_azurite
+
+    if not (AZURITE / "azurite-blob").exists():
+        pytest.skip("Azurite is not installed (make azurite)")
+    with running_azurite() as connection_string:
+        yield connection_string
+
+
+@pytest.fixture
+def gcs(gcs_endpoint: str, monkeypatch) -> Any:
+    """The emulator as the environment names it, and a filesystem to seed it."""
+    from gcsfs.core import GCSFileSystem
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_endpoint)
+    return GCSFileSystem(token="anon", project="test", version_aware=True, skip_instance_cache=True)
+
+
+@pytest.fixture
+def az(azurite: str, monkeypatch) -> Any:
+    from adlfs import AzureBlobFileSystem
+
+    for name in ("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite)
+    return AzureBlobFileSystem(connection_string=azurite, skip_instance_cache=True)
+
+
+def _new_container(fs: Any) -> str:
+    name = f"plans-{uuid.uuid4().hex[:12]}"
+    fs.mkdir(name)
+    return name
+
+
+def _put(fs: Any, path: str, data: bytes) -> dict[str, Any]:
+    fs.pipe_file(path, data)
+    fs.invalidate_cache()
+    return fs.info(path)
+
+
+STORES = ["gs", "az"]
+
+
+@pytest.fixture(params=STORES)
+def store_fs(request) -> tuple[str, Any]:
+    """(scheme, a filesystem seeding that store)."""
+    return request.param, request.getfixturevalue({"gs": "gcs", "az": "az"}[request.param])
+
+
+@pytest.mark.parametrize("data", [PLAN, NOT_UTF8], ids=["plan", "not-utf8"])
+def test_bytes_identity_and_sha256_pin(store_fs: tuple[str, Any], data: bytes):
+    scheme, fs = store_fs
+    bucket = _new_container(fs)
+    info = _put(fs, f"{bucket}/tpch/q06.bin", data)
+    uri = f"{scheme}://{bucket}/tpch/q06.bin"
+    digest = hashlib.sha256(data).hexdigest()
+
+    obj = PlanStore().read(uri, expected_sha256=digest)
+
+    assert (obj.data, obj.size, obj.sha256, obj.uri) == (data, len(data), digest, uri)
+    assert obj.etag and obj.etag == str(info["etag"]).strip('"')
+    assert obj.last_modified and obj.last_modified[:4].isdigit()
+    if scheme == "gs":  # GCS gives every object a generation; Azurite keeps no blob versions
+        assert obj.version_id == str(info["generation"])
+    with pytest.raises(PlanChangedError) as err:
+        PlanStore().read(uri, expected_sha256=hashlib.sha256(b"reviewed").hexdigest())
+    assert err.value.exit_code == 5 and uri in str(err.value)
+
+
+def test_gcs_generation_pin_reads_that_generation(gcs: Any):
+    bucket = _new_container(gcs)
+    first = _put(gcs, f"{bucket}/q06", PLAN)["generation"]
+    second = _put(gcs, f"{bucket}/q06", OTHER)["generation"]
+    assert first != second
+    store = PlanStore()
+
+    latest = store.read(f"gs://{bucket}/q06")
+    pinned = store.read(f"gs://{bucket}/q06#{second}")
+
+    assert (latest.data, latest.version_id) == (OTHER, str(second))
+    assert (pinned.data, pinned.version_id) == (OTHER, str(second))
+    with pytest.raises(PlanNotFoundError) as err:
+        store.read(f"gs://{bucket}/q06#1")
+    assert f"no version '1' of 'q06' in bucket '{bucket}'" in str(err.value)
+
+
+def test_missing_object_and_bucket_are_not_found(store_fs: tuple[str, Any]):
+    scheme, fs = store_fs
+    bucket = _new_container(fs)
+    word = {"gs": "bucket", "az": "container"}[scheme]
+    with pytest.raises(PlanNotFoundError) as err:
+        PlanStore().read(f"{scheme}://{bucket}/plans/missing.bin")
+    assert err.value.exit_code == 2
+    assert str(err.value) == f"{scheme}://{bucket}/plans/missing.bin: no object 'plans/missing.bin' in {word} '{bucket}'"
+    with pytest.raises(PlanNotFoundError) as err:
+        PlanStore().read(f"{scheme}://no-such-{bucket}/q.bin")
+    assert f"{word} 'no-such-{bucket}' does not exist" in str(err.value)
+
+
+def test_over_the_size_bound_is_refused_before_the_bytes(store_fs: tuple[str, Any], monkeypatch):
+    scheme, fs = store_fs
+    bucket = _new_container(fs)
+    _put(fs, f"{bucket}/big.json", b" " * 5000 + b"{}")
+    reads: list[str] = []
+    cls = type(fs)
+    original = cls.cat_file
+    monkeypatch.setattr(cls, "cat_file", lambda self, path, *a, **k: reads.append(path) or original(self, path, *a, **k))
+    with pytest.raises(PlanTooLargeError, match="5002 bytes, more than max_plan_bytes 1000"):
+        PlanStore().read(f"{scheme}://{bucket}/big.json", limits=Limits(max_plan_bytes=1000))
+    assert reads == []
+
+
+def test_storage_options_reach_the_client(az: Any, azurite: str, monkeypatch):
+    """A front end's connection (Airflow, a Dagster resource) gives options; the environment then needs nothing."""
+    bucket = _new_container(az)
+    _put(az, f"{bucket}/q.bin", PLAN)
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING")
+    options = {"az": {"connection_string": azurite}}
+    assert PlanStore(storage_options=options).read(f"az://{bucket}/q.bin").data == PLAN
+
+
+def test_azure_without_credentials_is_a_store_error_naming_where_they_were_looked_for(monkeypatch):
+    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(PlanStoreError) as err:
+        PlanStore().read("az://plans/q.bin")
+    assert err.value.exit_code == 1
+    assert "no Azure Blob Storage credentials found (AZURE_STORAGE_CONNECTION_STRING" in str(err.value)
+
+
+def test_azure_wrong_key_is_access_denied_without_the_key(az: Any, azurite: str, monkeypatch):
+    bucket = _new_container(az)
+    _put(az, f"{bucket}/q.bin", PLAN)
+    wrong = "d3Jvbmcta2V5LW5ldmVyLXNob3du"  # base64 of a key that is not the account's
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite.replace(azurite.split("AccountKey=")[1].split(";")[0], wrong))
+    with pytest.raises(PlanStoreError) as err:
+        PlanStore().read(f"az://{bucket}/q.bin")
+    assert "access denied by Azure Blob Storage" in str(err.value) and wrong not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "uri", ["gs://bucket-only", "gs://b/k?generation=1", "az://container-only", "az://c/b?snapshot=1"]
+)
+def test_malformed_uris_are_invalid_input(uri: str):
+    from substrait_spark.consumer.errors import PlanInvalidError
+
+    with pytest.raises(PlanInvalidError) as err:
+        PlanStore().read(uri)
+    assert err.value.exit_code == 2 and uri in str(err.value)
