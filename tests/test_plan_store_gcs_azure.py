@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +25,6 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "ibm-substr
 PLAN = (CORPUS / "q06.bin").read_bytes()
 OTHER = (CORPUS / "q06.json").read_bytes()
 NOT_UTF8 = b"\n\x00\xff\xfe\x80binary\r\n\x1a"
-
-
-@pytest.fixture(scope="session")
-def gcs_endpoint() -> Iterator[str]:
-    pytest.importorskip("gcsfs")
-    from store_emulators import running_gcs_server
-
-    with running_gcs_server() as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def azurite() -> Iterator[str]:
-    pytest.importorskip("adlfs")
-    from store_emulators import AZURITE, running_azurite
-
-    if not (AZURITE / "azurite-blob").exists():
-        pytest.skip("Azurite is not installed (make azurite)")
-    with running_azurite() as connection_string:
-        yield connection_string
 
 
 @pytest.fixture
