@@ -95,6 +95,7 @@ class PlanStore:
         retries: int = 3,
         backoff_s: float = 0.5,
         storage_options: Mapping[str, Mapping[str, Any]] | None = None,
+        filesystem: Callable[[str], Any] | None = None,
     ):
         if retries < 0 or backoff_s < 0:
             raise ValueError("retries and backoff_s must be >= 0")
@@ -108,6 +109,8 @@ class PlanStore:
         # fsspec storage options per scheme ("gs", "az", ...): a front end's connection or resource; without them
         # each store's client reads its own environment (STORAGE_EMULATOR_HOST, AZURE_STORAGE_CONNECTION_STRING...).
         self.storage_options = {k.lower(): dict(v) for k, v in (storage_options or {}).items()}
+        # Or the filesystem itself, from a plan URI: Airflow's ObjectStoragePath over a connection (None: the above).
+        self._filesystem = filesystem
         # Where credentials were looked for, as an error without any should say (a front end's client may know more).
         self.credentials_source = "env, profile or connection"
 
@@ -135,7 +138,8 @@ class PlanStore:
         return PlanObject.of(uri, read_plan_bytes(uri, limits))
 
     def _read_fsspec(self, uri: str, limits: Limits) -> PlanObject:
-        data, identity = read_object(uri, limits, self.storage_options.get(urlsplit(uri).scheme.lower()))
+        fs = self._filesystem(uri) if self._filesystem is not None else None
+        data, identity = read_object(uri, limits, self.storage_options.get(urlsplit(uri).scheme.lower()), fs=fs)
         return PlanObject.of(uri, data, **identity)
 
     def _read_s3(self, uri: str, limits: Limits) -> PlanObject:
@@ -161,6 +165,18 @@ class PlanStore:
                     "reading plan %s: %s; retry %d/%d in %.2fs", uri, _describe(exc), attempt, self.retries, delay
                 )
                 self._sleep(delay)
+
+
+def pinned_uri(uri: str, version_id: str | None) -> str:
+    """`uri` pinned to `version_id` as its store spells it (`?versionId=` for S3, `#generation` for GCS,
+    `?versionid=` for Azure); unchanged when already pinned, without a version, or for a local plan."""
+    scheme = urlsplit(uri).scheme.lower()
+    if not version_id or "?" in uri or "#" in uri:
+        return uri
+    if scheme in ("s3", "s3a"):
+        return f"{uri}?versionId={version_id}"
+    store = STORES.get(scheme)
+    return store.pinned(uri, version_id) if store is not None else uri
 
 
 def check_sha256(obj: PlanObject, expected: str) -> None:

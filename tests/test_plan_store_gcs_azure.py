@@ -167,3 +167,50 @@ def test_malformed_uris_are_invalid_input(uri: str):
     with pytest.raises(PlanInvalidError) as err:
         PlanStore().read(uri)
     assert err.value.exit_code == 2 and uri in str(err.value)
+
+
+def test_pinned_uri_spells_each_stores_version():
+    from substrait_spark.hooks.plan_store import pinned_uri
+
+    assert pinned_uri("s3://b/k.json", "v1") == "s3://b/k.json?versionId=v1"
+    assert pinned_uri("gs://b/k.json", "17") == "gs://b/k.json#17"
+    assert pinned_uri("az://c/k.json", "2026-01-01T00:00:00Z") == "az://c/k.json?versionid=2026-01-01T00:00:00Z"
+    assert pinned_uri("gs://b/k.json#16", "17") == "gs://b/k.json#16"  # already pinned: as the user wrote it
+    assert pinned_uri("/plans/k.json", "17") == "/plans/k.json" and pinned_uri("gs://b/k", None) == "gs://b/k"
+
+
+# --- Airflow: plan_conn_id ------------------------------------------------------------------------------
+
+
+def test_airflow_plan_conn_id_that_does_not_exist_is_an_error_naming_it(gcs: Any, monkeypatch):
+    """Reachable through the environment, but the connection named is not there: refused, not read quietly."""
+    pytest.importorskip("airflow")
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    bucket = _new_container(gcs)
+    _put(gcs, f"{bucket}/q.bin", PLAN)
+    monkeypatch.delenv("AIRFLOW_CONN_PLANS_GCS", raising=False)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_gcs").read(f"gs://{bucket}/q.bin")
+    assert err.value.exit_code == 2
+    assert "plan_conn_id 'plans_gcs': no such Airflow connection" in str(err.value)
+    assert "AIRFLOW_CONN_PLANS_GCS" in str(err.value)
+    assert PlanStoreHook().read(f"gs://{bucket}/q.bin").data == PLAN  # no plan_conn_id: the environment's
+
+
+@pytest.mark.parametrize("scheme", ["gs", "az"])
+def test_airflow_plan_conn_id_without_the_stores_provider_names_the_provider(scheme: str, monkeypatch):
+    pytest.importorskip("airflow")
+    from airflow.sdk.io.fs import has_fs
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    if has_fs(scheme):
+        pytest.skip(f"a provider registers {scheme}:// here")
+    monkeypatch.setenv("AIRFLOW_CONN_PLANS_STORE", '{"conn_type": "generic", "password": "s3cr3t-never-shown"}')
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_store").read(f"{scheme}://plans/q.bin")
+    provider = {"gs": "apache-airflow-providers-google", "az": "apache-airflow-providers-microsoft-azure"}[scheme]
+    assert f"Airflow has no filesystem for {scheme}:// plans; install {provider}" in str(err.value)
+    assert "s3cr3t" not in str(err.value)
