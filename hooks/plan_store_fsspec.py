@@ -133,7 +133,9 @@ def _not_found(fs: Filesystem, store: ObjectStore, loc: ObjectLocation, uri: str
     if not container_exists:
         return PlanNotFoundError(f"{uri}: {store.container} {loc.container!r} does not exist")
     if loc.version:
-        return PlanNotFoundError(f"{uri}: no version {loc.version!r} of {loc.key!r} in {store.container} {loc.container!r}")
+        return PlanNotFoundError(
+            f"{uri}: no version {loc.version!r} of {loc.key!r} in {store.container} {loc.container!r}"
+        )
     return PlanNotFoundError(f"{uri}: no object {loc.key!r} in {store.container} {loc.container!r}")
 
 
@@ -171,4 +173,3 @@ def _iso(info: Mapping[str, Any]) -> str | None:
     if isinstance(modified, datetime):
         return modified.isoformat()
     return str(modified) if modified else None
-

@@ -59,8 +59,10 @@ class PlanStoreHook(BaseHook):
             if "No filesystem registered" not in str(exc):
                 raise
             scheme = uri.split("://", 1)[0].lower()
-            provider = "apache-airflow-providers-google" if scheme in ("gs", "gcs") else (
-                "apache-airflow-providers-microsoft-azure"
+            provider = (
+                "apache-airflow-providers-google"
+                if scheme in ("gs", "gcs")
+                else ("apache-airflow-providers-microsoft-azure")
             )
             raise ConfigurationError(
                 f"plan_conn_id {self.plan_conn_id!r}: Airflow has no filesystem for {scheme}:// plans; install "

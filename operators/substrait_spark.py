@@ -285,8 +285,9 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         return dict(self.results) if isinstance(self.results, Mapping) else self.results
 
     def _runner(self) -> PlanRunner:
-        """This task's run (`hooks/plan_run.py`): the operator's arguments, the plan store of `aws_conn_id` and `plan_conn_id`, the
-        catalogs of the file and `catalog_conn_ids`, the Spark connection's table map and session."""
+        """This task's run (`hooks/plan_run.py`): the operator's arguments, the plan store of `aws_conn_id` and
+        `plan_conn_id`, the catalogs of the file and `catalog_conn_ids`, the Spark connection's table map and
+        session."""
         settings = RunSettings(
             tables=self.tables or {},
             tables_file=self.tables_file,

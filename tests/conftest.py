@@ -43,7 +43,6 @@ for _dir in (TESTS_DIR, REPO_ROOT / "tools"):
 from iceberg_stack import iceberg_spark_fixture, lake_fixture  # noqa: E402, F401  (Spark with Iceberg, `lake`)
 from postgres_server import postgres_uri  # noqa: E402, F401  (session fixture: a PostgreSQL server)
 from s3_server import s3_endpoint  # noqa: E402, F401  (session fixture: a real S3-compatible server)
-from store_servers import azurite, gcs_endpoint  # noqa: E402, F401  (session fixtures: GCS and Azure emulators)
 from spark_cluster import spark_master_url  # noqa: E402, F401  (session fixture: a standalone Spark cluster)
 from spark_modes import (  # noqa: E402
     SparkMode,
@@ -52,6 +51,7 @@ from spark_modes import (  # noqa: E402
     connect_url,  # noqa: F401  (session fixture: a real Spark Connect server)
     current_mode,
 )
+from store_servers import azurite, gcs_endpoint  # noqa: E402, F401  (session fixtures: GCS and Azure emulators)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -111,7 +111,9 @@ def test_missing_object_and_bucket_are_not_found(store_fs: tuple[str, Any]):
     with pytest.raises(PlanNotFoundError) as err:
         PlanStore().read(f"{scheme}://{bucket}/plans/missing.bin")
     assert err.value.exit_code == 2
-    assert str(err.value) == f"{scheme}://{bucket}/plans/missing.bin: no object 'plans/missing.bin' in {word} '{bucket}'"
+    assert (
+        str(err.value) == f"{scheme}://{bucket}/plans/missing.bin: no object 'plans/missing.bin' in {word} '{bucket}'"
+    )
     with pytest.raises(PlanNotFoundError) as err:
         PlanStore().read(f"{scheme}://no-such-{bucket}/q.bin")
     assert f"{word} 'no-such-{bucket}' does not exist" in str(err.value)
@@ -124,7 +126,9 @@ def test_over_the_size_bound_is_refused_before_the_bytes(store_fs: tuple[str, An
     reads: list[str] = []
     cls = type(fs)
     original = cls.cat_file
-    monkeypatch.setattr(cls, "cat_file", lambda self, path, *a, **k: reads.append(path) or original(self, path, *a, **k))
+    monkeypatch.setattr(
+        cls, "cat_file", lambda self, path, *a, **k: reads.append(path) or original(self, path, *a, **k)
+    )
     with pytest.raises(PlanTooLargeError, match="5002 bytes, more than max_plan_bytes 1000"):
         PlanStore().read(f"{scheme}://{bucket}/big.json", limits=Limits(max_plan_bytes=1000))
     assert reads == []
@@ -152,7 +156,9 @@ def test_azure_wrong_key_is_access_denied_without_the_key(az: Any, azurite: str,
     bucket = _new_container(az)
     _put(az, f"{bucket}/q.bin", PLAN)
     wrong = "d3Jvbmcta2V5LW5ldmVyLXNob3du"  # base64 of a key that is not the account's
-    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite.replace(azurite.split("AccountKey=")[1].split(";")[0], wrong))
+    monkeypatch.setenv(
+        "AZURE_STORAGE_CONNECTION_STRING", azurite.replace(azurite.split("AccountKey=")[1].split(";")[0], wrong)
+    )
     with pytest.raises(PlanStoreError) as err:
         PlanStore().read(f"az://{bucket}/q.bin")
     assert "access denied by Azure Blob Storage" in str(err.value) and wrong not in str(err.value)
@@ -214,3 +220,18 @@ def test_airflow_plan_conn_id_without_the_stores_provider_names_the_provider(sch
     provider = {"gs": "apache-airflow-providers-google", "az": "apache-airflow-providers-microsoft-azure"}[scheme]
     assert f"Airflow has no filesystem for {scheme}:// plans; install {provider}" in str(err.value)
     assert "s3cr3t" not in str(err.value)
+
+
+# --- Dagster: the plan store resource's storage options --------------------------------------------------
+
+
+def test_dagster_resource_reads_through_its_storage_options(az: Any, azurite: str, monkeypatch):
+    pytest.importorskip("dagster")
+    from substrait_spark.dagster import PlanStoreResource
+
+    bucket = _new_container(az)
+    version = _put(az, f"{bucket}/q.bin", PLAN)
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING")
+    resource = PlanStoreResource(storage_options={"az": {"connection_string": azurite}})
+    obj = resource.read(f"az://{bucket}/q.bin", hashlib.sha256(PLAN).hexdigest())
+    assert obj.data == PLAN and obj.etag == str(version["etag"]).strip('"')

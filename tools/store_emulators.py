@@ -36,8 +36,9 @@ def running_gcs_server() -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     cmd = [str(fake_gcs_binary()), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port)]
     cmd += ["-backend", "memory", "-external-url", url, "-log-level", "warn"]
-    with tempfile.TemporaryDirectory(prefix="fake-gcs-") as tmp, serving(
-        cmd, f"{url}/storage/v1/b", Path(tmp) / "server.log", env=_env(), cwd=Path(tmp)
+    with (
+        tempfile.TemporaryDirectory(prefix="fake-gcs-") as tmp,
+        serving(cmd, f"{url}/storage/v1/b", Path(tmp) / "server.log", env=_env(), cwd=Path(tmp)),
     ):
         yield url
 
@@ -51,8 +52,11 @@ def running_azurite() -> Iterator[str]:
     port = free_port()
     cmd = [str(exe), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence"]
     cmd += ["--skipApiVersionCheck", "--disableProductStyleUrl", "--silent"]
-    with tempfile.TemporaryDirectory(prefix="azurite-") as tmp, serving(
-        cmd, "", Path(tmp) / "server.log", env=_env(), cwd=Path(tmp), ready=lambda: _accepts(port), stop_timeout=2
+    with (
+        tempfile.TemporaryDirectory(prefix="azurite-") as tmp,
+        serving(
+            cmd, "", Path(tmp) / "server.log", env=_env(), cwd=Path(tmp), ready=lambda: _accepts(port), stop_timeout=2
+        ),
     ):  # every unauthenticated request is refused: ready when it accepts connections. On SIGTERM it waits for
         # clients' idle keep-alive connections to close; in memory, nothing is lost by not waiting long.
         yield azurite_connection_string(f"http://127.0.0.1:{port}/{AZURITE_ACCOUNT}")
