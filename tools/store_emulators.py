@@ -78,3 +78,34 @@ def _accepts(port: int) -> bool:
 def _env() -> dict[str, str]:
     """The servers get no credentials of ours."""
     return {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AZURE_", "GOOGLE_"))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python tools/store_emulators.py gcs|azurite`: serve until SIGTERM or SIGINT, after printing the `export` line
+    its clients read; the emulator is stopped by its PID on the way out."""
+    import signal
+    import sys
+
+    which = (argv if argv is not None else sys.argv[1:]) or ["gcs"]
+    if which[0] not in ("gcs", "azurite"):
+        print("usage: store_emulators.py gcs|azurite", file=sys.stderr)
+        return 2
+
+    def stop(*_: object) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # a background job of a script ignores SIGINT unless it says otherwise
+    if which[0] == "gcs":
+        with running_gcs_server() as url:
+            print(f"export STORAGE_EMULATOR_HOST={url}", flush=True)
+            signal.pause()
+    else:
+        with running_azurite() as connection_string:
+            print(f"export AZURE_STORAGE_CONNECTION_STRING='{connection_string}'", flush=True)
+            signal.pause()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
