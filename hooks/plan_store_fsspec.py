@@ -79,6 +79,7 @@ class ObjectLocation:
     container: str
     key: str
     version: str | None
+    account: str | None = None  # abfs://container@ACCOUNT.dfs.core.windows.net/… names the storage account
 
     @classmethod
     def parse(cls, uri: str, store: ObjectStore) -> ObjectLocation:
@@ -90,11 +91,11 @@ class ObjectLocation:
                 raise PlanInvalidError(f"{store.name} plan URI must be {store.pin_form}: {uri}")
             version = value
         # abfs://container@account.dfs.core.windows.net/path names the container before the "@".
-        container = parts.netloc.split("@", 1)[0]
+        container, _, host = parts.netloc.partition("@")
         key = parts.path.lstrip("/")
         if not container or not key or (store is GCS and parts.query):
             raise PlanInvalidError(f"{store.name} plan URI must be {store.pin_form}: {uri}")
-        return cls(container, key, version)
+        return cls(container, key, version, host.split(".", 1)[0] or None if store is AZURE else None)
 
     def path(self) -> str:
         return f"{self.container}/{self.key}"
@@ -109,7 +110,9 @@ def read_object(
     store = STORES[urlsplit(uri).scheme.lower()]
     loc = ObjectLocation.parse(uri, store)
     try:
-        fs = fs if fs is not None else store.filesystem(options or {})
+        if fs is None:
+            named = {"account_name": loc.account} if loc.account and not options else {}
+            fs = store.filesystem({**named, **(options or {})})
         path = store.pinned(loc.path(), loc.version) if loc.version else loc.path()
         info = fs.info(path)
         limits.check_size(int(info.get("size") or 0), f"plan {uri}")  # before the bytes are read

@@ -235,3 +235,12 @@ def test_dagster_resource_reads_through_its_storage_options(az: Any, azurite: st
     resource = PlanStoreResource(storage_options={"az": {"connection_string": azurite}})
     obj = resource.read(f"az://{bucket}/q.bin", hashlib.sha256(PLAN).hexdigest())
     assert obj.data == PLAN and obj.etag == str(version["etag"]).strip('"')
+
+
+def test_uris_name_container_key_version_and_account():
+    from substrait_spark.hooks.plan_store_fsspec import AZURE, GCS, ObjectLocation
+
+    assert ObjectLocation.parse("gs://b/dir/q.bin#17", GCS) == ObjectLocation("b", "dir/q.bin", "17")
+    assert ObjectLocation.parse("az://c/dir/q.bin?versionid=V", AZURE) == ObjectLocation("c", "dir/q.bin", "V")
+    abfs = ObjectLocation.parse("abfs://c@acct.dfs.core.windows.net/q.bin", AZURE)
+    assert abfs == ObjectLocation("c", "q.bin", None, account="acct")
