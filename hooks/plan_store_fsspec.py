@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from substrait_spark.consumer.errors import PlanInvalidError, PlanNotFoundError
+from substrait_spark.consumer.errors import ConfigurationError, PlanInvalidError, PlanNotFoundError
 from substrait_spark.consumer.loading.limits import Limits
 
 Filesystem = Any  # an fsspec AbstractFileSystem; fsspec is imported only when such a plan is read
@@ -113,11 +113,18 @@ def read_object(
         if fs is None:
             named = {"account_name": loc.account} if loc.account and not options else {}
             fs = store.filesystem({**named, **(options or {})})
+        # A filesystem built elsewhere (Airflow's, from a connection) may not parse version pins in paths.
+        versioned = bool(getattr(fs, "version_aware", False))
+        if loc.version and not versioned:
+            raise ConfigurationError(
+                f"{uri} pins a version, but the {store.name} filesystem given is not version-aware "
+                "(set version_aware in its storage options, or read it without plan_conn_id)"
+            )
         path = store.pinned(loc.path(), loc.version) if loc.version else loc.path()
         info = fs.info(path)
         limits.check_size(int(info.get("size") or 0), f"plan {uri}")  # before the bytes are read
         version = str(info.get(store.version_field) or loc.version or "") or None
-        data = fs.cat_file(store.pinned(loc.path(), version) if version else path)
+        data = fs.cat_file(store.pinned(loc.path(), version) if version and versioned else path)
     except FileNotFoundError:
         raise _not_found(fs, store, loc, uri) from None
     except PermissionError as exc:

@@ -244,3 +244,19 @@ def test_uris_name_container_key_version_and_account():
     assert ObjectLocation.parse("az://c/dir/q.bin?versionid=V", AZURE) == ObjectLocation("c", "dir/q.bin", "V")
     abfs = ObjectLocation.parse("abfs://c@acct.dfs.core.windows.net/q.bin", AZURE)
     assert abfs == ObjectLocation("c", "q.bin", None, account="acct")
+
+
+def test_a_filesystem_given_that_is_not_version_aware_reads_latest_and_refuses_pins(gcs: Any, gcs_endpoint: str):
+    """What Airflow's storage layer may hand over (a provider's filesystem, version pins not parsed): the latest
+    object is read with its generation in the report; a pinned URI is refused rather than read as another key."""
+    from gcsfs.core import GCSFileSystem
+    from substrait_spark.consumer.errors import ConfigurationError
+
+    bucket = _new_container(gcs)
+    generation = _put(gcs, f"{bucket}/q.bin", PLAN)["generation"]
+    plain = GCSFileSystem(token="anon", endpoint_url=gcs_endpoint, skip_instance_cache=True)
+    store = PlanStore(filesystem=lambda uri: plain)
+    obj = store.read(f"gs://{bucket}/q.bin")
+    assert (obj.data, obj.version_id) == (PLAN, str(generation))
+    with pytest.raises(ConfigurationError, match="pins a version, but the GCS filesystem given is not version-aware"):
+        store.read(f"gs://{bucket}/q.bin#{generation}")
