@@ -68,6 +68,7 @@ help:
 	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
 	@echo "make lint      ruff check, the engine's stage order (tools/stage_order.py) and mypy (typecheck)"
 	@echo "make venv      create $(VENV) and pip install -e '.[test,airflow,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
+	@echo "make azurite   install Azurite (the Azure Storage emulator the plan store tests start) under .tools/azurite (npm)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
