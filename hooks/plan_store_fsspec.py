@@ -101,6 +101,16 @@ class ObjectLocation:
         return f"{self.container}/{self.key}"
 
 
+def _filesystem(store: ObjectStore, options: Mapping[str, Any]) -> Filesystem:
+    try:
+        return store.filesystem(options)
+    except ImportError as exc:
+        client, extra = exc.name or "its fsspec client", "gcs" if store is GCS else "azure"
+        raise ConfigurationError(
+            f"reading {store.name} plans needs {client}: pip install 'substrait-spark[{extra}]'"
+        ) from None
+
+
 def read_object(
     uri: str, limits: Limits, options: Mapping[str, Any] | None = None, fs: Filesystem | None = None
 ) -> tuple[bytes, dict[str, str | None]]:
@@ -112,7 +122,7 @@ def read_object(
     try:
         if fs is None:
             named = {"account_name": loc.account} if loc.account and not options else {}
-            fs = store.filesystem({**named, **(options or {})})
+            fs = _filesystem(store, {**named, **(options or {})})
         # A filesystem built elsewhere (Airflow's, from a connection) may not parse version pins in paths.
         versioned = bool(getattr(fs, "version_aware", False))
         if loc.version and not versioned:

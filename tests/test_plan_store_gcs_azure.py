@@ -144,6 +144,7 @@ def test_storage_options_reach_the_client(az: Any, azurite: str, monkeypatch):
 
 
 def test_azure_without_credentials_is_a_store_error_naming_where_they_were_looked_for(monkeypatch):
+    pytest.importorskip("adlfs")
     for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(PlanStoreError) as err:
@@ -260,3 +261,15 @@ def test_a_filesystem_given_that_is_not_version_aware_reads_latest_and_refuses_p
     assert (obj.data, obj.version_id) == (PLAN, str(generation))
     with pytest.raises(ConfigurationError, match="pins a version, but the GCS filesystem given is not version-aware"):
         store.read(f"gs://{bucket}/q.bin#{generation}")
+
+
+def test_a_store_whose_client_is_not_installed_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "adlfs", None)  # what `import adlfs` meets where it is not installed
+    from substrait_spark.consumer.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as err:
+        PlanStore().read("az://plans/q.bin")
+    assert err.value.exit_code == 2
+    assert "reading Azure Blob Storage plans needs adlfs: pip install 'substrait-spark[azure]'" in str(err.value)
