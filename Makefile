@@ -59,7 +59,7 @@ PYTEST_ARGS ?=
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: test-matrix help setup venv venv-spark4 data data-sf1 data-sf10 data-tpcds data-tpcds-sf1 pinned jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
+.PHONY: test-matrix help setup azurite venv venv-spark4 data data-sf1 data-sf10 data-tpcds data-tpcds-sf1 pinned jars check-java lint typecheck docs test test-fast demo demo-cli clean browser fuzz chaos
 
 help:
 	@echo "make demo      set up, start the embedded stack (S3 server, Airflow on SQLite, local Spark) and run the"
@@ -74,6 +74,7 @@ help:
 	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
 	@echo "make lint      ruff check, the engine's stage order (tools/stage_order.py) and mypy (typecheck)"
 	@echo "make venv      create $(VENV) and uv pip install -e '.[test,airflow,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
+	@echo "make azurite   install Azurite (the Azure Storage emulator the plan store tests start) under .tools/azurite (npm)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
 	@echo "make data-sf1  TPC-H sf 1 parquet in $(TPCH_SF1) (benchmarks; not part of demo/test)"
@@ -107,7 +108,17 @@ venv-spark4: $(STAMP4)
 check-java:
 	@bash tools/check_java.sh
 
-setup: check-java venv venv-spark4 data data-tpcds pinned jars
+setup: check-java venv venv-spark4 data data-tpcds pinned jars azurite
+
+# Azurite, the Azure Storage emulator the plan store tests start (npm; Node 20 on the machine). Idempotent.
+AZURITE_VERSION := 3.37.0
+AZURITE_DIR     := .tools/azurite
+$(AZURITE_DIR)/.installed-$(AZURITE_VERSION):
+	mkdir -p $(AZURITE_DIR)
+	npm install --prefix $(AZURITE_DIR) --no-audit --no-fund --no-save azurite@$(AZURITE_VERSION)
+	touch $@
+
+azurite: $(AZURITE_DIR)/.installed-$(AZURITE_VERSION)
 
 # ---- sample data -------------------------------------------------------------------------------------
 
@@ -267,7 +278,7 @@ chaos: setup
 # ---- cleanup -----------------------------------------------------------------------------------------
 
 clean:
-	rm -rf $(VENV) $(VENV4) $(DATA) build dist *.egg-info .pytest_cache .ruff_cache \
+	rm -rf $(VENV) $(VENV4) $(DATA) .tools build dist *.egg-info .pytest_cache .ruff_cache \
 	  spark-warehouse metastore_db derby.log test-artifacts
 	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 

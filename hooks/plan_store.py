@@ -1,4 +1,6 @@
-"""Read plan bytes from where plans live: a local path, a ``file://`` URI, or ``s3://bucket/key[?versionId=...]``.
+"""Read plan bytes from where plans live: a local path, a ``file://`` URI, ``s3://bucket/key[?versionId=...]``,
+``gs://bucket/object[#generation]`` or ``az://container/blob[?versionid=...]`` (GCS and Azure through fsspec,
+`plan_store_fsspec.py`).
 
 Orchestrator-free so the CLI, the Python API and a bare Spark driver share it; the Airflow hook only supplies
 an S3 client built from a connection. Bytes are returned untouched (binary plans must never be decoded as text)
@@ -14,7 +16,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -22,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 from substrait_spark.consumer.errors import ExecutionError, PlanInvalidError, PlanNotFoundError, PolicyError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.consumer.loading.loader import read_plan_bytes
+from substrait_spark.hooks.plan_store_fsspec import STORES, read_object
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,14 @@ class PlanStore:
     streaming (read timeouts, truncated responses), which is where a large plan read over a flaky link breaks.
     """
 
-    def __init__(self, s3_client: S3ClientFactory | None = None, retries: int = 3, backoff_s: float = 0.5):
+    def __init__(
+        self,
+        s3_client: S3ClientFactory | None = None,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        storage_options: Mapping[str, Mapping[str, Any]] | None = None,
+        filesystem: Callable[[str], Any] | None = None,
+    ):
         if retries < 0 or backoff_s < 0:
             raise ValueError("retries and backoff_s must be >= 0")
         self._s3_factory = s3_client or _default_s3_client
@@ -95,6 +105,12 @@ class PlanStore:
         self.backoff_s = backoff_s
         self._sleep: Callable[[float], None] = time.sleep
         self._readers: dict[str, Callable[[str, Limits], PlanObject]] = {"s3": self._read_s3, "s3a": self._read_s3}
+        self._readers |= dict.fromkeys(STORES, self._read_fsspec)
+        # fsspec storage options per scheme ("gs", "az", ...): a front end's connection or resource; without them
+        # each store's client reads its own environment (STORAGE_EMULATOR_HOST, AZURE_STORAGE_CONNECTION_STRING...).
+        self.storage_options = {k.lower(): dict(v) for k, v in (storage_options or {}).items()}
+        # Or the filesystem itself, from a plan URI: Airflow's ObjectStoragePath over a connection (None: the above).
+        self._filesystem = filesystem
         # Where credentials were looked for, as an error without any should say (a front end's client may know more).
         self.credentials_source = "env, profile or connection"
 
@@ -121,6 +137,11 @@ class PlanStore:
         # Paths, file:// URIs and the "unsupported scheme" error all belong to the loader.
         return PlanObject.of(uri, read_plan_bytes(uri, limits))
 
+    def _read_fsspec(self, uri: str, limits: Limits) -> PlanObject:
+        fs = self._filesystem(uri) if self._filesystem is not None else None
+        data, identity = read_object(uri, limits, self.storage_options.get(urlsplit(uri).scheme.lower()), fs=fs)
+        return PlanObject.of(uri, data, **identity)
+
     def _read_s3(self, uri: str, limits: Limits) -> PlanObject:
         loc = S3Location.parse(uri)
         attempt = 0
@@ -144,6 +165,18 @@ class PlanStore:
                     "reading plan %s: %s; retry %d/%d in %.2fs", uri, _describe(exc), attempt, self.retries, delay
                 )
                 self._sleep(delay)
+
+
+def pinned_uri(uri: str, version_id: str | None) -> str:
+    """`uri` pinned to `version_id` as its store spells it (`?versionId=` for S3, `#generation` for GCS,
+    `?versionid=` for Azure); unchanged when already pinned, without a version, or for a local plan."""
+    scheme = urlsplit(uri).scheme.lower()
+    if not version_id or "?" in uri or "#" in uri:
+        return uri
+    if scheme in ("s3", "s3a"):
+        return f"{uri}?versionId={version_id}"
+    store = STORES.get(scheme)
+    return store.pinned(uri, version_id) if store is not None else uri
 
 
 def check_sha256(obj: PlanObject, expected: str) -> None:

@@ -1,8 +1,11 @@
-"""Airflow face of the plan store: S3 credentials and endpoint come from an Airflow AWS connection.
+"""Airflow face of the plan store: credentials come from the Airflow connections a team already has.
 
-Only the S3 client differs from ``PlanStore`` used outside Airflow; it is the amazon provider's, so the
-connection's login/password, role, region and ``endpoint_url`` extra (S3-compatible stores) work as in every
-other AWS task. The provider is imported only when an ``s3://`` plan is read.
+Only how the store is reached differs from ``PlanStore`` used outside Airflow. S3: the amazon provider's client for
+``aws_conn_id`` (login/password, role, region, ``endpoint_url`` extra as in every other AWS task). GCS and Azure
+(``gs://``, ``az://``, ``abfs://``): with ``plan_conn_id``, the filesystem Airflow's ``ObjectStoragePath`` builds
+from that connection (the google or microsoft.azure provider's); without it, the store client's own environment
+(``STORAGE_EMULATOR_HOST``, ``GOOGLE_APPLICATION_CREDENTIALS``, ``AZURE_STORAGE_CONNECTION_STRING``...). Providers
+are imported only when such a plan is read.
 """
 
 from __future__ import annotations
@@ -30,11 +33,41 @@ class PlanStoreHook(BaseHook):
     hook_name = "Substrait plan store"
 
     def __init__(
-        self, aws_conn_id: str | None = default_conn_name, retries: int = 3, backoff_s: float = 0.5, **kwargs: Any
+        self,
+        aws_conn_id: str | None = default_conn_name,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        plan_conn_id: str | None = None,
+        **kwargs: Any,
     ):
         super().__init__(**kwargs)
         self.aws_conn_id = aws_conn_id
-        self.store = PlanStore(s3_client=self._s3_client, retries=retries, backoff_s=backoff_s)
+        self.plan_conn_id = plan_conn_id
+        filesystem = self._filesystem if plan_conn_id else None
+        self.store = PlanStore(s3_client=self._s3_client, retries=retries, backoff_s=backoff_s, filesystem=filesystem)
+
+    def _filesystem(self, uri: str) -> Any:
+        """The fsspec filesystem Airflow's storage layer builds for `uri` from `plan_conn_id` (checked to exist
+        first: a missing connection would otherwise fall back to the environment's credentials quietly)."""
+        from airflow.sdk import ObjectStoragePath
+
+        assert self.plan_conn_id
+        get_connection(self, self.plan_conn_id, attr="plan_conn_id")
+        try:
+            return ObjectStoragePath(uri, conn_id=self.plan_conn_id).fs
+        except ValueError as exc:
+            if "No filesystem registered" not in str(exc):
+                raise
+            scheme = uri.split("://", 1)[0].lower()
+            provider = (
+                "apache-airflow-providers-google"
+                if scheme in ("gs", "gcs")
+                else ("apache-airflow-providers-microsoft-azure")
+            )
+            raise ConfigurationError(
+                f"plan_conn_id {self.plan_conn_id!r}: Airflow has no filesystem for {scheme}:// plans; install "
+                f"{provider}, or leave plan_conn_id unset to use the store client's environment"
+            ) from None
 
     def _s3_client(self) -> Any:
         """The amazon provider's client for `aws_conn_id`. A connection named that does not exist is an error

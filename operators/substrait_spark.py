@@ -59,6 +59,9 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         any connection whose extras hold pyiceberg properties); the first is the default unless the file names one.
     :param spark_conn_id: a `substrait_spark`, `spark` or `spark_connect` connection; None means `local[*]`.
     :param aws_conn_id: the AWS connection for `s3://` plans (S3-compatible stores via its `endpoint_url`).
+    :param plan_conn_id: the connection for `gs://`, `az://` and `abfs://` plans, through Airflow's `ObjectStoragePath`
+        (a Google Cloud or Azure connection; needs that store's provider). None: the store client's environment
+        (`GOOGLE_APPLICATION_CREDENTIALS`, `AZURE_STORAGE_CONNECTION_STRING`, instance credentials...).
     :param spark_conf: Spark settings on top of the connection's.
     :param update_keys: the columns UPDATE writes match rows by, per table: `{"ns.orders": ["order_id"]}` or
         `{"ns.orders": "order_id,line"}` (templated); before the plan's own key and the table's identifier fields.
@@ -125,6 +128,7 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         catalog_conn_ids: Sequence[str] = (),
         spark_conn_id: str | None = None,
         aws_conn_id: str | None = "aws_default",
+        plan_conn_id: str | None = None,
         spark_conf: Mapping[str, Any] | None = None,
         update_keys: Mapping[str, Sequence[str] | str] | None = None,
         audit_log: str | Mapping[str, Any] | None = None,
@@ -146,6 +150,7 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         self.catalog_conn_ids = list(catalog_conn_ids)
         self.spark_conn_id = spark_conn_id
         self.aws_conn_id = aws_conn_id
+        self.plan_conn_id = plan_conn_id
         self.spark_conf = spark_conf
         self.update_keys = update_keys
         self.audit_log = audit_log
@@ -280,8 +285,9 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         return dict(self.results) if isinstance(self.results, Mapping) else self.results
 
     def _runner(self) -> PlanRunner:
-        """This task's run (`hooks/plan_run.py`): the operator's arguments, the plan store of `aws_conn_id`, the
-        catalogs of the file and `catalog_conn_ids`, the Spark connection's table map and session."""
+        """This task's run (`hooks/plan_run.py`): the operator's arguments, the plan store of `aws_conn_id` and
+        `plan_conn_id`, the catalogs of the file and `catalog_conn_ids`, the Spark connection's table map and
+        session."""
         settings = RunSettings(
             tables=self.tables or {},
             tables_file=self.tables_file,
@@ -296,7 +302,7 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
         return PlanRunner(
             settings,
-            store=PlanStoreHook(aws_conn_id=self.aws_conn_id),
+            store=PlanStoreHook(aws_conn_id=self.aws_conn_id, plan_conn_id=self.plan_conn_id),
             catalogs=self._catalogs(),
             base_tables=lambda: self._spark_hook.table_map,  # type: ignore[union-attr]
             session=self._session,

@@ -1,9 +1,10 @@
 """The Airflow plugin page: a task instance's plan as a graph (`fastapi_apps`, mounted under `/substrait-spark`).
 
 `GET /substrait-spark/runs/{dag_id}/{run_id}/{task_id}?map_index=-1` reads the task instance's run report (its
-XCom `return_value`, written by `SubstraitSparkOperator`), reads the plan the report names (`plan_uri`, at the S3
-version the task read, pinned to the report's sha256, through `PlanStoreHook` and the AWS connection
-`[substrait_spark] aws_conn_id`, default `aws_default`) and answers the HTML page of `graph.py`.
+XCom `return_value`, written by `SubstraitSparkOperator`), reads the plan the report names (`plan_uri`, at the
+version or generation the task read, pinned to the report's sha256, through `PlanStoreHook`: the AWS connection
+`[substrait_spark] aws_conn_id`, default `aws_default`, for S3; `[substrait_spark] plan_conn_id` for GCS and Azure,
+else their clients' environment) and answers the HTML page of `graph.py`.
 
 Access is Airflow's: the caller must be signed in (the UI's JWT cookie, or a bearer token) and allowed to read the
 DAG's XComs (`requires_access_dag("GET", XCOM)`), as for the XCom page itself.
@@ -50,15 +51,17 @@ def read_plan(report: RunReport) -> Any:
     """The plan the report names, at the version the task read, checked against the report's sha256."""
     from airflow.configuration import conf
     from substrait_spark.consumer.loading.loader import parse_plan_bytes
+    from substrait_spark.hooks.plan_store import pinned_uri
     from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 
     uri = report.plan_uri
     if not uri:
         raise HTTPException(404, "the run report names no plan URI")
-    if report.plan_version_id and uri.startswith("s3") and "?versionId=" not in uri:
-        uri = f"{uri}?versionId={report.plan_version_id}"
+    uri = pinned_uri(uri, report.plan_version_id)
     conn_id = conf.get("substrait_spark", "aws_conn_id", fallback="aws_default")
-    obj = PlanStoreHook(aws_conn_id=conn_id, retries=1).read(uri, expected_sha256=report.plan_sha256)
+    plan_conn_id = conf.get("substrait_spark", "plan_conn_id", fallback=None) or None
+    hook = PlanStoreHook(aws_conn_id=conn_id, plan_conn_id=plan_conn_id, retries=1)
+    obj = hook.read(uri, expected_sha256=report.plan_sha256)
     return parse_plan_bytes(obj.data, uri=obj.uri)
 
 

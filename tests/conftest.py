@@ -52,6 +52,7 @@ from spark_modes import (  # noqa: E402
     connect_url,  # noqa: F401  (session fixture: a real Spark Connect server)
     current_mode,
 )
+from store_servers import azurite, gcs_endpoint  # noqa: E402, F401  (session fixtures: GCS and Azure emulators)
 
 
 def pytest_configure(config: pytest.Config) -> None:

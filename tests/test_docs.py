@@ -219,6 +219,16 @@ def test_local_s3_guide_runs_as_written(tmp_path: Path) -> None:
     skip_if_dropped(dropped)
 
 
+@pytest.mark.unit  # validate: no Spark
+def test_plan_stores_guide_runs_as_written(tmp_path: Path) -> None:
+    """The GCS emulator by hand: start it, upload a plan, `substrait-spark validate gs://…`, stop it by its PID."""
+    pytest.importorskip("gcsfs")
+    found = regions(DOCS / "guides" / "plan-stores.md")
+    stdout, _ = run_regions(tmp_path, *found.values())
+    assert "gs://substrait-plans/tpch/daily_pricing_summary.json: supported" in stdout
+    assert "STORAGE_EMULATOR_HOST=http://127.0.0.1:" in (tmp_path / "home" / "gcs-emulator.env").read_text()
+
+
 @pytest.mark.unit  # validate and lineage: no Spark
 def test_producers_guide_runs_as_written(tmp_path: Path) -> None:
     """The DataFusion example of the producers page makes a plan that validates and has lineage."""

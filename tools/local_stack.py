@@ -131,10 +131,19 @@ def _default_signals() -> None:
 
 @contextmanager
 def serving(
-    cmd: list[str], url: str, log_path: Path, *, env: Mapping[str, str], cwd: Path, timeout: float = 120
+    cmd: list[str],
+    url: str,
+    log_path: Path,
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float = 120,
+    ready: Callable[[], bool] | None = None,
+    stop_timeout: float = 60,
 ) -> Iterator[subprocess.Popen]:
     """Start `cmd` in a session of its own with default signal handling, its output in `log_path`; wait until
-    `url` answers HTTP; stop it by its PID afterwards (SIGTERM, then SIGKILL)."""
+    `url` answers HTTP (or `ready()` is true: a server whose every unauthenticated answer is an error); stop it by
+    its PID afterwards (SIGTERM, then SIGKILL after `stop_timeout` seconds)."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             cmd,
@@ -147,7 +156,7 @@ def serving(
         )
         try:
             deadline = time.monotonic() + timeout
-            while not _answers(url):
+            while not (ready() if ready is not None else _answers(url)):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.flush()
                     raise ServerDidNotStart(f"{cmd[0]} did not start:\n{log_path.read_text()[-4000:]}")
@@ -156,7 +165,7 @@ def serving(
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
-                proc.wait(timeout=60)
+                proc.wait(timeout=stop_timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()

@@ -57,15 +57,26 @@ class SparkResource(ConfigurableResource):
 
 
 class PlanStoreResource(ConfigurableResource):
-    """Where plans are read: paths, `file://` and `s3://bucket/key[?versionId=…]`. S3 goes through dagster-aws's
-    `S3Resource` client when one is given (its endpoint, credentials and region), else boto3's own chain."""
+    """Where plans are read: paths, `file://`, `s3://bucket/key[?versionId=…]`, `gs://bucket/object[#generation]`
+    and `az://container/blob[?versionid=…]`. S3 goes through dagster-aws's `S3Resource` client when one is given (its
+    endpoint, credentials and region), else boto3's own chain; GCS and Azure through fsspec (gcsfs, adlfs) with
+    `storage_options` per scheme, else their clients' environment."""
 
     s3: S3Resource | None = None
     retries: int = Field(default=3, description="extra attempts after transient S3 failures")
+    storage_options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="fsspec options per scheme, e.g. {az: {connection_string: …}}, {gs: {token: …, project: …}}; "
+        "give secrets as EnvVar",
+    )
 
     def store(self) -> PlanStore:
         s3 = self.s3
-        return PlanStore(s3_client=s3.get_client if s3 is not None else None, retries=self.retries)
+        return PlanStore(
+            s3_client=s3.get_client if s3 is not None else None,
+            retries=self.retries,
+            storage_options=self.storage_options,
+        )
 
     def read(self, uri: str, expected_sha256: str | None = None, limits: Limits = DEFAULT_LIMITS) -> PlanObject:
         """The plan's bytes (refused unread beyond `limits`), refused unless they have `expected_sha256`."""

@@ -1,0 +1,275 @@
+"""Plans in GCS and Azure Blob Storage, read by the plan store through fsspec against real emulators on 127.0.0.1
+(fake-gcs-server, Azurite), one per session, reached the way the stores' own clients are: `STORAGE_EMULATOR_HOST`,
+`AZURE_STORAGE_CONNECTION_STRING`.
+
+What a user relies on, per store: the bytes come back exactly, the generation or version and the ETag are in the
+report's identity, a pinned generation reads that generation, the sha256 pin refuses other bytes, a plan over the
+size bound is refused before its bytes are read, and a missing object, bucket or credentials are typed errors
+naming what is missing (never a credential).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from substrait_spark.consumer.loading.limits import Limits, PlanTooLargeError
+from substrait_spark.hooks.plan_store import PlanChangedError, PlanNotFoundError, PlanStore, PlanStoreError
+
+pytestmark = [pytest.mark.unit]
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "ibm-substrait-compliance-tpch"
+PLAN = (CORPUS / "q06.bin").read_bytes()
+OTHER = (CORPUS / "q06.json").read_bytes()
+NOT_UTF8 = b"\n\x00\xff\xfe\x80binary\r\n\x1a"
+
+
+@pytest.fixture
+def gcs(gcs_endpoint: str, monkeypatch) -> Any:
+    """The emulator as the environment names it, and a filesystem to seed it."""
+    from gcsfs.core import GCSFileSystem
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_endpoint)
+    return GCSFileSystem(token="anon", project="test", version_aware=True, skip_instance_cache=True)
+
+
+@pytest.fixture
+def az(azurite: str, monkeypatch) -> Any:
+    from adlfs import AzureBlobFileSystem
+
+    for name in ("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite)
+    return AzureBlobFileSystem(connection_string=azurite, skip_instance_cache=True)
+
+
+def _new_container(fs: Any) -> str:
+    name = f"plans-{uuid.uuid4().hex[:12]}"
+    fs.mkdir(name)
+    return name
+
+
+def _put(fs: Any, path: str, data: bytes) -> dict[str, Any]:
+    fs.pipe_file(path, data)
+    fs.invalidate_cache()
+    return fs.info(path)
+
+
+STORES = ["gs", "az"]
+
+
+@pytest.fixture(params=STORES)
+def store_fs(request) -> tuple[str, Any]:
+    """(scheme, a filesystem seeding that store)."""
+    return request.param, request.getfixturevalue({"gs": "gcs", "az": "az"}[request.param])
+
+
+@pytest.mark.parametrize("data", [PLAN, NOT_UTF8], ids=["plan", "not-utf8"])
+def test_bytes_identity_and_sha256_pin(store_fs: tuple[str, Any], data: bytes):
+    scheme, fs = store_fs
+    bucket = _new_container(fs)
+    info = _put(fs, f"{bucket}/tpch/q06.bin", data)
+    uri = f"{scheme}://{bucket}/tpch/q06.bin"
+    digest = hashlib.sha256(data).hexdigest()
+
+    obj = PlanStore().read(uri, expected_sha256=digest)
+
+    assert (obj.data, obj.size, obj.sha256, obj.uri) == (data, len(data), digest, uri)
+    assert obj.etag and obj.etag == str(info["etag"]).strip('"')
+    assert obj.last_modified and obj.last_modified[:4].isdigit()
+    if scheme == "gs":  # GCS gives every object a generation; Azurite keeps no blob versions
+        assert obj.version_id == str(info["generation"])
+    with pytest.raises(PlanChangedError) as err:
+        PlanStore().read(uri, expected_sha256=hashlib.sha256(b"reviewed").hexdigest())
+    assert err.value.exit_code == 5 and uri in str(err.value)
+
+
+def test_gcs_generation_pin_reads_that_generation(gcs: Any):
+    bucket = _new_container(gcs)
+    first = _put(gcs, f"{bucket}/q06", PLAN)["generation"]
+    second = _put(gcs, f"{bucket}/q06", OTHER)["generation"]
+    assert first != second
+    store = PlanStore()
+
+    latest = store.read(f"gs://{bucket}/q06")
+    pinned = store.read(f"gs://{bucket}/q06#{second}")
+
+    assert (latest.data, latest.version_id) == (OTHER, str(second))
+    assert (pinned.data, pinned.version_id) == (OTHER, str(second))
+    with pytest.raises(PlanNotFoundError) as err:
+        store.read(f"gs://{bucket}/q06#1")
+    assert f"no version '1' of 'q06' in bucket '{bucket}'" in str(err.value)
+
+
+def test_missing_object_and_bucket_are_not_found(store_fs: tuple[str, Any]):
+    scheme, fs = store_fs
+    bucket = _new_container(fs)
+    word = {"gs": "bucket", "az": "container"}[scheme]
+    with pytest.raises(PlanNotFoundError) as err:
+        PlanStore().read(f"{scheme}://{bucket}/plans/missing.bin")
+    assert err.value.exit_code == 2
+    assert (
+        str(err.value) == f"{scheme}://{bucket}/plans/missing.bin: no object 'plans/missing.bin' in {word} '{bucket}'"
+    )
+    with pytest.raises(PlanNotFoundError) as err:
+        PlanStore().read(f"{scheme}://no-such-{bucket}/q.bin")
+    assert f"{word} 'no-such-{bucket}' does not exist" in str(err.value)
+
+
+def test_over_the_size_bound_is_refused_before_the_bytes(store_fs: tuple[str, Any], monkeypatch):
+    scheme, fs = store_fs
+    bucket = _new_container(fs)
+    _put(fs, f"{bucket}/big.json", b" " * 5000 + b"{}")
+    reads: list[str] = []
+    cls = type(fs)
+    original = cls.cat_file
+    monkeypatch.setattr(
+        cls, "cat_file", lambda self, path, *a, **k: reads.append(path) or original(self, path, *a, **k)
+    )
+    with pytest.raises(PlanTooLargeError, match="5002 bytes, more than max_plan_bytes 1000"):
+        PlanStore().read(f"{scheme}://{bucket}/big.json", limits=Limits(max_plan_bytes=1000))
+    assert reads == []
+
+
+def test_storage_options_reach_the_client(az: Any, azurite: str, monkeypatch):
+    """A front end's connection (Airflow, a Dagster resource) gives options; the environment then needs nothing."""
+    bucket = _new_container(az)
+    _put(az, f"{bucket}/q.bin", PLAN)
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING")
+    options = {"az": {"connection_string": azurite}}
+    assert PlanStore(storage_options=options).read(f"az://{bucket}/q.bin").data == PLAN
+
+
+def test_azure_without_credentials_is_a_store_error_naming_where_they_were_looked_for(monkeypatch):
+    pytest.importorskip("adlfs")
+    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(PlanStoreError) as err:
+        PlanStore().read("az://plans/q.bin")
+    assert err.value.exit_code == 1
+    assert "no Azure Blob Storage credentials found (AZURE_STORAGE_CONNECTION_STRING" in str(err.value)
+
+
+def test_azure_wrong_key_is_access_denied_without_the_key(az: Any, azurite: str, monkeypatch):
+    bucket = _new_container(az)
+    _put(az, f"{bucket}/q.bin", PLAN)
+    wrong = "d3Jvbmcta2V5LW5ldmVyLXNob3du"  # base64 of a key that is not the account's
+    monkeypatch.setenv(
+        "AZURE_STORAGE_CONNECTION_STRING", azurite.replace(azurite.split("AccountKey=")[1].split(";")[0], wrong)
+    )
+    with pytest.raises(PlanStoreError) as err:
+        PlanStore().read(f"az://{bucket}/q.bin")
+    assert "access denied by Azure Blob Storage" in str(err.value) and wrong not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "uri", ["gs://bucket-only", "gs://b/k?generation=1", "az://container-only", "az://c/b?snapshot=1"]
+)
+def test_malformed_uris_are_invalid_input(uri: str):
+    from substrait_spark.consumer.errors import PlanInvalidError
+
+    with pytest.raises(PlanInvalidError) as err:
+        PlanStore().read(uri)
+    assert err.value.exit_code == 2 and uri in str(err.value)
+
+
+def test_pinned_uri_spells_each_stores_version():
+    from substrait_spark.hooks.plan_store import pinned_uri
+
+    assert pinned_uri("s3://b/k.json", "v1") == "s3://b/k.json?versionId=v1"
+    assert pinned_uri("gs://b/k.json", "17") == "gs://b/k.json#17"
+    assert pinned_uri("az://c/k.json", "2026-01-01T00:00:00Z") == "az://c/k.json?versionid=2026-01-01T00:00:00Z"
+    assert pinned_uri("gs://b/k.json#16", "17") == "gs://b/k.json#16"  # already pinned: as the user wrote it
+    assert pinned_uri("/plans/k.json", "17") == "/plans/k.json" and pinned_uri("gs://b/k", None) == "gs://b/k"
+
+
+# --- Airflow: plan_conn_id ------------------------------------------------------------------------------
+
+
+def test_airflow_plan_conn_id_that_does_not_exist_is_an_error_naming_it(gcs: Any, monkeypatch):
+    """Reachable through the environment, but the connection named is not there: refused, not read quietly."""
+    pytest.importorskip("airflow")
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    bucket = _new_container(gcs)
+    _put(gcs, f"{bucket}/q.bin", PLAN)
+    monkeypatch.delenv("AIRFLOW_CONN_PLANS_GCS", raising=False)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_gcs").read(f"gs://{bucket}/q.bin")
+    assert err.value.exit_code == 2
+    assert "plan_conn_id 'plans_gcs': no such Airflow connection" in str(err.value)
+    assert "AIRFLOW_CONN_PLANS_GCS" in str(err.value)
+    assert PlanStoreHook().read(f"gs://{bucket}/q.bin").data == PLAN  # no plan_conn_id: the environment's
+
+
+@pytest.mark.parametrize("scheme", ["gs", "az"])
+def test_airflow_plan_conn_id_without_the_stores_provider_names_the_provider(scheme: str, monkeypatch):
+    pytest.importorskip("airflow")
+    from airflow.sdk.io.fs import has_fs
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    if has_fs(scheme):
+        pytest.skip(f"a provider registers {scheme}:// here")
+    monkeypatch.setenv("AIRFLOW_CONN_PLANS_STORE", '{"conn_type": "generic", "password": "s3cr3t-never-shown"}')
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_store").read(f"{scheme}://plans/q.bin")
+    provider = {"gs": "apache-airflow-providers-google", "az": "apache-airflow-providers-microsoft-azure"}[scheme]
+    assert f"Airflow has no filesystem for {scheme}:// plans; install {provider}" in str(err.value)
+    assert "s3cr3t" not in str(err.value)
+
+
+# --- Dagster: the plan store resource's storage options --------------------------------------------------
+
+
+def test_dagster_resource_reads_through_its_storage_options(az: Any, azurite: str, monkeypatch):
+    pytest.importorskip("dagster")
+    from substrait_spark.dagster import PlanStoreResource
+
+    bucket = _new_container(az)
+    version = _put(az, f"{bucket}/q.bin", PLAN)
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING")
+    resource = PlanStoreResource(storage_options={"az": {"connection_string": azurite}})
+    obj = resource.read(f"az://{bucket}/q.bin", hashlib.sha256(PLAN).hexdigest())
+    assert obj.data == PLAN and obj.etag == str(version["etag"]).strip('"')
+
+
+def test_uris_name_container_key_version_and_account():
+    from substrait_spark.hooks.plan_store_fsspec import AZURE, GCS, ObjectLocation
+
+    assert ObjectLocation.parse("gs://b/dir/q.bin#17", GCS) == ObjectLocation("b", "dir/q.bin", "17")
+    assert ObjectLocation.parse("az://c/dir/q.bin?versionid=V", AZURE) == ObjectLocation("c", "dir/q.bin", "V")
+    abfs = ObjectLocation.parse("abfs://c@acct.dfs.core.windows.net/q.bin", AZURE)
+    assert abfs == ObjectLocation("c", "q.bin", None, account="acct")
+
+
+def test_a_filesystem_given_that_is_not_version_aware_reads_latest_and_refuses_pins(gcs: Any, gcs_endpoint: str):
+    """What Airflow's storage layer may hand over (a provider's filesystem, version pins not parsed): the latest
+    object is read with its generation in the report; a pinned URI is refused rather than read as another key."""
+    from gcsfs.core import GCSFileSystem
+    from substrait_spark.consumer.errors import ConfigurationError
+
+    bucket = _new_container(gcs)
+    generation = _put(gcs, f"{bucket}/q.bin", PLAN)["generation"]
+    plain = GCSFileSystem(token="anon", endpoint_url=gcs_endpoint, skip_instance_cache=True)
+    store = PlanStore(filesystem=lambda uri: plain)
+    obj = store.read(f"gs://{bucket}/q.bin")
+    assert (obj.data, obj.version_id) == (PLAN, str(generation))
+    with pytest.raises(ConfigurationError, match="pins a version, but the GCS filesystem given is not version-aware"):
+        store.read(f"gs://{bucket}/q.bin#{generation}")
+
+
+def test_a_store_whose_client_is_not_installed_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "adlfs", None)  # what `import adlfs` meets where it is not installed
+    from substrait_spark.consumer.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as err:
+        PlanStore().read("az://plans/q.bin")
+    assert err.value.exit_code == 2
+    assert "reading Azure Blob Storage plans needs adlfs: pip install 'substrait-spark[azure]'" in str(err.value)
