@@ -58,11 +58,13 @@ from store_servers import azurite, gcs_endpoint  # noqa: E402, F401  (session fi
 def pytest_configure(config: pytest.Config) -> None:
     # Markers are declared in pyproject.toml (--strict-markers). Every plan a test runs is checked for cartesian
     # products the plan does not ask for (plan_invariants.py).
+    import early_release
     import module_durations
     import plan_invariants
 
     plan_invariants.register(config)
     module_durations.register(config)
+    early_release.register(config)
     if config.option.markexpr == "unit":
         refuse_jvm(config)
 
@@ -188,26 +190,35 @@ def ensure_tpch_data(target: Path = TPCH_DIR, scale: str = TPCH_SCALE) -> Path:
 
 
 @pytest.fixture(scope="session")
-def connect_with_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def connect_with_ui(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
     """A Spark Connect server (pyspark 4.x's) whose UI and its REST API listen on 127.0.0.1: its `sc://` URL and
-    its UI's base URL (`connect_server.sql_executions` reads what it ran). Shared by the durable-run tests."""
+    its UI's base URL (`connect_server.sql_executions` reads what it ran). Shared by the durable-run tests; stopped
+    after the last of them (early_release.py)."""
     from connect_server import running_connect_server
+    from early_release import hold
 
-    with running_connect_server(tmp_path_factory.mktemp("connect-with-ui"), ui=True) as server:
+    with hold(request, "connect_with_ui") as stack:
+        server = stack.enter_context(running_connect_server(tmp_path_factory.mktemp("connect-with-ui"), ui=True))
         assert server.ui_url is not None
         yield server.url, server.ui_url
 
 
 @pytest.fixture(scope="session")
-def deployment(tmp_path_factory: pytest.TempPathFactory, connect_with_ui, tpch_dir: Path):
+def deployment(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, connect_with_ui, tpch_dir: Path
+):
     """A real Airflow deployment on 127.0.0.1 (tools/airflow_deployment.py: api-server, scheduler with the
     LocalExecutor's 2 worker slots, dag-processor, triggerer, metadata in a PostgreSQL of its own) over
     tests/airflow_deployment_dags, with the connection `substrait_chaos` to `connect_with_ui`'s server. Stopped by
-    PID at the end: nothing of it outlives it, not even a task process orphaned by a killed supervisor."""
+    PID after the last test using it (early_release.py): nothing of it outlives it, not even a task process orphaned
+    by a killed supervisor."""
     import json
     import time
 
     from airflow_deployment import DeploymentError, airflow_deployment, airflow_processes
+    from early_release import hold
     from postgres_server import running_postgres
 
     url, _ = connect_with_ui
@@ -215,20 +226,23 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, connect_with_ui, tpch_d
     connection = {"conn_type": "substrait_spark", "host": url, "extra": {"tables": tables}}
     home = tmp_path_factory.mktemp("airflow-deployment")
     dags = TESTS_DIR / "airflow_deployment_dags"
-    with running_postgres() as postgres:
+    with hold(request, "deployment") as stack:
+        postgres = stack.enter_context(running_postgres())
         started = time.monotonic()
         try:
-            with airflow_deployment(
-                home,
-                dags,
-                parallelism=2,
-                postgres_uri=postgres,
-                extra_env={"AIRFLOW_CONN_SUBSTRAIT_CHAOS": json.dumps(connection)},
-            ) as running:
-                print(f"\ndeployment ready in {time.monotonic() - started:.1f}s at {running.base_url}")
-                yield running
+            running = stack.enter_context(
+                airflow_deployment(
+                    home,
+                    dags,
+                    parallelism=2,
+                    postgres_uri=postgres,
+                    extra_env={"AIRFLOW_CONN_SUBSTRAIT_CHAOS": json.dumps(connection)},
+                )
+            )
         except DeploymentError as exc:
             pytest.fail(str(exc))
+        print(f"\ndeployment ready in {time.monotonic() - started:.1f}s at {running.base_url}")
+        yield running
     assert airflow_processes(home) == []
 
 
