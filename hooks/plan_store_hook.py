@@ -53,17 +53,18 @@ class PlanStoreHook(BaseHook):
 
         assert self.plan_conn_id
         get_connection(self, self.plan_conn_id, attr="plan_conn_id")
+        # The microsoft.azure provider registers abfs://, abfss:// and adl://; az:// is adlfs's other name for the
+        # same blob filesystem (the path is parsed from `uri`, not from this one).
+        scheme, rest = uri.split("://", 1)
+        registered = "abfs" if scheme.lower() == "az" else scheme
         try:
-            return ObjectStoragePath(uri, conn_id=self.plan_conn_id).fs
+            return ObjectStoragePath(f"{registered}://{rest}", conn_id=self.plan_conn_id).fs
         except ValueError as exc:
             if "No filesystem registered" not in str(exc):
                 raise
-            scheme = uri.split("://", 1)[0].lower()
-            provider = (
-                "apache-airflow-providers-google"
-                if scheme in ("gs", "gcs")
-                else ("apache-airflow-providers-microsoft-azure")
-            )
+            scheme = scheme.lower()
+            google = scheme in ("gs", "gcs")
+            provider = "apache-airflow-providers-google" if google else "apache-airflow-providers-microsoft-azure"
             raise ConfigurationError(
                 f"plan_conn_id {self.plan_conn_id!r}: Airflow has no filesystem for {scheme}:// plans; install "
                 f"{provider}, or leave plan_conn_id unset to use the store client's environment"
