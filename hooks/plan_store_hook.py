@@ -60,6 +60,11 @@ class PlanStoreHook(BaseHook):
         try:
             return ObjectStoragePath(f"{registered}://{rest}", conn_id=self.plan_conn_id).fs
         except ValueError as exc:
+            if "connection_string or account_name" in str(exc):  # adlfs, from the provider's options
+                raise ConfigurationError(
+                    f"plan_conn_id {self.plan_conn_id!r}: the connection names no Azure storage account (set its "
+                    "account_name extra beside login/password, or a connection_string extra)"
+                ) from None
             if "No filesystem registered" not in str(exc):
                 raise
             scheme = scheme.lower()

@@ -344,6 +344,19 @@ def test_airflow_azure_connection_missing_container_and_object_are_not_found(az:
     assert err.value.exit_code == 2
 
 
+def test_airflow_azure_connection_without_an_account_name_is_a_configuration_error(az: Any, azurite: str, monkeypatch):
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    connection = _account_form(azurite)
+    del connection["extra"]
+    _azure_connection(monkeypatch, "plans_azure_no_account", connection)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure_no_account").read("az://plans/q.bin")
+    assert "plan_conn_id 'plans_azure_no_account': the connection names no Azure storage account" in str(err.value)
+    assert _account_key(azurite) not in str(err.value)
+
+
 def test_airflow_azure_connection_that_does_not_exist_is_an_error_naming_it(az: Any, azurite: str, monkeypatch):
     """The environment could read it (AZURE_STORAGE_CONNECTION_STRING is set), but the connection named is not
     there: refused, not read with other credentials."""
