@@ -58,13 +58,16 @@ def _seed_azure(connection_string: str) -> tuple[dict[str, str], dict[str, Any]]
     env = {
         "AIRFLOW_CONN_SUBSTRAIT_PLANS_AZURE": json.dumps(connection),
         "AIRFLOW_VAR_SUBSTRAIT_PLANS_CONN_ID": "substrait_plans_azure",
-        "AZURE_STORAGE_CONNECTION_STRING": "",  # whatever the test process holds: only the connection reaches Azurite
     }
     return env, fs.info(f"{BUCKET}/tpch/{PLAN.name}")
 
 
 @pytest.mark.parametrize("scheme", ["gs", "az"])
-def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request):
+def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request, monkeypatch):
+    # Only the connection reaches Azurite (the stack passes this process's environment on; an empty value would
+    # be adlfs's "blank or malformed" connection string).
+    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
+        monkeypatch.delenv(name, raising=False)
     if scheme == "gs":
         env, info = _seed_gcs(request.getfixturevalue("gcs_endpoint"))
     else:
