@@ -65,6 +65,11 @@ class PlanStoreHook(BaseHook):
                     f"plan_conn_id {self.plan_conn_id!r}: the connection names no Azure storage account (set its "
                     "account_name extra beside login/password, or a connection_string extra)"
                 ) from None
+            if "unable to connect to account" in str(exc):  # adlfs: a blank or malformed connection string
+                raise ConfigurationError(
+                    f"plan_conn_id {self.plan_conn_id!r}: adlfs cannot use the connection's Azure credentials "
+                    "(a blank or malformed connection_string?)"
+                ) from None
             if "No filesystem registered" not in str(exc):
                 raise
             scheme = scheme.lower()

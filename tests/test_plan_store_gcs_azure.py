@@ -357,6 +357,18 @@ def test_airflow_azure_connection_without_an_account_name_is_a_configuration_err
     assert _account_key(azurite) not in str(err.value)
 
 
+def test_airflow_azure_connection_with_a_malformed_connection_string_is_a_configuration_error(monkeypatch):
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    malformed = {"conn_type": "wasb", "extra": {"connection_string": "AccountKey=s3cr3t-never-shown"}}
+    _azure_connection(monkeypatch, "plans_azure_malformed", malformed)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure_malformed").read("az://plans/q.bin")
+    assert "plan_conn_id 'plans_azure_malformed': adlfs cannot use the connection's Azure credentials" in str(err.value)
+    assert "s3cr3t" not in str(err.value)
+
+
 def test_airflow_azure_connection_that_does_not_exist_is_an_error_naming_it(az: Any, azurite: str, monkeypatch):
     """The environment could read it (AZURE_STORAGE_CONNECTION_STRING is set), but the connection named is not
     there: refused, not read with other credentials."""
