@@ -1,14 +1,12 @@
 """The daily example DAG with its plan in GCS and in Azure Blob Storage (emulators on 127.0.0.1), run by
-`airflow dags test`: the Azure plan through an Airflow connection (`plan_conn_id`, a `wasb` connection with the
-account, key and blob endpoint; no Azure credentials in the environment), the GCS plan through the client's
-environment (`STORAGE_EMULATOR_HOST`: the google provider is not installed, see setup.cfg); the run report names
-the object's generation or version and ETag. The S3 case is tests/test_airflow_e2e.py's.
+`airflow dags test`: the operator reads the plan the way those stores' clients are configured in a deployment
+(`STORAGE_EMULATOR_HOST`; `AZURE_STORAGE_CONNECTION_STRING`), and the run report names the object's generation
+or version and ETag. The S3 case is tests/test_airflow_e2e.py's.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import pytest
@@ -40,34 +38,17 @@ def _seed_gcs(endpoint: str) -> tuple[dict[str, str], dict[str, Any]]:
 
 
 def _seed_azure(connection_string: str) -> tuple[dict[str, str], dict[str, Any]]:
-    """The blob, and the environment naming a `wasb` connection to Azurite (and no Azure credentials besides)."""
     from adlfs import AzureBlobFileSystem
 
     fs = AzureBlobFileSystem(connection_string=connection_string, skip_instance_cache=True)
     if not fs.exists(BUCKET):
         fs.mkdir(BUCKET)
     fs.pipe_file(f"{BUCKET}/tpch/{PLAN.name}", PLAN.read_bytes())
-    fields = dict(part.split("=", 1) for part in connection_string.split(";") if part)
-    connection = {
-        "conn_type": "wasb",
-        "login": fields["AccountName"],
-        "password": fields["AccountKey"],
-        "host": fields["BlobEndpoint"],
-        "extra": {"account_name": fields["AccountName"]},  # the provider's filesystem needs it beside the host
-    }
-    env = {
-        "AIRFLOW_CONN_SUBSTRAIT_PLANS_AZURE": json.dumps(connection),
-        "AIRFLOW_VAR_SUBSTRAIT_PLANS_CONN_ID": "substrait_plans_azure",
-    }
-    return env, fs.info(f"{BUCKET}/tpch/{PLAN.name}")
+    return {"AZURE_STORAGE_CONNECTION_STRING": connection_string}, fs.info(f"{BUCKET}/tpch/{PLAN.name}")
 
 
 @pytest.mark.parametrize("scheme", ["gs", "az"])
-def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request, monkeypatch):
-    # Only the connection reaches Azurite (the stack passes this process's environment on; an empty value would
-    # be adlfs's "blank or malformed" connection string).
-    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
-        monkeypatch.delenv(name, raising=False)
+def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request):
     if scheme == "gs":
         env, info = _seed_gcs(request.getfixturevalue("gcs_endpoint"))
     else:
@@ -88,6 +69,6 @@ def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme:
 
 
 def connection_secret(env: dict[str, str]) -> str:
-    """What must never reach a task log: the Azure connection's account key, or a marker that cannot match."""
-    connection = json.loads(env.get("AIRFLOW_CONN_SUBSTRAIT_PLANS_AZURE", "{}"))
-    return connection.get("password") or "\x00no-secret\x00"
+    """What must never reach a task log: Azurite's account key, or a marker that cannot match for GCS."""
+    value = env.get("AZURE_STORAGE_CONNECTION_STRING", "")
+    return value.split("AccountKey=")[1].split(";")[0] if "AccountKey=" in value else "\x00no-secret\x00"
