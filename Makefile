@@ -11,7 +11,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Touched after a successful `uv pip install -e '.[test,airflow,connect,dagster,docs]'`; uv runs again only when these files change.
+# Touched after a successful `uv pip install -e '.[test,airflow,airflow-azure,connect,dagster,docs]'`; uv runs again only when these files change.
 STAMP  := $(VENV)/.installed
 INSTALL_INPUTS := setup.cfg pyproject.toml
 # Both environments are installed by uv (from PyPI, into the venv first): it resolves the same packages as pip
@@ -74,7 +74,7 @@ help:
 	@echo "               (CHAOS_WORKER_KILLS=10 per victim: 20 worker kills; CHAOS_TRIGGERER_KILLS=10); figures in test-artifacts/chaos.json"
 	@echo "make fuzz      FUZZ_CASES (10000) seeded mutations of the corpus plans through validate and run (FUZZ_SEED)"
 	@echo "make lint      ruff check, the engine's stage order (tools/stage_order.py) and mypy (typecheck)"
-	@echo "make venv      create $(VENV) and uv pip install -e '.[test,airflow,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
+	@echo "make venv      create $(VENV) and uv pip install -e '.[test,airflow,airflow-azure,connect,dagster,docs]' on pyspark 3.5 (only when setup.cfg/pyproject.toml change)"
 	@echo "make azurite   install Azurite (the Azure Storage emulator the plan store tests start) under .tools/azurite (npm)"
 	@echo "make venv-spark4  create $(VENV4): the same package on pyspark 4.x (Spark 4 tests, the Spark Connect server)"
 	@echo "make data      TPC-H sf 0.01 parquet in $(TPCH_SMALL)"
@@ -92,7 +92,7 @@ $(PY):
 	bash tools/make_venv.sh "$(PYTHON)" $(VENV)
 
 $(STAMP): $(INSTALL_INPUTS) tools/constraints-spark35.txt | $(PY)
-	$(call uv_install,$(PY)) -e '.[test,airflow,connect,dagster,docs]' -c tools/constraints-spark35.txt
+	$(call uv_install,$(PY)) -e '.[test,airflow,airflow-azure,connect,dagster,docs]' -c tools/constraints-spark35.txt
 	touch $@
 
 venv: $(STAMP)

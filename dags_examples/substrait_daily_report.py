@@ -8,7 +8,9 @@ Connections (env vars `AIRFLOW_CONN_*` or the UI):
 - `aws_default`: where the plans live (for an S3-compatible store, set `endpoint_url` in its extras);
 - `substrait_spark_default` (type `substrait_spark`): the Spark master and a `tables` extra mapping table names
   to their locations, e.g. `{"tables": {"lineitem": "/data/tpch/lineitem.parquet"}}`.
-Variables: `substrait_plans` (default `s3://substrait-plans`), `substrait_reports_dir`, `substrait_audit_log`
+Variables: `substrait_plans` (default `s3://substrait-plans`; `az://container` or `gs://bucket` too),
+`substrait_plans_conn_id` (the Azure or Google Cloud connection `az://`/`gs://` plans are read with; unset: the
+store client's environment), `substrait_reports_dir`, `substrait_audit_log`
 (where each try's audit record goes, e.g. `jsonl:/var/log/substrait/audit.jsonl`; unset: none without catalogs).
 The run report and the audit record hold the value bound to $0 (the logical date), typed as the plan declares it.
 """
@@ -22,6 +24,7 @@ from substrait_spark.operators.substrait_spark import SubstraitSparkOperator
 PLANS = "{{ var.value.get('substrait_plans', 's3://substrait-plans') }}"
 REPORTS = "{{ var.value.get('substrait_reports_dir', '/tmp/substrait-reports') }}"
 AUDIT_LOG = "{{ var.value.get('substrait_audit_log', '') }}"
+PLANS_CONN_ID = "{{ var.value.get('substrait_plans_conn_id', '') }}"
 
 
 @dag(
@@ -38,6 +41,7 @@ def substrait_daily_report():
         parameters={"0": "{{ ds }}"},  # $0: the cut-off date, typed as the plan declares it (a date)
         results={"path": f"{REPORTS}/pricing_summary/ds={{{{ ds }}}}", "format": "parquet"},
         spark_conn_id="substrait_spark_default",
+        plan_conn_id=PLANS_CONN_ID,
         audit_log=AUDIT_LOG,
         retries=2,
     )

@@ -123,7 +123,8 @@ def read_object(
         if fs is None:
             named = {"account_name": loc.account} if loc.account and not options else {}
             fs = _filesystem(store, {**named, **(options or {})})
-        # A filesystem built elsewhere (Airflow's, from a connection) may not parse version pins in paths.
+        else:
+            fs = version_aware(fs)
         versioned = bool(getattr(fs, "version_aware", False))
         if loc.version and not versioned:
             raise ConfigurationError(
@@ -142,6 +143,21 @@ def read_object(
     except Exception as exc:
         raise _translate(exc, store, uri) from None
     return data, {"version_id": version, "etag": _etag(info), "last_modified": _iso(info)}
+
+
+def version_aware(fs: Filesystem) -> Filesystem:
+    """`fs` again with `version_aware=True`, built from the same arguments: a provider builds its filesystem from
+    an Airflow connection without that flag (and the azure provider drops storage options beside a connection
+    string), so pins would be read as keys. fsspec keeps every filesystem's constructor arguments (`storage_args`,
+    `storage_options`), credentials included, so the copy is the connection's; `fs` itself when it cannot say."""
+    import inspect
+
+    if getattr(fs, "version_aware", True) or not hasattr(fs, "storage_options"):
+        return fs
+    if "version_aware" not in inspect.signature(type(fs).__init__).parameters:
+        return fs
+    options = {**fs.storage_options, "version_aware": True, "skip_instance_cache": True}
+    return type(fs)(*getattr(fs, "storage_args", ()), **options)
 
 
 def _not_found(fs: Filesystem, store: ObjectStore, loc: ObjectLocation, uri: str) -> PlanNotFoundError:

@@ -53,17 +53,28 @@ class PlanStoreHook(BaseHook):
 
         assert self.plan_conn_id
         get_connection(self, self.plan_conn_id, attr="plan_conn_id")
+        # The microsoft.azure provider registers abfs://, abfss:// and adl://; az:// is adlfs's other name for the
+        # same blob filesystem (the path is parsed from `uri`, not from this one).
+        scheme, rest = uri.split("://", 1)
+        registered = "abfs" if scheme.lower() == "az" else scheme
         try:
-            return ObjectStoragePath(uri, conn_id=self.plan_conn_id).fs
+            return ObjectStoragePath(f"{registered}://{rest}", conn_id=self.plan_conn_id).fs
         except ValueError as exc:
+            if "connection_string or account_name" in str(exc):  # adlfs, from the provider's options
+                raise ConfigurationError(
+                    f"plan_conn_id {self.plan_conn_id!r}: the connection names no Azure storage account (set its "
+                    "account_name extra beside login/password, or a connection_string extra)"
+                ) from None
+            if "unable to connect to account" in str(exc):  # adlfs: a blank or malformed connection string
+                raise ConfigurationError(
+                    f"plan_conn_id {self.plan_conn_id!r}: adlfs cannot use the connection's Azure credentials "
+                    "(a blank or malformed connection_string?)"
+                ) from None
             if "No filesystem registered" not in str(exc):
                 raise
-            scheme = uri.split("://", 1)[0].lower()
-            provider = (
-                "apache-airflow-providers-google"
-                if scheme in ("gs", "gcs")
-                else ("apache-airflow-providers-microsoft-azure")
-            )
+            scheme = scheme.lower()
+            google = scheme in ("gs", "gcs")
+            provider = "apache-airflow-providers-google" if google else "apache-airflow-providers-microsoft-azure"
             raise ConfigurationError(
                 f"plan_conn_id {self.plan_conn_id!r}: Airflow has no filesystem for {scheme}:// plans; install "
                 f"{provider}, or leave plan_conn_id unset to use the store client's environment"

@@ -60,8 +60,9 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
     :param spark_conn_id: a `substrait_spark`, `spark` or `spark_connect` connection; None means `local[*]`.
     :param aws_conn_id: the AWS connection for `s3://` plans (S3-compatible stores via its `endpoint_url`).
     :param plan_conn_id: the connection for `gs://`, `az://` and `abfs://` plans, through Airflow's `ObjectStoragePath`
-        (a Google Cloud or Azure connection; needs that store's provider). None: the store client's environment
-        (`GOOGLE_APPLICATION_CREDENTIALS`, `AZURE_STORAGE_CONNECTION_STRING`, instance credentials...).
+        (a Google Cloud or Azure connection; needs that store's provider). None or "" (templated, so a Variable can
+        choose per deployment): the store client's environment (`GOOGLE_APPLICATION_CREDENTIALS`,
+        `AZURE_STORAGE_CONNECTION_STRING`, instance credentials...).
     :param spark_conf: Spark settings on top of the connection's.
     :param update_keys: the columns UPDATE writes match rows by, per table: `{"ns.orders": ["order_id"]}` or
         `{"ns.orders": "order_id,line"}` (templated); before the plan's own key and the table's identifier fields.
@@ -104,6 +105,7 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         "update_keys",
         "audit_log",
         "policy",
+        "plan_conn_id",
     )
     template_fields_renderers = {
         "parameters": "json",
@@ -302,7 +304,7 @@ class SubstraitSparkOperator(ResumableJobMixin, BaseOperator):
         self._spark_hook = SubstraitSparkHook(self.spark_conn_id, conf=self.spark_conf)
         return PlanRunner(
             settings,
-            store=PlanStoreHook(aws_conn_id=self.aws_conn_id, plan_conn_id=self.plan_conn_id),
+            store=PlanStoreHook(aws_conn_id=self.aws_conn_id, plan_conn_id=self.plan_conn_id or None),
             catalogs=self._catalogs(),
             base_tables=lambda: self._spark_hook.table_map,  # type: ignore[union-attr]
             session=self._session,

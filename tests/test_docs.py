@@ -224,9 +224,24 @@ def test_plan_stores_guide_runs_as_written(tmp_path: Path) -> None:
     """The GCS emulator by hand: start it, upload a plan, `substrait-spark validate gs://…`, stop it by its PID."""
     pytest.importorskip("gcsfs")
     found = regions(DOCS / "guides" / "plan-stores.md")
-    stdout, _ = run_regions(tmp_path, *found.values())
+    stdout, _ = run_regions(tmp_path, found["plan-stores"])
     assert "gs://substrait-plans/tpch/daily_pricing_summary.json: supported" in stdout
     assert "STORAGE_EMULATOR_HOST=http://127.0.0.1:" in (tmp_path / "home" / "gcs-emulator.env").read_text()
+
+
+@pytest.mark.unit  # a plan read: no Spark
+def test_plan_stores_guide_airflow_connection_runs_as_written(tmp_path: Path) -> None:
+    """Azurite by hand, the plan read through an `AIRFLOW_CONN_…` wasb connection with the environment's Azure
+    credentials unset."""
+    pytest.importorskip("airflow.providers.microsoft.azure")
+    from store_emulators import AZURITE
+
+    if not (AZURITE / "azurite-blob").exists():
+        pytest.skip("Azurite is not installed (make azurite)")
+    found = regions(DOCS / "guides" / "plan-stores.md")
+    stdout, _ = run_regions(tmp_path, found["plan-stores-airflow-azure"])
+    size = (ROOT / "dags_examples" / "plans" / "daily_pricing_summary.json").stat().st_size
+    assert re.search(rf"^az://substrait-plans/tpch/daily_pricing_summary.json etag \S+ {size} bytes$", stdout, re.M)
 
 
 @pytest.mark.unit  # validate and lineage: no Spark

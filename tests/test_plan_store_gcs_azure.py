@@ -213,7 +213,7 @@ def test_airflow_plan_conn_id_without_the_stores_provider_names_the_provider(sch
     from substrait_spark.consumer.errors import ConfigurationError
     from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 
-    if has_fs(scheme):
+    if has_fs("abfs" if scheme == "az" else scheme):  # az:// is read as the provider's abfs://
         pytest.skip(f"a provider registers {scheme}:// here")
     monkeypatch.setenv("AIRFLOW_CONN_PLANS_STORE", '{"conn_type": "generic", "password": "s3cr3t-never-shown"}')
     with pytest.raises(ConfigurationError) as err:
@@ -247,20 +247,24 @@ def test_uris_name_container_key_version_and_account():
     assert abfs == ObjectLocation("c", "q.bin", None, account="acct")
 
 
-def test_a_filesystem_given_that_is_not_version_aware_reads_latest_and_refuses_pins(gcs: Any, gcs_endpoint: str):
-    """What Airflow's storage layer may hand over (a provider's filesystem, version pins not parsed): the latest
-    object is read with its generation in the report; a pinned URI is refused rather than read as another key."""
+def test_a_filesystem_given_that_is_not_version_aware_reads_pins_through_a_version_aware_copy(
+    gcs: Any, gcs_endpoint: str, monkeypatch
+):
+    """What Airflow's storage layer hands over (a provider's filesystem from a connection, built without
+    version_aware, which would read 'q.bin#GENERATION' as a key): a pinned URI reads that generation, through a
+    copy with the filesystem's own options (its endpoint: the environment no longer names the emulator)."""
     from gcsfs.core import GCSFileSystem
-    from substrait_spark.consumer.errors import ConfigurationError
 
     bucket = _new_container(gcs)
     generation = _put(gcs, f"{bucket}/q.bin", PLAN)["generation"]
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST")
     plain = GCSFileSystem(token="anon", endpoint_url=gcs_endpoint, skip_instance_cache=True)
+    assert not plain.exists(f"{bucket}/q.bin#{generation}")  # what the provider's filesystem itself would do
     store = PlanStore(filesystem=lambda uri: plain)
-    obj = store.read(f"gs://{bucket}/q.bin")
-    assert (obj.data, obj.version_id) == (PLAN, str(generation))
-    with pytest.raises(ConfigurationError, match="pins a version, but the GCS filesystem given is not version-aware"):
-        store.read(f"gs://{bucket}/q.bin#{generation}")
+    pinned = store.read(f"gs://{bucket}/q.bin#{generation}")
+    assert (pinned.data, pinned.version_id) == (PLAN, str(generation))
+    with pytest.raises(PlanNotFoundError, match=f"no version '1' of 'q.bin' in bucket '{bucket}'"):
+        store.read(f"gs://{bucket}/q.bin#1")
 
 
 def test_a_store_whose_client_is_not_installed_names_the_extra(monkeypatch):
@@ -273,3 +277,123 @@ def test_a_store_whose_client_is_not_installed_names_the_extra(monkeypatch):
         PlanStore().read("az://plans/q.bin")
     assert err.value.exit_code == 2
     assert "reading Azure Blob Storage plans needs adlfs: pip install 'substrait-spark[azure]'" in str(err.value)
+
+
+# --- Airflow: Azure through a connection (the microsoft.azure provider's filesystem) ---------------------------
+
+
+def _azure_connection(monkeypatch, conn_id: str, connection: dict[str, Any]) -> None:
+    """`conn_id` as an `AIRFLOW_CONN_...` variable, and no Azure credentials left in the environment: a read
+    that succeeds went through the connection."""
+    import json
+
+    pytest.importorskip("airflow.providers.microsoft.azure")
+    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(connection))
+
+
+def _account_key(connection_string: str) -> str:
+    return connection_string.split("AccountKey=")[1].split(";")[0]
+
+
+def _account_form(connection_string: str) -> dict[str, Any]:
+    """The Azurite account as a wasb connection's fields: login (account), password (key), host (blob endpoint)."""
+    fields = dict(part.split("=", 1) for part in connection_string.split(";") if part)
+    return {
+        "conn_type": "wasb",
+        "login": fields["AccountName"],
+        "password": fields["AccountKey"],
+        "host": fields["BlobEndpoint"],
+        "extra": {"account_name": fields["AccountName"]},
+    }
+
+
+@pytest.mark.parametrize("form", ["connection-string", "account-key"])
+@pytest.mark.parametrize("scheme", ["az", "abfs"])
+def test_airflow_azure_connection_reads_the_plan(az: Any, azurite: str, monkeypatch, scheme: str, form: str):
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    container = _new_container(az)
+    info = _put(az, f"{container}/dir/q.bin", PLAN)
+    connection = (
+        {"conn_type": "wasb", "extra": {"connection_string": azurite}}
+        if form == "connection-string"
+        else _account_form(azurite)
+    )
+    _azure_connection(monkeypatch, "plans_azure", connection)
+    obj = PlanStoreHook(plan_conn_id="plans_azure").read(
+        f"{scheme}://{container}/dir/q.bin", hashlib.sha256(PLAN).hexdigest()
+    )
+    assert obj.data == PLAN and obj.etag == str(info["etag"]).strip('"')
+
+
+def test_airflow_azure_connection_missing_container_and_object_are_not_found(az: Any, azurite: str, monkeypatch):
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    container = _new_container(az)
+    _azure_connection(monkeypatch, "plans_azure", {"conn_type": "wasb", "extra": {"connection_string": azurite}})
+    hook = PlanStoreHook(plan_conn_id="plans_azure")
+    with pytest.raises(PlanNotFoundError) as err:
+        hook.read(f"az://{container}/absent.bin")
+    assert str(err.value) == f"az://{container}/absent.bin: no object 'absent.bin' in container {container!r}"
+    missing = f"plans-absent-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(PlanNotFoundError) as err:
+        hook.read(f"abfs://{missing}/q.bin")
+    assert str(err.value) == f"abfs://{missing}/q.bin: container {missing!r} does not exist"
+    assert err.value.exit_code == 2
+
+
+def test_airflow_azure_connection_without_an_account_name_is_a_configuration_error(az: Any, azurite: str, monkeypatch):
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    connection = _account_form(azurite)
+    del connection["extra"]
+    _azure_connection(monkeypatch, "plans_azure_no_account", connection)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure_no_account").read("az://plans/q.bin")
+    assert "plan_conn_id 'plans_azure_no_account': the connection names no Azure storage account" in str(err.value)
+    assert _account_key(azurite) not in str(err.value)
+
+
+def test_airflow_azure_connection_with_a_malformed_connection_string_is_a_configuration_error(monkeypatch):
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    malformed = {"conn_type": "wasb", "extra": {"connection_string": "AccountKey=s3cr3t-never-shown"}}
+    _azure_connection(monkeypatch, "plans_azure_malformed", malformed)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure_malformed").read("az://plans/q.bin")
+    assert "plan_conn_id 'plans_azure_malformed': adlfs cannot use the connection's Azure credentials" in str(err.value)
+    assert "s3cr3t" not in str(err.value)
+
+
+def test_airflow_azure_connection_that_does_not_exist_is_an_error_naming_it(az: Any, azurite: str, monkeypatch):
+    """The environment could read it (AZURE_STORAGE_CONNECTION_STRING is set), but the connection named is not
+    there: refused, not read with other credentials."""
+    pytest.importorskip("airflow.providers.microsoft.azure")
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    container = _new_container(az)
+    _put(az, f"{container}/q.bin", PLAN)
+    monkeypatch.delenv("AIRFLOW_CONN_PLANS_AZURE", raising=False)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure").read(f"az://{container}/q.bin")
+    assert err.value.exit_code == 2
+    assert "plan_conn_id 'plans_azure': no such Airflow connection" in str(err.value)
+
+
+def test_airflow_azure_connection_with_a_wrong_key_is_access_denied_without_the_key(az: Any, azurite: str, monkeypatch):
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    container = _new_container(az)
+    _put(az, f"{container}/q.bin", PLAN)
+    wrong = azurite.replace(_account_key(azurite), "d3Jvbmcta2V5LW5ldmVyLXNob3du")
+    # Its own id: Airflow keeps one filesystem per scheme and connection id for the life of the process.
+    _azure_connection(monkeypatch, "plans_azure_wrong", {"conn_type": "wasb", "extra": {"connection_string": wrong}})
+    with pytest.raises(PlanStoreError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure_wrong").read(f"az://{container}/q.bin")
+    assert "access denied by Azure Blob Storage" in str(err.value)
+    assert "d3Jvbmcta2V5" not in str(err.value) and _account_key(azurite) not in str(err.value)
