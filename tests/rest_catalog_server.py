@@ -26,6 +26,7 @@ if str(TOOLS) not in sys.path:
     sys.path.insert(0, str(TOOLS))
 
 import rest_catalog  # noqa: E402  (tools/ is not a package)
+from local_stack import stop  # noqa: E402
 
 START_SECONDS = 60
 
@@ -96,12 +97,7 @@ def running_rest_catalog() -> Iterator[RestServer]:
         port = int(line.split()[1])
         yield RestServer(f"http://127.0.0.1:{port}", client_id, client_secret, log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         shutil.rmtree(root, ignore_errors=True)
 
 

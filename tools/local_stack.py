@@ -107,12 +107,7 @@ def running_s3_server(port: int | None = None) -> Iterator[str]:
         _await_moto(proc, endpoint, lambda: proc.stderr.read().decode(errors="replace") if proc.stderr else "")
         yield endpoint
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         if proc.stderr:
             proc.stderr.close()
         recording.unlink(missing_ok=True)
@@ -120,6 +115,16 @@ def running_s3_server(port: int | None = None) -> Iterator[str]:
 
 class ServerDidNotStart(RuntimeError):
     """A server process exited or did not answer in time; the message holds its log's tail."""
+
+
+def stop(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """SIGTERM to `proc`, SIGKILL when it is still there after `timeout` seconds; returns once it has exited."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _default_signals() -> None:

@@ -168,12 +168,27 @@ def pyspark_jars_dir() -> Path:
     return jars
 
 
-def build_shaded_jackson(work: Path, dest: Path) -> str:
-    """Relocate pyspark's Jackson jars into Iceberg's shaded package with jarjar; returns the Jackson version.
+def relocate(jars: list[Path], prefix: str, rule: str, work: Path, target: Path) -> Path:
+    """`target`: the entries of `jars` under `prefix` relocated by jarjar's `rule`.
 
     jarjar 1.4 rejects multi-release jars (a class under META-INF/versions/N relocates onto its base class), so
-    only the base `com/fasterxml/jackson/**` entries are merged into one input jar first.
-    """
+    only the base entries under `prefix` are merged into one input jar first."""
+    work.mkdir(parents=True, exist_ok=True)
+    merged = work / "merged.jar"
+    with zipfile.ZipFile(merged, "w", zipfile.ZIP_DEFLATED) as out:
+        for jar in jars:
+            with zipfile.ZipFile(jar) as src:
+                for info in src.infolist():
+                    if info.filename.startswith(prefix) and not info.is_dir():
+                        out.writestr(info.filename, src.read(info))
+    rules = work / "rules.txt"
+    rules.write_text(rule)
+    _run([_java(), "-jar", str(JARJAR[1]), "process", str(rules), str(merged), str(target)], "jarjar")
+    return target
+
+
+def build_shaded_jackson(work: Path, dest: Path) -> str:
+    """Relocate pyspark's Jackson jars into Iceberg's shaded package with jarjar; returns the Jackson version."""
     jars_dir = pyspark_jars_dir()
     inputs = []
     for artifact in JACKSON_ARTIFACTS:
@@ -183,17 +198,7 @@ def build_shaded_jackson(work: Path, dest: Path) -> str:
         inputs.append(found[0])
     version = re.search(r"-(2\.[0-9.]+)\.jar$", inputs[0].name)[1]
 
-    merged = work / "jackson-merged.jar"
-    with zipfile.ZipFile(merged, "w", zipfile.ZIP_DEFLATED) as out:
-        for jar in inputs:
-            with zipfile.ZipFile(jar) as src:
-                for info in src.infolist():
-                    if info.filename.startswith("com/fasterxml/jackson/") and not info.is_dir():
-                        out.writestr(info.filename, src.read(info))
-    rules = work / "rules.txt"
-    rules.write_text(JACKSON_RULE)
-    target = dest / SHADED_JACKSON
-    _run([_java(), "-jar", str(JARJAR[1]), "process", str(rules), str(merged), str(target)], "jarjar")
+    target = relocate(inputs, "com/fasterxml/jackson/", JACKSON_RULE, work / "jackson", dest / SHADED_JACKSON)
     with zipfile.ZipFile(target) as shaded:
         names = set(shaded.namelist())
     absent = [p for p in JACKSON_PROBES if p not in names]
@@ -204,17 +209,8 @@ def build_shaded_jackson(work: Path, dest: Path) -> str:
 
 def build_shaded_httpclient(work: Path, dest: Path) -> str:
     """Relocate Debian's HttpClient 5 jars into Iceberg's shaded package with jarjar, with the stand-in interface."""
-    merged = work / "httpclient-merged.jar"
-    with zipfile.ZipFile(merged, "w", zipfile.ZIP_DEFLATED) as out:
-        for _, jar in HTTPCLIENT_JARS:
-            with zipfile.ZipFile(jar) as src:
-                for info in src.infolist():
-                    if info.filename.startswith("org/apache/hc/") and not info.is_dir():
-                        out.writestr(info.filename, src.read(info))
-    rules = work / "httpclient-rules.txt"
-    rules.write_text(HTTPCLIENT_RULE)
-    target = dest / SHADED_HTTPCLIENT
-    _run([_java(), "-jar", str(JARJAR[1]), "process", str(rules), str(merged), str(target)], "jarjar")
+    jars = [jar for _, jar in HTTPCLIENT_JARS]
+    target = relocate(jars, "org/apache/hc/", HTTPCLIENT_RULE, work / "httpclient", dest / SHADED_HTTPCLIENT)
     standins = work / "standins"
     javac = str(Path(_java()).with_name("javac"))
     _run([javac, "-nowarn", "-d", str(standins), *map(str, sorted(HTTPCLIENT_STANDINS.rglob("*.java")))], "javac")
