@@ -209,18 +209,24 @@ if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5); treated
 echo "== $(1): exit $$rc in $$(( $$(date +%s) - start ))s"; [ $$status -ne 0 ] || status=$$rc
 endef
 
+# Each run is shared between TEST_WORKERS pytest-xdist processes, a test module (or the modules sharing the Airflow
+# deployment) per turn (tests/worker_scopes.py): one process leaves much of a 2-core machine idle while its tests
+# wait on subprocesses, servers and single JVM threads. TEST_WORKERS=0 runs each in one process.
+TEST_WORKERS ?= 2
+WORKERS := -n $(TEST_WORKERS) --dist loadgroup
+
 define matrix_runs
 $(call pytest_run,classic Spark 4,SUBSTRAIT_SPARK_TEST_MODE=classic PYSPARK_PYTHON=$(CURDIR)/$(PY4) \
-  $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
+  $(PY4) -m pytest $(WORKERS) $(MATRIX_TESTS) $(PYTEST_ARGS)); \
 $(call pytest_run,Spark Connect 4 from the 4 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
-  $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
+  $(PY4) -m pytest $(WORKERS) $(MATRIX_TESTS) $(PYTEST_ARGS)); \
 $(call pytest_run,Spark Connect 4 from the 3.5 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
-  $(PY) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS))
+  $(PY) -m pytest $(WORKERS) $(MATRIX_TESTS) $(PYTEST_ARGS))
 endef
 
 test: setup browser lint docs
 	@status=0; \
-	$(call pytest_run,classic Spark 3.5 (all tests),$(PY) -m pytest --durations=40 $(PYTEST_ARGS)); \
+	$(call pytest_run,classic Spark 3.5 (all tests),$(PY) -m pytest $(WORKERS) --durations=40 $(PYTEST_ARGS)); \
 	$(matrix_runs); \
 	exit $$status
 

@@ -10,6 +10,7 @@ user of a query-only producer gets a CTAS or INSERT plan).
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 from collections.abc import Sequence
 from decimal import Decimal
@@ -114,7 +115,7 @@ def write_shop(directory: str | Path) -> Path:
         path = out / f"{name}.parquet"
         if not path.is_file():
             tables = tables or shop_arrow()
-            tmp = path.with_suffix(".tmp")
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # pytest-xdist workers may write at once
             pq.write_table(tables[name], tmp)
             tmp.replace(path)
     return out

@@ -533,7 +533,7 @@ OVERFLOW_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn, a, b, t, silent, saturate", OVERFLOW_CASES, ids=lambda v: repr(v))
+@pytest.mark.parametrize("fn, a, b, t, silent, saturate", OVERFLOW_CASES, ids=lambda v: getattr(v, "__name__", repr(v)))
 def test_integer_overflow_option(spark, fn, a, b, t, silent, saturate):
     src = virtual(["a", "b"], [t(), t()], [(a, b)])
     sig = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}[t().WhichOneof("kind")]

@@ -168,12 +168,19 @@ def serving(
                 time.sleep(0.5)
             yield proc
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
+            _signal_group(proc, signal.SIGTERM)
             try:
                 proc.wait(timeout=stop_timeout)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                _signal_group(proc, signal.SIGKILL)
                 proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+    """`sig` to `proc`'s process group; a group already gone (a server that died while starting, and its
+    children with it) has nothing left to stop."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
 
 
 def s3_client(endpoint: str, **config: Any) -> Any:

@@ -3,6 +3,7 @@ could not write that plan), with ``manifest.json`` holding the sha256 of the sou
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_ROOT = REPO_ROOT / ".data" / "producers"
 MANIFEST = "manifest.json"
+LOCK = ".lock"
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,18 @@ Generator = Callable[[Path, list[str]], None]
 
 
 def cached_plans(producer: str, version: str, sources: dict[str, str], generate: Generator) -> dict[str, Generated]:
-    """Every source's plan, generating (into a staging folder, then moved in) those not cached for this text."""
+    """Every source's plan, generating (into a staging folder, then moved in) those not cached for this text. One
+    process at a time per folder (pytest-xdist workers share the cache): the others wait, then find the plans."""
     folder = cache_dir(producer, version)
     folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return _cached_plans(folder, producer, version, sources, generate)
+
+
+def _cached_plans(
+    folder: Path, producer: str, version: str, sources: dict[str, str], generate: Generator
+) -> dict[str, Generated]:
     manifest_file = folder / MANIFEST
     manifest: dict[str, str] = json.loads(manifest_file.read_text()) if manifest_file.is_file() else {}
     stale = [n for n, text in sources.items() if manifest.get(n) != digest(text) or _outcome(folder, n) is None]
