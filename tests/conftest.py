@@ -61,12 +61,10 @@ def pytest_configure(config: pytest.Config) -> None:
     import early_release
     import module_durations
     import plan_invariants
-    import worker_scopes
 
     plan_invariants.register(config)
     module_durations.register(config)
     early_release.register(config)
-    worker_scopes.register(config)
     if config.option.markexpr == "unit":
         refuse_jvm(config)
 

@@ -12,7 +12,6 @@ fixture's own exit at the session's end then has nothing left to close.
 from __future__ import annotations
 
 from contextlib import ExitStack
-from typing import Any
 
 import pytest
 
@@ -66,15 +65,6 @@ class EarlyRelease:
             if self.last_user.get(name) == item.nodeid and name in self.stacks:
                 self.stacks.pop(name).close()
                 self.released.append(f"{name} after {item.nodeid}")
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        workeroutput = getattr(session.config, "workeroutput", None)  # a pytest-xdist worker: tell the main process
-        if workeroutput is not None:
-            workeroutput[PLUGIN] = list(self.released)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.released.extend(getattr(node, "workeroutput", {}).get(PLUGIN, []))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.released:

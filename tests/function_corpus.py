@@ -177,16 +177,29 @@ def register_table_t(spark) -> None:
     spark.createDataFrame(TABLE_T_ROWS, TABLE_T_SCHEMA).createOrReplaceTempView(TABLE_T_VIEW)
 
 
-def run_plan(plan: CorpusPlan, root: Path, spark, resolver) -> Outcome:
-    """Load, translate and collect one plan; any exception is recorded (first line of its message)."""
-    from substrait_spark.consumer import SubstraitConsumer, load_plan
+def load(plan: CorpusPlan, root: Path) -> Any:
+    """The plan loaded (`load_plan`), or the exception loading raised (`run_plan` records it)."""
+    from substrait_spark.consumer import load_plan
+
+    try:
+        return load_plan(str(root / plan.path))
+    except Exception as exc:  # recorded by run_plan
+        return exc
+
+
+def run_plan(plan: CorpusPlan, root: Path, spark, resolver, loaded: Any = None) -> Outcome:
+    """Load (unless `load` did: its plan or its exception), translate and collect one plan; any exception is
+    recorded (first line of its message)."""
+    from substrait_spark.consumer import SubstraitConsumer
 
     started = time.perf_counter()
     path = root / plan.path
     out = Outcome(plan, order=order_keys(json.loads(path.read_text(encoding="utf-8"))))
     consumer = None
     try:
-        loaded = load_plan(str(path))
+        loaded = load(plan, root) if loaded is None else loaded
+        if isinstance(loaded, Exception):
+            raise loaded
         consumer = SubstraitConsumer(spark, loaded.plan, resolver)
         df = consumer.root(0)
         out.columns = list(df.columns)

@@ -2,11 +2,10 @@
 
 `make test` has a budget (45 minutes on 2 cores, README); pytest's `--durations` names single calls, which hides a
 module of many short tests. This names the modules (setup, call and teardown of every test in it, module fixtures
-included), the slowest first, and how many of the machine's cores were busy (from /proc/stat): per module when one
-process runs the tests (a module near 2.0 on 2 cores gains nothing from running beside another; one near 1.0 waits
-or runs on one thread), for the whole run under pytest-xdist (modules then overlap). It writes them all to
-test-artifacts/durations.json to compare runs — rewritten as each module ends, so a long run can be read while it
-goes."""
+included), the slowest first, with how many of the machine's cores were busy meanwhile (from /proc/stat: a module
+near 2.0 on 2 cores gains nothing from running beside another; one near 1.0 waits or runs on one thread), and
+writes them all to test-artifacts/durations.json to compare runs — rewritten as each module ends, so a long run
+can be read while it goes."""
 
 from __future__ import annotations
 
@@ -36,11 +35,10 @@ def busy_cpu_seconds() -> float:
 
 
 class ModuleDurations:
-    def __init__(self, distributed: bool) -> None:
-        self.distributed = distributed
+    def __init__(self) -> None:
         self.seconds: Counter[str] = Counter()
         self.tests: Counter[str] = Counter()
-        self.busy: Counter[str] = Counter()  # busy CPU seconds of the machine while the module ran (one process)
+        self.busy: Counter[str] = Counter()  # busy CPU seconds of the machine while the module ran
         self.started = time.monotonic()
         self.busy_started = self.busy_at = busy_cpu_seconds()
         self.module = ""
@@ -57,9 +55,9 @@ class ModuleDurations:
         self.busy[module] += busy_now - self.busy_at
         self.busy_at = busy_now
 
-    def cores(self, module: str) -> float | None:
+    def cores(self, module: str) -> float:
         seconds = self.seconds[module]
-        return None if self.distributed or not seconds else self.busy[module] / seconds
+        return self.busy[module] / seconds if seconds else 0.0
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.seconds:
@@ -68,22 +66,19 @@ class ModuleDurations:
         terminalreporter.write_sep("=", f"time per test module (slowest {SHOWN} of {len(self.seconds)})")
         for module, seconds in self.seconds.most_common(SHOWN):
             share = 100 * seconds / total if total else 0.0
-            cores = self.cores(module)
-            shown = "" if cores is None else f"{cores:4.1f} cores "
-            terminalreporter.write_line(f"{seconds:8.1f}s {share:5.1f}% {shown}{self.tests[module]:5d} tests  {module}")
+            terminalreporter.write_line(
+                f"{seconds:8.1f}s {share:5.1f}% {self.cores(module):4.1f} cores {self.tests[module]:5d} tests  {module}"
+            )
         wall = time.monotonic() - self.started
         busy = (busy_cpu_seconds() - self.busy_started) / wall if wall else 0.0
-        terminalreporter.write_line(
-            f"{total:8.1f}s of tests in {wall:.1f}s, {busy:.1f} cores busy on average"
-            f"{' (tests ran on several workers at once)' if self.distributed else ''}"
-        )
+        terminalreporter.write_line(f"{total:8.1f}s of tests in {wall:.1f}s, {busy:.1f} cores busy on average")
         if error := self.write():
             terminalreporter.write_line(f"(not written: {ARTIFACT}: {error})")
 
     def write(self) -> OSError | None:
         """The artifact, the slowest module first (None once written; a read-only checkout still gets the table)."""
         rows = [
-            {"module": m, "seconds": round(s, 2), "tests": self.tests[m], "cores": _rounded(self.cores(m))}
+            {"module": m, "seconds": round(s, 2), "tests": self.tests[m], "cores": round(self.cores(m), 2)}
             for m, s in self.seconds.most_common()
         ]
         try:
@@ -94,12 +89,6 @@ class ModuleDurations:
         return None
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
-
-
 def register(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the main process gets its reports
-        return
-    distributed = bool(getattr(config.option, "numprocesses", 0)) and getattr(config.option, "dist", "no") != "no"
-    config.pluginmanager.register(ModuleDurations(distributed), "module_durations")
+    if not hasattr(config, "workerinput"):  # the table is the whole run's
+        config.pluginmanager.register(ModuleDurations(), "module_durations")

@@ -40,12 +40,11 @@ from substrait.plan_pb2 import Plan
 from substrait_spark.consumer.translation.plan_record import ENV as RECORD_ENV
 
 SWITCH = "SUBSTRAIT_SPARK_PLAN_INVARIANT"
-PLUGIN = "plan_invariant"
 
 
 def register(config: pytest.Config) -> None:
     if os.environ.get(SWITCH, "").lower() != "off":
-        config.pluginmanager.register(PlanInvariant(), PLUGIN)
+        config.pluginmanager.register(PlanInvariant(), "plan_invariant")
 
 
 class PlanInvariant:
@@ -95,34 +94,6 @@ class PlanInvariant:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
-
-    # Under pytest-xdist the plans are checked in the workers; each sends its counts to the main process, whose
-    # summary line is the whole run's.
-    COUNTS = (
-        "plans",
-        "in_subprocesses",
-        "not_planned",
-        "explain_ms",
-        "check_s",
-        "offending",
-        "validated",
-        "disagreeing",
-        "target_refusals",
-    )
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        workeroutput = getattr(session.config, "workeroutput", None)
-        if workeroutput is not None:
-            counts = {name: getattr(self, name) for name in self.COUNTS}
-            workeroutput[PLUGIN] = {**counts, "unanalysed": dict(self.unanalysed)}
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        counts = getattr(node, "workeroutput", {}).get(PLUGIN)
-        if counts:
-            for name in self.COUNTS:
-                setattr(self, name, getattr(self, name) + counts[name])
-            self.unanalysed.update(counts["unanalysed"])
 
     # --- checking ----------------------------------------------------------------------------------------
 

@@ -115,7 +115,7 @@ def write_shop(directory: str | Path) -> Path:
         path = out / f"{name}.parquet"
         if not path.is_file():
             tables = tables or shop_arrow()
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # pytest-xdist workers may write at once
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two test runs may write at once
             pq.write_table(tables[name], tmp)
             tmp.replace(path)
     return out

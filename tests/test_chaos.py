@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 
 DAGS = Path(__file__).resolve().parent / "airflow_deployment_dags"
 SLOTS = 2
-TASKS = 3  # substrait_chaos.TASKS
+TASKS = 5  # substrait_chaos.TASKS
 SEED = int(os.environ.get("CHAOS_SEED", "30"))
 WORKER_KILLS = int(os.environ.get("CHAOS_WORKER_KILLS", "1"))
 TRIGGERER_KILLS = int(os.environ.get("CHAOS_TRIGGERER_KILLS", "1"))
@@ -217,7 +217,7 @@ def test_a_killed_triggerer_leaves_every_output_written_once(
 
 
 def test_deferred_plan_tasks_hold_no_worker_slot(deployment, connect_with_ui, tmp_path, tpch_dir):
-    """3 deferrable plan tasks on 2 worker slots all finish with their rows; at most 2 run in a worker at once,
+    """5 deferrable plan tasks on 2 worker slots all finish with their rows; at most 2 run in a worker at once,
     while more than 2 are between deferring and resuming at once — their operations run on the server and the
     triggerer waits for them, without a slot (each span from the task log's deferral to its resumption)."""
     plan = tmp_path / "heavy.json"

@@ -33,6 +33,7 @@ from function_corpus import (
     Outcome,
     discover,
     groups_of,
+    load,
     register_table_t,
     run_plan,
 )
@@ -160,7 +161,8 @@ def fr_plans(fr_root) -> list[CorpusPlan]:
 @pytest.fixture(scope="module")
 def outcomes(spark, tpch_dir, fr_root, fr_plans) -> dict[str, Outcome]:
     """Every plan run once (one session, one resolver that keeps the opened tables), three at a time, as a
-    scheduler's concurrent tasks share a session."""
+    scheduler's concurrent tasks share a session. The plans are loaded first, one after another: protobuf's upb
+    backend crashed the process once (SIGSEGV in `json_format.ParseDict`) while three threads parsed JSON plans."""
     from concurrent.futures import ThreadPoolExecutor
 
     from substrait_spark.consumer import TableMapResolver
@@ -170,7 +172,8 @@ def outcomes(spark, tpch_dir, fr_root, fr_plans) -> dict[str, Outcome]:
     resolver = TableMapResolver.from_tables_dir(str(tpch_dir), {"t": TableBinding(TABLE_T_VIEW, "table")})
     try:
         with ThreadPoolExecutor(max_workers=3) as pool:
-            done = pool.map(lambda p: run_plan(p, fr_root, spark, resolver), fr_plans)
+            loaded = [load(p, fr_root) for p in fr_plans]
+            done = pool.map(lambda p, plan: run_plan(p, fr_root, spark, resolver, plan), fr_plans, loaded)
             return {p.name: outcome for p, outcome in zip(fr_plans, done, strict=True)}
     finally:
         spark.catalog.dropTempView(TABLE_T_VIEW)

@@ -14,7 +14,7 @@ import pendulum
 from airflow.sdk import DAG
 from substrait_spark.operators.substrait_spark import SubstraitSparkOperator
 
-TASKS = 3
+TASKS = 5
 START = pendulum.datetime(2024, 1, 1, tz="UTC")
 RUN = {
     "plan_uri": "{{ dag_run.conf['plan'] }}",

@@ -51,7 +51,7 @@ Generator = Callable[[Path, list[str]], None]
 
 def cached_plans(producer: str, version: str, sources: dict[str, str], generate: Generator) -> dict[str, Generated]:
     """Every source's plan, generating (into a staging folder, then moved in) those not cached for this text. One
-    process at a time per folder (pytest-xdist workers share the cache): the others wait, then find the plans."""
+    process at a time per folder (test runs at once share the cache): the others wait, then find the plans."""
     folder = cache_dir(producer, version)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOCK, "w") as lock:
