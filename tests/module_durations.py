@@ -43,6 +43,9 @@ class ModuleDurations:
         self.busy_started = self.busy_at = busy_cpu_seconds()
         self.module = ""
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.busy_at = busy_cpu_seconds()  # collecting is no module's
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         module = report.nodeid.split("::", 1)[0]
         if module != self.module:
