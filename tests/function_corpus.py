@@ -187,8 +187,8 @@ def load(plan: CorpusPlan, root: Path) -> Any:
         return exc
 
 
-def run_plan(plan: CorpusPlan, root: Path, spark, resolver, loaded: Any = None) -> Outcome:
-    """Load (unless `load` did: its plan or its exception), translate and collect one plan; any exception is
+def run_plan(plan: CorpusPlan, root: Path, spark, resolver, loaded: Any) -> Outcome:
+    """Translate and collect one plan `load` gave (its plan, or the exception loading raised); any exception is
     recorded (first line of its message)."""
     from substrait_spark.consumer import SubstraitConsumer
 
@@ -197,7 +197,6 @@ def run_plan(plan: CorpusPlan, root: Path, spark, resolver, loaded: Any = None) 
     out = Outcome(plan, order=order_keys(json.loads(path.read_text(encoding="utf-8"))))
     consumer = None
     try:
-        loaded = load(plan, root) if loaded is None else loaded
         if isinstance(loaded, Exception):
             raise loaded
         consumer = SubstraitConsumer(spark, loaded.plan, resolver)
