@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from substrait_spark.cli_output import DEFAULT_LIMIT, PlanProgress, Progress, preview_rows, print_result
 from substrait_spark.consumer.errors import ExitCode, RunReportError, SubstraitSparkError
+from substrait_spark.consumer.records import described
 from substrait_spark.consumer.running.report import RunReport
 from substrait_spark.consumer.running.sink_kinds import FILE_FORMATS
 
@@ -586,7 +587,10 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 
 def _report_error(exc: SubstraitSparkError, plan: str, debug: bool) -> None:
-    print(f"{PROG}: {plan}: {exc.describe()}", file=sys.stderr)
+    """`substrait-spark: PLAN: kind: message`, PLAN said once: a store's message that starts with it (a plan not
+    found) is given without it."""
+    message = str(exc).removeprefix(f"{plan}: ")
+    print(f"{PROG}: {plan}: {described(exc.kind, message)}", file=sys.stderr)
     if debug:
         traceback.print_exc()
 

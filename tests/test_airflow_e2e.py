@@ -316,13 +316,40 @@ def test_on_kill_cancels_the_running_spark_job(test_dags, s3_endpoint):
     assert run.state_of("slow_plan") == "failed"
 
 
+# The `airflow providers` commands a user runs to see what a provider registered, run in one interpreter (each
+# `airflow` process spends seconds importing Airflow): the CLI's own parser and commands, output split by markers.
+PROVIDER_COMMANDS = ("list", "hooks", "behaviours", "widgets", "links")
+_PROVIDER_CLI = """
+import sys
+from airflow.cli import cli_parser
+parser = cli_parser.get_parser()
+for command in sys.argv[1:]:
+    print(f"==> {command}", flush=True)
+    args = parser.parse_args(["providers", command, "--output", "json"])
+    args.func(args)
+    sys.stdout.flush()
+"""
+
+
+def airflow_providers(stack: AirflowStack) -> dict[str, str]:
+    """Each `airflow providers <command> --output json`'s output, by command."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROVIDER_CLI, *PROVIDER_COMMANDS],
+        env=stack.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    parts = re.split(r"^==> (\w+)$", done.stdout, flags=re.MULTILINE)[1:]
+    return dict(zip(parts[::2], parts[1::2], strict=True))
+
+
 def test_provider_is_listed_with_its_connection_form(examples):
-    listed = examples.airflow("providers", "list", "--output", "json")
-    assert listed.returncode == 0, listed.stderr[-3000:]
-    providers = {p["package_name"]: p for p in json.loads(listed.stdout)}
+    out = airflow_providers(examples)
+    providers = {p["package_name"]: p for p in json.loads(out["list"])}
     assert "substrait-spark" in providers
-    hooks = examples.airflow("providers", "hooks", "--output", "json")
-    ours = [h for h in json.loads(hooks.stdout) if h["connection_type"] == "substrait_spark"]
+    ours = [h for h in json.loads(out["hooks"]) if h["connection_type"] == "substrait_spark"]
     assert ours == [
         {
             "connection_type": "substrait_spark",
@@ -332,16 +359,14 @@ def test_provider_is_listed_with_its_connection_form(examples):
             "hook_name": "Substrait on Spark",
         }
     ]
-    behaviours = examples.airflow("providers", "behaviours", "--output", "json")
-    assert {"field_behaviours": "substrait_spark"} in json.loads(behaviours.stdout)
-    widgets = examples.airflow("providers", "widgets", "--output", "json")
+    assert {"field_behaviours": "substrait_spark"} in json.loads(out["behaviours"])
     fields = {
-        w["connection_parameter_name"] for w in json.loads(widgets.stdout) if w["package_name"] == "substrait-spark"
+        w["connection_parameter_name"] for w in json.loads(out["widgets"]) if w["package_name"] == "substrait-spark"
     }
     fields_expected = ("conf", "jars", "packages", "connect_timeout", "policy", "tables")
     assert fields == {f"extra__substrait_spark__{f}" for f in fields_expected}
-    links = examples.airflow("providers", "links")
-    assert "substrait_spark.operators.links.SubstraitPlanLink" in links.stdout
+    links = [x["extra_link_class_name"] for x in json.loads(out["links"])]
+    assert "substrait_spark.operators.links.SubstraitPlanLink" in links
 
 
 # --- Iceberg: the operator and the CLI through one catalog configuration ----------------------------------------
