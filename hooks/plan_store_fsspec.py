@@ -141,7 +141,7 @@ def read_object(
     except PermissionError as exc:
         raise PlanStoreError(f"cannot read plan {uri}: access denied ({_describe(exc)})") from None
     except Exception as exc:
-        raise _translate(exc, store, uri) from None
+        raise _translate(exc, store, uri, fs) from None
     return data, {"version_id": version, "etag": _etag(info), "last_modified": _iso(info)}
 
 
@@ -175,9 +175,10 @@ def _not_found(fs: Filesystem, store: ObjectStore, loc: ObjectLocation, uri: str
     return PlanNotFoundError(f"{uri}: no object {loc.key!r} in {store.container} {loc.container!r}")
 
 
-def _translate(exc: Exception, store: ObjectStore, uri: str) -> Exception:
+def _translate(exc: Exception, store: ObjectStore, uri: str, fs: Filesystem | None = None) -> Exception:
     """A typed error for what the store's client raised; only the kind of failure and its HTTP status, never the
-    client's text (an Azure error can echo a SAS-signed URL)."""
+    client's text (an Azure error can echo a SAS-signed URL). A request that never got an answer names the endpoint
+    it was sent to (scheme, host, path): the usual cause is a client built for another endpoint than meant."""
     from substrait_spark.consumer.errors import SubstraitSparkError
     from substrait_spark.hooks.plan_store import PlanStoreError
 
@@ -191,7 +192,22 @@ def _translate(exc: Exception, store: ObjectStore, uri: str) -> Exception:
         return PlanStoreError(f"cannot read plan {uri}: access denied by {store.name} ({_describe(exc)})")
     if kind in ("DefaultCredentialsError", "RefreshError"):
         return PlanStoreError(f"cannot read plan {uri}: no usable {store.name} credentials ({store.credentials})")
+    if kind == "ServiceRequestError" and (endpoint := _azure_endpoint(fs)):
+        return PlanStoreError(f"cannot read plan {uri} from {store.name}: no answer from {endpoint} ({kind})")
     return PlanStoreError(f"cannot read plan {uri} from {store.name}: {_describe(exc)}")
+
+
+def _azure_endpoint(fs: Filesystem | None) -> str | None:
+    """The blob endpoint adlfs's client sends to."""
+    url = getattr(getattr(fs, "service_client", None), "url", None)
+    return endpoint(url) if isinstance(url, str) else None
+
+
+def endpoint(url: str) -> str:
+    """`url` as scheme://host[:port]/path: no user info, query (a SAS token), fragment or trailing slash."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme.lower()}://{parts.hostname or ''}{port}{parts.path.rstrip('/')}"
 
 
 def _describe(exc: Exception) -> str:

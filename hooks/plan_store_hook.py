@@ -22,6 +22,7 @@ from substrait_spark.consumer.errors import ConfigurationError
 from substrait_spark.consumer.loading.limits import DEFAULT_LIMITS, Limits
 from substrait_spark.hooks.connections import get_connection
 from substrait_spark.hooks.plan_store import PlanObject, PlanStore
+from substrait_spark.hooks.plan_store_fsspec import endpoint
 
 
 class PlanStoreHook(BaseHook):
@@ -52,13 +53,13 @@ class PlanStoreHook(BaseHook):
         from airflow.sdk import ObjectStoragePath
 
         assert self.plan_conn_id
-        get_connection(self, self.plan_conn_id, attr="plan_conn_id")
+        connection = get_connection(self, self.plan_conn_id, attr="plan_conn_id")
         # The microsoft.azure provider registers abfs://, abfss:// and adl://; az:// is adlfs's other name for the
         # same blob filesystem (the path is parsed from `uri`, not from this one).
         scheme, rest = uri.split("://", 1)
         registered = "abfs" if scheme.lower() == "az" else scheme
         try:
-            return ObjectStoragePath(f"{registered}://{rest}", conn_id=self.plan_conn_id).fs
+            fs = ObjectStoragePath(f"{registered}://{rest}", conn_id=self.plan_conn_id).fs
         except ValueError as exc:
             if "connection_string or account_name" in str(exc):  # adlfs, from the provider's options
                 raise ConfigurationError(
@@ -79,6 +80,9 @@ class PlanStoreHook(BaseHook):
                 f"plan_conn_id {self.plan_conn_id!r}: Airflow has no filesystem for {scheme}:// plans; install "
                 f"{provider}, or leave plan_conn_id unset to use the store client's environment"
             ) from None
+        if registered.lower() in ("abfs", "abfss", "adl"):
+            refuse_ignored_azure_host(self.plan_conn_id, connection.host, fs)
+        return fs
 
     def _s3_client(self) -> Any:
         """The amazon provider's client for `aws_conn_id`. A connection named that does not exist is an error
@@ -109,3 +113,24 @@ class PlanStoreHook(BaseHook):
     ) -> PlanObject:
         """The plan's bytes and identity; see ``PlanStore.read`` for the errors raised."""
         return self.store.read(uri, expected_sha256=expected_sha256, limits=limits)
+
+
+def refuse_ignored_azure_host(conn_id: str, host: str | None, fs: Any) -> None:
+    """A connection's host that the Azure filesystem would not use is a `ConfigurationError` naming the fix.
+
+    The microsoft.azure provider passes a wasb connection's host to adlfs as ``account_url``, a parameter adlfs does
+    not have (fsspec/adlfs#450, apache/airflow#68344): adlfs reads ``https://ACCOUNT.blob.core.windows.net`` (or
+    ``https://`` + an ``account_host`` extra) instead, and the read fails minutes later, after azure-core's retries,
+    with a bare ``ServiceRequestError`` (the WasbHook of the same provider does use the host). A connection string
+    names its endpoint itself: adlfs then has no ``account_url`` and there is nothing to check."""
+    used, given = getattr(fs, "account_url", None), (getattr(fs, "storage_options", None) or {}).get("account_url")
+    if not host or not used or not given or endpoint(used) == endpoint(given):
+        return
+    shown = endpoint(given)
+    scheme, account_host = shown.split("://", 1)
+    https = f", or for an https endpoint an account_host extra ({account_host})" if scheme == "https" else ""
+    raise ConfigurationError(
+        f"plan_conn_id {conn_id!r}: the connection's host {shown} is not used by Airflow's Azure filesystem (it "
+        f"would read {endpoint(used)}): name the endpoint in a connection_string extra "
+        f"(DefaultEndpointsProtocol={scheme};AccountName=...;AccountKey=...;BlobEndpoint={shown}){https}"
+    )

@@ -1,12 +1,15 @@
 """The daily example DAG with its plan in GCS and in Azure Blob Storage (emulators on 127.0.0.1), run by
-`airflow dags test`: the operator reads the plan the way those stores' clients are configured in a deployment
-(`STORAGE_EMULATOR_HOST`; `AZURE_STORAGE_CONNECTION_STRING`), and the run report names the object's generation
-or version and ETag. The S3 case is tests/test_airflow_e2e.py's.
+`airflow dags test`: the Azure plan through an Airflow `wasb` connection (`plan_conn_id`, from the
+`substrait_plans_conn_id` Variable; its `connection_string` extra names Azurite's blob endpoint; no Azure
+credentials in the environment), the GCS plan through the client's environment (`STORAGE_EMULATOR_HOST`: the
+google provider is not installed, see setup.cfg). The run report names the object's generation or version and
+ETag. The S3 case is tests/test_airflow_e2e.py's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -38,17 +41,26 @@ def _seed_gcs(endpoint: str) -> tuple[dict[str, str], dict[str, Any]]:
 
 
 def _seed_azure(connection_string: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """The blob, and the environment naming a `wasb` connection to Azurite as docs/guides/plan-stores.md shows it."""
     from adlfs import AzureBlobFileSystem
 
     fs = AzureBlobFileSystem(connection_string=connection_string, skip_instance_cache=True)
     if not fs.exists(BUCKET):
         fs.mkdir(BUCKET)
     fs.pipe_file(f"{BUCKET}/tpch/{PLAN.name}", PLAN.read_bytes())
-    return {"AZURE_STORAGE_CONNECTION_STRING": connection_string}, fs.info(f"{BUCKET}/tpch/{PLAN.name}")
+    connection = {"conn_type": "wasb", "extra": {"connection_string": connection_string}}
+    env = {
+        "AIRFLOW_CONN_SUBSTRAIT_PLANS_AZURE": json.dumps(connection),
+        "AIRFLOW_VAR_SUBSTRAIT_PLANS_CONN_ID": "substrait_plans_azure",
+    }
+    return env, fs.info(f"{BUCKET}/tpch/{PLAN.name}")
 
 
 @pytest.mark.parametrize("scheme", ["gs", "az"])
-def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request):
+def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request, monkeypatch):
+    # Only the connection reaches Azurite: the stack hands this process's environment on to the task.
+    for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
+        monkeypatch.delenv(name, raising=False)
     if scheme == "gs":
         env, info = _seed_gcs(request.getfixturevalue("gcs_endpoint"))
     else:
@@ -69,6 +81,8 @@ def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme:
 
 
 def connection_secret(env: dict[str, str]) -> str:
-    """What must never reach a task log: Azurite's account key, or a marker that cannot match for GCS."""
-    value = env.get("AZURE_STORAGE_CONNECTION_STRING", "")
+    """What must never reach a task log: the Azure connection's account key, or a marker that cannot match."""
+    value = (
+        json.loads(env.get("AIRFLOW_CONN_SUBSTRAIT_PLANS_AZURE", "{}")).get("extra", {}).get("connection_string", "")
+    )
     return value.split("AccountKey=")[1].split(";")[0] if "AccountKey=" in value else "\x00no-secret\x00"

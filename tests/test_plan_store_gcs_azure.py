@@ -309,23 +309,74 @@ def _account_form(connection_string: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("form", ["connection-string", "account-key"])
 @pytest.mark.parametrize("scheme", ["az", "abfs"])
-def test_airflow_azure_connection_reads_the_plan(az: Any, azurite: str, monkeypatch, scheme: str, form: str):
+def test_airflow_azure_connection_reads_the_plan(az: Any, azurite: str, monkeypatch, scheme: str):
+    """The form docs/guides/plan-stores.md shows: a wasb connection whose connection_string extra names the
+    endpoint. An id per case: Airflow keeps one filesystem per scheme and connection id for the life of the process,
+    so a second connection under the same id would be read through the first one's filesystem."""
     from substrait_spark.hooks.plan_store_hook import PlanStoreHook
 
     container = _new_container(az)
     info = _put(az, f"{container}/dir/q.bin", PLAN)
-    connection = (
-        {"conn_type": "wasb", "extra": {"connection_string": azurite}}
-        if form == "connection-string"
-        else _account_form(azurite)
-    )
-    _azure_connection(monkeypatch, "plans_azure", connection)
-    obj = PlanStoreHook(plan_conn_id="plans_azure").read(
+    conn_id = f"plans_azure_{scheme}"
+    _azure_connection(monkeypatch, conn_id, {"conn_type": "wasb", "extra": {"connection_string": azurite}})
+    obj = PlanStoreHook(plan_conn_id=conn_id).read(
         f"{scheme}://{container}/dir/q.bin", hashlib.sha256(PLAN).hexdigest()
     )
     assert obj.data == PLAN and obj.etag == str(info["etag"]).strip('"')
+
+
+def test_airflow_azure_connection_whose_host_the_filesystem_ignores_is_a_configuration_error(azurite: str, monkeypatch):
+    """Account, key and Azurite's endpoint as the host (what the provider's WasbHook reads): the provider's filesystem
+    would read https://ACCOUNT.blob.core.windows.net instead and fail minutes later with a bare ServiceRequestError.
+    Refused before any request, naming the connection, the host and the form that works."""
+    from substrait_spark.consumer.errors import ConfigurationError
+    from substrait_spark.hooks.plan_store_hook import PlanStoreHook
+
+    connection = _account_form(azurite)
+    _azure_connection(monkeypatch, "plans_azure_host", connection)
+    with pytest.raises(ConfigurationError) as err:
+        PlanStoreHook(plan_conn_id="plans_azure_host").read("az://plans/q.bin")
+    message = str(err.value)
+    assert err.value.exit_code == 2
+    assert f"plan_conn_id 'plans_azure_host': the connection's host {connection['host']} is not used" in message
+    assert "would read https://devstoreaccount1.blob.core.windows.net" in message
+    assert "connection_string extra (DefaultEndpointsProtocol=http;" in message
+    assert f"BlobEndpoint={connection['host']})" in message
+    assert _account_key(azurite) not in message
+
+
+def test_airflow_azure_connection_whose_host_is_the_accounts_endpoint_is_accepted(azurite: str, monkeypatch):
+    """The host as the Airflow UI suggests it for Azure itself (the account's blob endpoint): the filesystem reads
+    there, so nothing is refused (no request is made: Azure is not reachable from the tests)."""
+    from airflow.sdk import ObjectStoragePath
+    from substrait_spark.hooks.plan_store_hook import refuse_ignored_azure_host
+
+    connection = {**_account_form(azurite), "host": "https://DevStoreAccount1.blob.core.windows.net/"}
+    _azure_connection(monkeypatch, "plans_azure_public", connection)
+    fs = ObjectStoragePath("abfs://plans/q.bin", conn_id="plans_azure_public").fs
+    refuse_ignored_azure_host("plans_azure_public", connection["host"], fs)
+    assert fs.account_url == "https://devstoreaccount1.blob.core.windows.net"
+
+
+def test_an_azure_endpoint_that_does_not_answer_is_named_without_its_sas_token():
+    """What azure-core raises when no request got through (DNS, refused, TLS): the error names the endpoint the
+    client was built for, the usual cause, and never the SAS token in its URL."""
+    pytest.importorskip("adlfs")
+    from adlfs import AzureBlobFileSystem
+    from azure.core.exceptions import ServiceRequestError
+    from substrait_spark.hooks.plan_store_fsspec import AZURE, _translate
+
+    sas = "sv=2024-01-01&sig=s3cr3t-never-shown"
+    fs = AzureBlobFileSystem(
+        account_name="acct", sas_token=sas, account_host="acct.example.net", skip_instance_cache=True
+    )
+    error = _translate(ServiceRequestError("no route"), AZURE, "az://c/q.bin", fs)
+    assert isinstance(error, PlanStoreError)
+    assert str(error) == (
+        "cannot read plan az://c/q.bin from Azure Blob Storage: no answer from https://acct.example.net "
+        "(ServiceRequestError)"
+    )
 
 
 def test_airflow_azure_connection_missing_container_and_object_are_not_found(az: Any, azurite: str, monkeypatch):
