@@ -3,7 +3,8 @@
 `substrait_plans_conn_id` Variable; its `connection_string` extra names Azurite's blob endpoint; no Azure
 credentials in the environment), the GCS plan through the client's environment (`STORAGE_EMULATOR_HOST`: the
 google provider is not installed, see setup.cfg). The run report names the object's generation or version and
-ETag. The S3 case is tests/test_airflow_e2e.py's.
+ETag. The S3 case is tests/test_airflow_e2e.py's, on another day: these runs bind their own logical date, and
+publish TPC-H q1 up to that day, so the logical date is shown to reach the plan on two days without a run more.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 
 import pytest
 from local_stack import EXAMPLE_PLANS, AirflowStack
+from oracles import assert_same_result, tpch_q01_until
+from test_airflow_e2e import OTHER_DAY as DAY  # not the S3 case's day
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 
-DAY = "1995-06-17"
 PLAN = EXAMPLE_PLANS / "daily_pricing_summary.json"
 BUCKET = "substrait-plans"
 
@@ -57,7 +59,9 @@ def _seed_azure(connection_string: str) -> tuple[dict[str, str], dict[str, Any]]
 
 
 @pytest.mark.parametrize("scheme", ["gs", "az"])
-def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme: str, request, monkeypatch):
+def test_daily_report_reads_its_plan_from_the_store(
+    stack: AirflowStack, scheme: str, request, monkeypatch, spark, tpch_dir
+):
     # Only the connection reaches Azurite: the stack hands this process's environment on to the task.
     for name in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -76,7 +80,12 @@ def test_daily_report_reads_its_plan_from_the_store(stack: AirflowStack, scheme:
     assert report["plan_etag"] == str(info["etag"]).strip('"')
     if scheme == "gs":  # every GCS object has a generation; Azurite keeps no blob versions
         assert report["plan_version_id"] == str(info["generation"])
-    assert report["outputs"][0]["rows"] > 0
+    assert report["parameters"] == [{"anchor": 0, "type": "date", "value": DAY, "source": "caller"}]
+    out = report["outputs"][0]
+    expected = tpch_q01_until(tpch_dir, DAY)
+    rows = [tuple(r) for r in spark.read.parquet(out["location"]).collect()]
+    assert out["rows"] == len(rows) == len(expected.rows) > 0
+    assert_same_result(rows, expected.rows, context=f"daily report {DAY} from {scheme}://")
     assert connection_secret(env) not in run.log
 
 
