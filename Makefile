@@ -202,7 +202,8 @@ test-fast: venv data data-tpcds pinned lint
 # Spark Connect from the 3.5 client (tests/spark_modes.py). Every run goes; the first failure is the exit code.
 # The Connect run from the 4.x client skips the plan invariant (tests/plan_invariants.py): its DataFrames are the
 # 4.x API's, as in the classic 4 run, and the same Spark 4 plans them, so the check would repeat that run's (it
-# cost 84 s of `explain` in a 358 s run on a busy machine); the run from the 3.5 client keeps it (the 3.5 API builds other plans).
+# cost 84 s of `explain` in a 358 s run on a busy machine); the run from the 3.5 client keeps it (the 3.5 API
+# builds other plans).
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass. (Running the matrix beside the
 # suite, niced, was tried: on 2 cores the matrix took 29 min instead of 7.5 and slowed the suite. So was sharing each
 # run between 2 pytest-xdist workers, a module per turn: the suite used 1.6 cores on average and gained about 11 min,
@@ -218,8 +219,8 @@ endef
 define matrix_runs
 $(call pytest_run,classic Spark 4,SUBSTRAIT_SPARK_TEST_MODE=classic PYSPARK_PYTHON=$(CURDIR)/$(PY4) \
   $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
-$(call pytest_run,Spark Connect 4 from the 4 client,SUBSTRAIT_SPARK_TEST_MODE=connect SUBSTRAIT_SPARK_PLAN_INVARIANT=off \
-  $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
+$(call pytest_run,Spark Connect 4 from the 4 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
+  SUBSTRAIT_SPARK_PLAN_INVARIANT=off $(PY4) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS)); \
 $(call pytest_run,Spark Connect 4 from the 3.5 client,SUBSTRAIT_SPARK_TEST_MODE=connect \
   $(PY) -m pytest $(MATRIX_TESTS) $(PYTEST_ARGS))
 endef

@@ -93,5 +93,4 @@ class ModuleDurations:
 
 
 def register(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):  # the table is the whole run's
-        config.pluginmanager.register(ModuleDurations(), "module_durations")
+    config.pluginmanager.register(ModuleDurations(), "module_durations")
